@@ -1,0 +1,342 @@
+package io.poyang.codec;
+
+import java.nio.ByteBuffer;
+
+/**
+ * The progress of one {@link Encodable} being written: which field is next ({@link #stage}),
+ * how far into a length-delimited field it got, and a child context for a nested message.
+ * Reusable: call {@link #reset()} before encoding the next message.
+ *
+ * <p>Scalar fields and field headers (tag and length) are written whole or not at all, so a
+ * destination buffer must offer at least {@link #MIN_BUFFER_BYTES} bytes of room for encoding to
+ * make progress; bodies of bytes fields and nested messages are split across buffers freely.
+ */
+public final class EncodeContext {
+
+    /** Room a destination must be able to offer: the largest header is a 5-byte tag and a 10-byte varint. */
+    public static final int MIN_BUFFER_BYTES = 16;
+
+    private static final int HEADER_PENDING = -1;
+
+    /** The next field (in the message's own numbering of its write steps) to write. */
+    public int stage;
+    /** For the field in progress: -1 before its header, else the body bytes already written. */
+    private int bodyDone = HEADER_PENDING;
+    /** For a repeated field in progress: the index of the element being written. */
+    private int listIndex;
+    private EncodeContext child;
+    private final int depth;
+
+    public EncodeContext() {
+        this(0);
+    }
+
+    private EncodeContext(int depth) {
+        this.depth = depth;
+    }
+
+    public EncodeContext reset() {
+        stage = 0;
+        bodyDone = HEADER_PENDING;
+        listIndex = 0;
+        return this;
+    }
+
+    /** Encodes the whole message into a new array. For cold paths and tests. */
+    public static byte[] encodeToArray(Encodable m) {
+        int size = m.encodedSize();
+        ByteBuffer b = ByteBuffer.allocate(Math.max(size, MIN_BUFFER_BYTES));
+        if (!m.encode(new EncodeContext(), b)) {
+            throw new IllegalStateException(m.getClass().getName() + " wrote more than its encodedSize " + size);
+        }
+        if (b.position() != size) {
+            throw new IllegalStateException(m.getClass().getName() + " wrote " + b.position()
+                    + " bytes but its encodedSize is " + size);
+        }
+        byte[] out = new byte[size];
+        b.flip();
+        b.get(out);
+        return out;
+    }
+
+    private boolean done() {
+        stage++;
+        return true;
+    }
+
+    // ---- scalar fields: written whole or not at all ----
+
+    public boolean int32Field(ByteBuffer dest, int field, int v) {
+        if (v == 0) {
+            return done();
+        }
+        if (dest.remaining() < 15) {
+            return false;
+        }
+        PbUtil.writeTag(dest, field, PbWireType.VARINT);
+        PbUtil.writeVarint32(dest, v);
+        return done();
+    }
+
+    public boolean uint32Field(ByteBuffer dest, int field, int v) {
+        if (v == 0) {
+            return done();
+        }
+        if (dest.remaining() < 10) {
+            return false;
+        }
+        PbUtil.writeTag(dest, field, PbWireType.VARINT);
+        PbUtil.writeUnsignedVarint32(dest, v);
+        return done();
+    }
+
+    /** int64 and uint64 fields. */
+    public boolean int64Field(ByteBuffer dest, int field, long v) {
+        if (v == 0) {
+            return done();
+        }
+        if (dest.remaining() < 15) {
+            return false;
+        }
+        PbUtil.writeTag(dest, field, PbWireType.VARINT);
+        PbUtil.writeVarint64(dest, v);
+        return done();
+    }
+
+    public boolean sint32Field(ByteBuffer dest, int field, int v) {
+        return uint32Field(dest, field, PbUtil.encodeZigZag32(v));
+    }
+
+    public boolean sint64Field(ByteBuffer dest, int field, long v) {
+        return int64Field(dest, field, PbUtil.encodeZigZag64(v));
+    }
+
+    public boolean boolField(ByteBuffer dest, int field, boolean v) {
+        return int32Field(dest, field, v ? 1 : 0);
+    }
+
+    /** fixed32, sfixed32 fields. */
+    public boolean fixed32Field(ByteBuffer dest, int field, int v) {
+        if (v == 0) {
+            return done();
+        }
+        if (dest.remaining() < 9) {
+            return false;
+        }
+        PbUtil.writeTag(dest, field, PbWireType.FIXED32);
+        PbUtil.writeFixed32(dest, v);
+        return done();
+    }
+
+    /** fixed64, sfixed64 fields. */
+    public boolean fixed64Field(ByteBuffer dest, int field, long v) {
+        if (v == 0) {
+            return done();
+        }
+        if (dest.remaining() < 13) {
+            return false;
+        }
+        PbUtil.writeTag(dest, field, PbWireType.FIXED64);
+        PbUtil.writeFixed64(dest, v);
+        return done();
+    }
+
+    public boolean floatField(ByteBuffer dest, int field, float v) {
+        return fixed32Field(dest, field, Float.floatToRawIntBits(v));
+    }
+
+    public boolean doubleField(ByteBuffer dest, int field, double v) {
+        return fixed64Field(dest, field, Double.doubleToRawLongBits(v));
+    }
+
+    // ---- length-delimited fields: header whole, body in pieces ----
+
+    private boolean lenHeader(ByteBuffer dest, int field, int len) {
+        if (dest.remaining() < 10) {
+            return false;
+        }
+        PbUtil.writeTag(dest, field, PbWireType.LEN);
+        PbUtil.writeUnsignedVarint32(dest, len);
+        bodyDone = 0;
+        return true;
+    }
+
+    private boolean finishLen() {
+        bodyDone = HEADER_PENDING;
+        return done();
+    }
+
+    /** A bytes or string field (pass UTF-8 bytes). Null or empty is not written. */
+    public boolean bytesField(ByteBuffer dest, int field, byte[] v) {
+        if (v == null || v.length == 0) {
+            return done();
+        }
+        return bytesField(dest, field, v, 0, v.length);
+    }
+
+    /** A bytes field holding {@code len} bytes of {@code v} from {@code offset}. */
+    public boolean bytesField(ByteBuffer dest, int field, byte[] v, int offset, int len) {
+        if (len == 0) {
+            return done();
+        }
+        if (bodyDone == HEADER_PENDING && !lenHeader(dest, field, len)) {
+            return false;
+        }
+        int n = Math.min(len - bodyDone, dest.remaining());
+        dest.put(v, offset + bodyDone, n);
+        bodyDone += n;
+        return bodyDone == len ? finishLen() : false;
+    }
+
+    /**
+     * A bytes field holding the bytes between {@code src}'s position and limit. {@code src} is not
+     * modified, so the same buffer may be encoded again (to several followers, for instance).
+     */
+    public boolean bytesField(ByteBuffer dest, int field, ByteBuffer src) {
+        int len = src == null ? 0 : src.remaining();
+        if (len == 0) {
+            return done();
+        }
+        if (bodyDone == HEADER_PENDING && !lenHeader(dest, field, len)) {
+            return false;
+        }
+        int n = Math.min(len - bodyDone, dest.remaining());
+        int from = src.position() + bodyDone;
+        if (src.hasArray()) {
+            dest.put(src.array(), src.arrayOffset() + from, n);
+        } else {
+            ByteBuffer view = src.duplicate();
+            view.position(from);
+            view.limit(from + n);
+            dest.put(view);
+        }
+        bodyDone += n;
+        return bodyDone == len ? finishLen() : false;
+    }
+
+    /** A nested message field; null is not written, a present empty message is (as protoc does). */
+    public boolean messageField(ByteBuffer dest, int field, Encodable m) {
+        if (m == null) {
+            return done();
+        }
+        return messageFieldNoAdvance(dest, field, m) && done();
+    }
+
+    /** A packed repeated int64/uint64 field of the first {@code count} values. */
+    public boolean packedInt64Field(ByteBuffer dest, int field, long[] values, int count) {
+        if (count == 0) {
+            return done();
+        }
+        if (bodyDone == HEADER_PENDING) {
+            int len = 0;
+            for (int i = 0; i < count; i++) {
+                len += PbUtil.sizeOfVarint64(values[i]);
+            }
+            if (!lenHeader(dest, field, len)) {
+                return false;
+            }
+        }
+        // bodyDone counts whole values here, not bytes: each value is written whole.
+        while (bodyDone < count) {
+            if (dest.remaining() < PbUtil.MAX_VARINT_BYTES) {
+                return false;
+            }
+            PbUtil.writeVarint64(dest, values[bodyDone++]);
+        }
+        return finishLen();
+    }
+
+    /** A packed repeated fixed64 field of the first {@code count} values. */
+    public boolean packedFixed64Field(ByteBuffer dest, int field, long[] values, int count) {
+        if (count == 0) {
+            return done();
+        }
+        if (bodyDone == HEADER_PENDING && !lenHeader(dest, field, count * 8)) {
+            return false;
+        }
+        while (bodyDone < count) {
+            if (dest.remaining() < 8) {
+                return false;
+            }
+            PbUtil.writeFixed64(dest, values[bodyDone++]);
+        }
+        return finishLen();
+    }
+
+    /** Writes a repeated message field: one field per element, resuming inside the list. */
+    public boolean repeatedMessageField(ByteBuffer dest, int field, java.util.List<? extends Encodable> list) {
+        if (list == null || list.isEmpty()) {
+            return done();
+        }
+        // stage stays on this step while elements are written; element progress lives in listIndex.
+        for (; ; ) {
+            int i = listIndex;
+            if (i == list.size()) {
+                listIndex = 0;
+                return done();
+            }
+            Encodable m = list.get(i);
+            if (!messageFieldNoAdvance(dest, field, m)) {
+                return false;
+            }
+            listIndex = i + 1;
+        }
+    }
+
+    /** Writes a repeated bytes/string field (UTF-8 bytes): one field per element, empty ones included. */
+    public boolean repeatedBytesField(ByteBuffer dest, int field, java.util.List<byte[]> list) {
+        if (list == null || list.isEmpty()) {
+            return done();
+        }
+        for (; ; ) {
+            int i = listIndex;
+            if (i == list.size()) {
+                listIndex = 0;
+                return done();
+            }
+            byte[] v = list.get(i);
+            int len = v.length;
+            if (bodyDone == HEADER_PENDING && !lenHeader(dest, field, len)) {
+                return false;
+            }
+            int n = Math.min(len - bodyDone, dest.remaining());
+            dest.put(v, bodyDone, n);
+            bodyDone += n;
+            if (bodyDone < len) {
+                return false;
+            }
+            bodyDone = HEADER_PENDING;
+            listIndex = i + 1;
+        }
+    }
+
+    /** Writes one message field without advancing the stage; true when complete. */
+    private boolean messageFieldNoAdvance(ByteBuffer dest, int field, Encodable m) {
+        if (bodyDone == HEADER_PENDING) {
+            int len = m.encodedSize();
+            if (!lenHeader(dest, field, len)) {
+                return false;
+            }
+            if (len == 0) {
+                bodyDone = HEADER_PENDING;
+                return true;
+            }
+            child().reset();
+        }
+        if (!m.encode(child, dest)) {
+            return false;
+        }
+        bodyDone = HEADER_PENDING;
+        return true;
+    }
+
+    private EncodeContext child() {
+        if (child == null) {
+            if (depth >= PbParser.MAX_DEPTH) {
+                throw new CodecException("messages nested deeper than " + PbParser.MAX_DEPTH + " levels");
+            }
+            child = new EncodeContext(depth + 1);
+        }
+        return child;
+    }
+}

@@ -1,0 +1,129 @@
+package io.poyang.codec;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Receives the fields of one protobuf message from a {@link PbParser}, in the order they appear
+ * on the wire, and builds the result. Subclasses declare the wire type of each field they know in
+ * {@link #wireTypeOf}; other fields are skipped, a known field with another wire type is an error.
+ *
+ * <p>Length-delimited fields arrive in pieces, because a message may be split across any number of
+ * network reads: {@link #readBytes} is called once per piece with the piece between the buffer's
+ * position and limit and the number of bytes of the field delivered before it. The helpers
+ * {@link #parseString}, {@link #parseBytes}, {@link #parseNested} and the packed readers
+ * assemble a field from its pieces and return the value on the last piece (null before).
+ *
+ * <p>A callback may be reused for the next message after {@link #end()}; {@link #begin} is the
+ * place to reset per-message state.
+ *
+ * @param <T> the type of the decoded message
+ */
+public abstract class PbCallback<T> {
+
+    /** The parser feeding this callback; set when a message starts. */
+    protected PbParser parser;
+
+    /** The wire type of a field this callback reads, or {@link PbWireType#UNKNOWN} to skip it. */
+    protected abstract int wireTypeOf(int field);
+
+    /** A message of {@code messageLength} bytes starts. */
+    protected void begin(int messageLength) {
+    }
+
+    /** A VARINT field (int32, int64, uint32, uint64, bool, enum; sint fields are zigzag-encoded). */
+    protected void readVarint(int field, long value) {
+    }
+
+    /** An I32 field (fixed32, sfixed32, float). */
+    protected void readFixed32(int field, int value) {
+    }
+
+    /** An I64 field (fixed64, sfixed64, double). */
+    protected void readFixed64(int field, long value) {
+    }
+
+    /**
+     * One piece of a LEN field: the bytes between {@code piece.position()} and {@code piece.limit()}.
+     * {@code offsetInField} bytes of the field came in earlier pieces; the field is complete when
+     * {@code offsetInField + piece.remaining() == fieldLength}. An empty field arrives as one empty
+     * piece. The callback may move the position but must not change the limit or keep the buffer.
+     */
+    protected void readBytes(int field, ByteBuffer piece, int fieldLength, int offsetInField) {
+    }
+
+    /** The message is complete; returns the decoded value. */
+    protected abstract T end();
+
+    // ---- helpers for assembling LEN fields from pieces ----
+
+    /** Decodes a UTF-8 string field; returns it on the last piece, null before. */
+    protected final String parseString(ByteBuffer piece, int fieldLength, int offsetInField) {
+        int n = piece.remaining();
+        if (offsetInField == 0 && n == fieldLength) {
+            if (piece.hasArray()) {
+                String s = new String(piece.array(), piece.arrayOffset() + piece.position(), n, StandardCharsets.UTF_8);
+                piece.position(piece.limit());
+                return s;
+            }
+            byte[] tmp = parser.scratch(n);
+            piece.get(tmp, 0, n);
+            return new String(tmp, 0, n, StandardCharsets.UTF_8);
+        }
+        byte[] s = parser.scratch(fieldLength);
+        piece.get(s, offsetInField, n);
+        if (offsetInField + n == fieldLength) {
+            return new String(s, 0, fieldLength, StandardCharsets.UTF_8);
+        }
+        return null;
+    }
+
+    /** Copies a bytes field into a new array; returns it on the last piece, null before. */
+    protected final byte[] parseBytes(ByteBuffer piece, int fieldLength, int offsetInField) {
+        byte[] dest;
+        if (offsetInField == 0) {
+            dest = new byte[fieldLength];
+            parser.pendingBytes = dest;
+        } else {
+            dest = parser.pendingBytes;
+        }
+        int n = piece.remaining();
+        piece.get(dest, offsetInField, n);
+        if (offsetInField + n == fieldLength) {
+            parser.pendingBytes = null;
+            return dest;
+        }
+        return null;
+    }
+
+    /**
+     * Decodes a nested message field with {@code child}; returns the child's result on the last
+     * piece, null before. Only one nested field per message level is in progress at a time, which
+     * the wire format guarantees.
+     */
+    protected final <X> X parseNested(ByteBuffer piece, int fieldLength, int offsetInField, PbCallback<X> child) {
+        PbParser p = parser.nestedParser();
+        if (offsetInField == 0) {
+            p.prepareNested(child, fieldLength, parser.absolutePosition() - offsetInField);
+        }
+        if (p.feed(piece)) {
+            return p.result();
+        }
+        return null;
+    }
+
+    /** Reads a packed repeated varint field, passing each value to {@code sink}. */
+    protected final void parsePackedVarints(ByteBuffer piece, int fieldLength, int offsetInField, LongSink sink) {
+        parser.packedVarints(piece, fieldLength, offsetInField, sink);
+    }
+
+    /** Reads a packed repeated fixed64 field, passing each value to {@code sink}. */
+    protected final void parsePackedFixed64(ByteBuffer piece, int fieldLength, int offsetInField, LongSink sink) {
+        parser.packedFixed64(piece, fieldLength, offsetInField, sink);
+    }
+
+    /** Receives the elements of a packed field. */
+    public interface LongSink {
+        void accept(long value);
+    }
+}

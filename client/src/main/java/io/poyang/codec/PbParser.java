@@ -1,0 +1,461 @@
+package io.poyang.codec;
+
+import java.nio.ByteBuffer;
+
+/**
+ * A streaming protobuf decoder for one message at a time. {@link #prepare} tells it the message
+ * length and the callback; {@link #feed} consumes whatever part of the message the buffer holds
+ * (never more) and may be called again with the next buffer, so a message may be split at any
+ * byte across any number of reads. Fields go to the callback as they complete; length-delimited
+ * fields are handed over in place, piece by piece, never copied into an intermediate array.
+ *
+ * <p>Malformed input raises {@link CodecException} with the byte offset and the reason: a varint
+ * over 10 bytes, a length that is negative or runs past the message, a message ending inside a
+ * field, field number 0, an unsupported wire type, a known field with the wrong wire type, a
+ * message over the size limit, nesting deeper than {@link #MAX_DEPTH}. After an error the parser
+ * refuses input until prepared again. Not thread safe; one parser per connection or thread.
+ */
+public final class PbParser {
+
+    public static final int MAX_DEPTH = 32;
+
+    private static final int S_TAG = 0;
+    private static final int S_VARINT = 1;
+    private static final int S_FIXED32 = 2;
+    private static final int S_FIXED64 = 3;
+    private static final int S_LEN = 4;
+    private static final int S_BODY = 5;
+    private static final int S_DONE = 6;
+    private static final int S_FAILED = 7;
+    private static final int S_IDLE = 8;
+
+    private final int maxMessageBytes;
+    private final int depth;
+
+    private PbCallback<?> callback;
+    private int state = S_IDLE;
+    private int messageLength;
+    private int consumed;
+    /** Offset of this message within the outermost message, for error positions. */
+    private long base;
+
+    private int field;
+    private boolean skipField;
+    private long acc;
+    private int accBits;
+    private int fieldLength;
+    private int fieldOffset;
+    private Object result;
+
+    private PbParser child;
+    private byte[] scratch;
+    byte[] pendingBytes;
+    private long packedAcc;
+    private int packedBits;
+
+    /** A parser refusing messages over {@code maxMessageBytes}. */
+    public PbParser(int maxMessageBytes) {
+        this(maxMessageBytes, 0);
+    }
+
+    private PbParser(int maxMessageBytes, int depth) {
+        if (maxMessageBytes < 0) {
+            throw new IllegalArgumentException("maxMessageBytes must not be negative: " + maxMessageBytes);
+        }
+        this.maxMessageBytes = maxMessageBytes;
+        this.depth = depth;
+    }
+
+    /** Decodes a whole message held in an array. For cold paths and tests. */
+    public static <T> T parse(byte[] message, PbCallback<T> callback) {
+        return parse(ByteBuffer.wrap(message), callback);
+    }
+
+    /** Decodes the message between the buffer's position and limit (consuming it). */
+    public static <T> T parse(ByteBuffer message, PbCallback<T> callback) {
+        PbParser p = new PbParser(Integer.MAX_VALUE);
+        p.prepare(callback, message.remaining());
+        if (!p.feed(message)) {
+            throw new IllegalStateException("buffer held less than the message");
+        }
+        return p.result();
+    }
+
+    /** Starts a message of {@code length} bytes; the previous one may be finished or abandoned. */
+    public void prepare(PbCallback<?> callback, int length) {
+        prepareNested(callback, length, 0);
+    }
+
+    void prepareNested(PbCallback<?> callback, int length, long base) {
+        this.base = base;
+        this.callback = callback;
+        this.result = null;
+        this.pendingBytes = null;
+        this.consumed = 0;
+        if (length < 0 || length > maxMessageBytes) {
+            state = S_FAILED;
+            throw new CodecException(base, "message of " + length + " bytes is outside the limit of "
+                    + maxMessageBytes + " bytes");
+        }
+        this.messageLength = length;
+        this.state = S_TAG;
+        this.acc = 0;
+        this.accBits = 0;
+        callback.parser = this;
+        try {
+            callback.begin(length);
+            if (length == 0) {
+                finish();
+            }
+        } catch (RuntimeException | Error e) {
+            state = S_FAILED;
+            throw e;
+        }
+    }
+
+    public boolean isFinished() {
+        return state == S_DONE;
+    }
+
+    /** Bytes of the current message not consumed yet. */
+    public int remaining() {
+        return messageLength - consumed;
+    }
+
+    /** The callback's result once the message is finished. */
+    @SuppressWarnings("unchecked")
+    public <T> T result() {
+        if (state != S_DONE) {
+            throw new IllegalStateException("the message is not finished");
+        }
+        return (T) result;
+    }
+
+    /** Position within the outermost message of the next byte this parser will consume. */
+    long absolutePosition() {
+        return base + consumed;
+    }
+
+    /**
+     * Consumes bytes of the current message from {@code buf} (from its position, up to its limit
+     * or the end of the message) and returns true when the message is complete.
+     */
+    public boolean feed(ByteBuffer buf) {
+        if (state == S_DONE) {
+            return true;
+        }
+        if (state == S_FAILED || state == S_IDLE) {
+            throw new IllegalStateException(state == S_FAILED
+                    ? "the parser failed on earlier input; prepare it for a new message"
+                    : "the parser has no message; call prepare first");
+        }
+        try {
+            int start = buf.position();
+            int end = (int) Math.min(buf.limit(), (long) start + (messageLength - consumed));
+            int pos = start;
+            while (pos < end) {
+                switch (state) {
+                    case S_TAG:
+                        pos = readTag(buf, pos, end);
+                        break;
+                    case S_VARINT:
+                        pos = readVarint(buf, pos, end);
+                        break;
+                    case S_FIXED32:
+                    case S_FIXED64:
+                        pos = readFixed(buf, pos, end);
+                        break;
+                    case S_LEN:
+                        pos = readLength(buf, pos, end);
+                        break;
+                    case S_BODY:
+                        pos = readBody(buf, pos, end);
+                        break;
+                    default:
+                        throw new IllegalStateException("parser in state " + state);
+                }
+            }
+            buf.position(end);
+            if (consumed == messageLength) {
+                if (state != S_TAG || accBits != 0) {
+                    throw new CodecException(absolutePosition(), "the message ends inside field " + field
+                            + " (truncated " + stateName() + ")");
+                }
+                finish();
+                return true;
+            }
+            return false;
+        } catch (RuntimeException | Error e) {
+            state = S_FAILED;
+            throw e;
+        }
+    }
+
+    private void finish() {
+        result = callback.end();
+        state = S_DONE;
+    }
+
+    private String stateName() {
+        switch (state) {
+            case S_TAG:
+                return "tag";
+            case S_VARINT:
+                return "varint";
+            case S_FIXED32:
+                return "fixed32";
+            case S_FIXED64:
+                return "fixed64";
+            case S_LEN:
+                return "length";
+            default:
+                return "length-delimited body";
+        }
+    }
+
+    /**
+     * Reads varint bytes into {@code acc} from pos; returns the new position. {@code accBits} is
+     * left at -1 when the varint completed (and the caller resets it), else counts the bits read.
+     */
+    private int varintBytes(ByteBuffer buf, int pos, int end, int maxBytes, String what) {
+        int runStart = pos;
+        long a = acc;
+        int bits = accBits;
+        while (pos < end) {
+            if (bits == maxBytes * 7) {
+                throw new CodecException(base + consumed + (pos - runStart), what + " longer than "
+                        + maxBytes + " bytes");
+            }
+            byte b = buf.get(pos++);
+            a |= (long) (b & 0x7F) << bits;
+            bits += 7;
+            if (b >= 0) {
+                acc = a;
+                accBits = -1;
+                return pos;
+            }
+        }
+        acc = a;
+        accBits = bits;
+        return pos;
+    }
+
+    private int readTag(ByteBuffer buf, int pos, int end) {
+        int p = varintBytes(buf, pos, end, 5, "tag varint");
+        consumed += p - pos;
+        if (accBits != -1) {
+            return p;
+        }
+        long tag = acc;
+        acc = 0;
+        accBits = 0;
+        int wireType = (int) (tag & 7);
+        long fieldNumber = tag >>> 3;
+        if (fieldNumber == 0 || fieldNumber > PbUtil.MAX_FIELD_NUMBER) {
+            throw new CodecException(absolutePosition() - (p - pos), "invalid field number " + fieldNumber);
+        }
+        field = (int) fieldNumber;
+        int expected = callback.wireTypeOf(field);
+        skipField = expected == PbWireType.UNKNOWN;
+        switch (wireType) {
+            case PbWireType.VARINT:
+                state = S_VARINT;
+                break;
+            case PbWireType.FIXED32:
+                state = S_FIXED32;
+                break;
+            case PbWireType.FIXED64:
+                state = S_FIXED64;
+                break;
+            case PbWireType.LEN:
+                state = S_LEN;
+                break;
+            default:
+                throw new CodecException(absolutePosition() - (p - pos), "field " + field + " has unsupported wire type "
+                        + PbWireType.name(wireType));
+        }
+        // A repeated scalar declared packed (LEN) may also arrive unpacked, one element per field.
+        if (!skipField && expected != wireType && !(expected == PbWireType.LEN && wireType != PbWireType.LEN)) {
+            throw new CodecException(absolutePosition() - (p - pos), "field " + field + " has wire type "
+                    + PbWireType.name(wireType) + " but " + PbWireType.name(expected) + " was expected");
+        }
+        return p;
+    }
+
+    private int readVarint(ByteBuffer buf, int pos, int end) {
+        int p = varintBytes(buf, pos, end, 10, "varint");
+        consumed += p - pos;
+        if (accBits == -1) {
+            long v = acc;
+            acc = 0;
+            accBits = 0;
+            state = S_TAG;
+            if (!skipField) {
+                callback.readVarint(field, v);
+            }
+        }
+        return p;
+    }
+
+    private int readFixed(ByteBuffer buf, int pos, int end) {
+        int size = state == S_FIXED32 ? 4 : 8;
+        long a = acc;
+        int bits = accBits;
+        while (pos < end && bits < size * 8) {
+            a |= (long) (buf.get(pos++) & 0xFF) << bits;
+            bits += 8;
+            consumed++;
+        }
+        if (bits < size * 8) {
+            acc = a;
+            accBits = bits;
+            return pos;
+        }
+        acc = 0;
+        accBits = 0;
+        int s = state;
+        state = S_TAG;
+        if (!skipField) {
+            if (s == S_FIXED32) {
+                callback.readFixed32(field, (int) a);
+            } else {
+                callback.readFixed64(field, a);
+            }
+        }
+        return pos;
+    }
+
+    private int readLength(ByteBuffer buf, int pos, int end) {
+        int p = varintBytes(buf, pos, end, 10, "length varint");
+        consumed += p - pos;
+        if (accBits != -1) {
+            return p;
+        }
+        long len = acc;
+        acc = 0;
+        accBits = 0;
+        if (len < 0 || len > Integer.MAX_VALUE) {
+            throw new CodecException(absolutePosition(), "field " + field + " has a negative or oversized length " + len);
+        }
+        if (len > messageLength - consumed) {
+            throw new CodecException(absolutePosition(), "field " + field + " claims " + len + " bytes but only "
+                    + (messageLength - consumed) + " are left in the message");
+        }
+        fieldLength = (int) len;
+        fieldOffset = 0;
+        if (len == 0) {
+            state = S_TAG;
+            if (!skipField) {
+                int oldLimit = buf.limit();
+                buf.limit(p);
+                buf.position(p);
+                callback.readBytes(field, buf, 0, 0);
+                buf.limit(oldLimit);
+            }
+            return p;
+        }
+        state = S_BODY;
+        return p;
+    }
+
+    private int readBody(ByteBuffer buf, int pos, int end) {
+        int n = Math.min(end - pos, fieldLength - fieldOffset);
+        int stop = pos + n;
+        if (!skipField) {
+            int oldLimit = buf.limit();
+            buf.limit(stop);
+            buf.position(pos);
+            try {
+                callback.readBytes(field, buf, fieldLength, fieldOffset);
+            } finally {
+                buf.limit(oldLimit);
+            }
+        }
+        consumed += n;
+        fieldOffset += n;
+        if (fieldOffset == fieldLength) {
+            state = S_TAG;
+        }
+        return stop;
+    }
+
+    // ---- support for PbCallback helpers ----
+
+    PbParser nestedParser() {
+        if (child == null) {
+            if (depth + 1 >= MAX_DEPTH) {
+                throw new CodecException(absolutePosition(), "messages nested deeper than " + MAX_DEPTH + " levels");
+            }
+            child = new PbParser(maxMessageBytes, depth + 1);
+        }
+        return child;
+    }
+
+    byte[] scratch(int size) {
+        byte[] s = scratch;
+        if (s == null || s.length < size) {
+            s = new byte[Math.max(size, s == null ? 64 : s.length * 2)];
+            scratch = s;
+        }
+        return s;
+    }
+
+    void packedVarints(ByteBuffer piece, int fieldLength, int offsetInField, PbCallback.LongSink sink) {
+        if (offsetInField == 0) {
+            packedAcc = 0;
+            packedBits = 0;
+        }
+        long a = packedAcc;
+        int bits = packedBits;
+        int pos = piece.position();
+        int end = piece.limit();
+        while (pos < end) {
+            byte b = piece.get(pos++);
+            if (bits == 70) {
+                throw new CodecException(absolutePosition() + (pos - 1 - piece.position()),
+                        "varint in packed field " + field + " longer than 10 bytes");
+            }
+            a |= (long) (b & 0x7F) << bits;
+            bits += 7;
+            if (b >= 0) {
+                sink.accept(a);
+                a = 0;
+                bits = 0;
+            }
+        }
+        if (offsetInField + (end - piece.position()) == fieldLength && bits != 0) {
+            throw new CodecException(absolutePosition() + (end - piece.position()),
+                    "packed field " + field + " ends inside a varint");
+        }
+        piece.position(end);
+        packedAcc = a;
+        packedBits = bits;
+    }
+
+    void packedFixed64(ByteBuffer piece, int fieldLength, int offsetInField, PbCallback.LongSink sink) {
+        if (offsetInField == 0) {
+            if (fieldLength % 8 != 0) {
+                throw new CodecException(absolutePosition(), "packed fixed64 field " + field + " has length "
+                        + fieldLength + ", not a multiple of 8");
+            }
+            packedAcc = 0;
+            packedBits = 0;
+        }
+        long a = packedAcc;
+        int bits = packedBits;
+        int pos = piece.position();
+        int end = piece.limit();
+        while (pos < end) {
+            a |= (long) (piece.get(pos++) & 0xFF) << bits;
+            bits += 8;
+            if (bits == 64) {
+                sink.accept(a);
+                a = 0;
+                bits = 0;
+            }
+        }
+        piece.position(end);
+        packedAcc = a;
+        packedBits = bits;
+    }
+}
