@@ -333,6 +333,12 @@ public final class EncodeContext {
     /** Writes one message field without advancing the stage; true when complete. */
     private boolean messageFieldNoAdvance(ByteBuffer dest, int field, Encodable m) {
         if (bodyDone == HEADER_PENDING) {
+            if (depth >= PbParser.MAX_DEPTH) {
+                // Checked here, not only when a child context is made, so an empty message one
+                // level too deep is refused too: PbParser would refuse it.
+                throw new CodecException("field " + field + " nests messages deeper than " + PbParser.MAX_DEPTH
+                        + " levels, which PbParser would refuse");
+            }
             int len = m.encodedSize();
             if (!lenHeader(dest, field, len)) {
                 return false;
@@ -359,10 +365,6 @@ public final class EncodeContext {
 
     private EncodeContext child() {
         if (child == null) {
-            if (depth >= PbParser.MAX_DEPTH) {
-                throw new CodecException("messages nested deeper than " + PbParser.MAX_DEPTH
-                        + " levels, which PbParser would refuse");
-            }
             child = new EncodeContext(depth + 1);
         }
         return child;
