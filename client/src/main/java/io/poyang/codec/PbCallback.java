@@ -58,25 +58,31 @@ public abstract class PbCallback<T> {
 
     // ---- helpers for assembling LEN fields from pieces ----
 
-    /** Decodes a UTF-8 string field; returns it on the last piece, null before. */
+    /**
+     * Decodes a UTF-8 string field; returns it on the last piece, null before. Malformed UTF-8 is
+     * a {@link CodecException}, as in protoc-generated parsers, not a string with U+FFFD in it.
+     */
     protected final String parseString(ByteBuffer piece, int fieldLength, int offsetInField) {
         int n = piece.remaining();
-        if (offsetInField == 0 && n == fieldLength) {
-            if (piece.hasArray()) {
-                String s = new String(piece.array(), piece.arrayOffset() + piece.position(), n, StandardCharsets.UTF_8);
-                piece.position(piece.limit());
-                return s;
-            }
-            byte[] tmp = parser.scratch(n);
-            piece.get(tmp, 0, n);
-            return new String(tmp, 0, n, StandardCharsets.UTF_8);
+        if (offsetInField == 0 && n == fieldLength && piece.hasArray()) {
+            int start = piece.arrayOffset() + piece.position();
+            String s = utf8String(piece.array(), start, n);
+            piece.position(piece.limit());
+            return s;
         }
         byte[] s = parser.scratch(fieldLength);
         piece.get(s, offsetInField, n);
         if (offsetInField + n == fieldLength) {
-            return new String(s, 0, fieldLength, StandardCharsets.UTF_8);
+            return utf8String(s, 0, fieldLength);
         }
         return null;
+    }
+
+    private String utf8String(byte[] b, int off, int len) {
+        if (!PbUtil.isValidUtf8(b, off, len)) {
+            throw parser.invalidUtf8();
+        }
+        return new String(b, off, len, StandardCharsets.UTF_8);
     }
 
     /** Copies a bytes field into a new array; returns it on the last piece, null before. */

@@ -415,6 +415,10 @@ public final class PbParser {
         return base + consumed - fieldOffset;
     }
 
+    CodecException invalidUtf8() {
+        return new CodecException(bodyStart(), "string field " + field + " is not valid UTF-8");
+    }
+
     PbParser nestedParser() {
         if (depth >= MAX_DEPTH) {
             throw new CodecException(bodyStart(), "field " + field + " nests messages deeper than "

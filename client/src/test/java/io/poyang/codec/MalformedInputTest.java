@@ -123,6 +123,48 @@ class MalformedInputTest {
     }
 
     @Test
+    void malformedUtf8InAStringField() {
+        assertError("08 01 7a 01 ff", 4, "string field 15 is not valid UTF-8");
+        assertError("7a 02 c0 80", 2, "not valid UTF-8"); // overlong NUL
+        assertError("7a 03 e0 80 80", 2, "not valid UTF-8"); // overlong 3-byte
+        assertError("7a 03 ed a0 80", 2, "not valid UTF-8"); // a surrogate
+        assertError("7a 04 f4 90 80 80", 2, "not valid UTF-8"); // above U+10FFFF
+        assertError("7a 02 61 e2", 2, "not valid UTF-8"); // cut off
+        assertError("7a 01 80", 2, "not valid UTF-8"); // a lone continuation byte
+        assertError("aa 01 03 61 62 ff", 3, "string field 21 is not valid UTF-8"); // repeated string
+        // Valid: 2-, 3- and 4-byte forms at their edges.
+        AllTypes m = PbParser.parse(Hex.bytes("7a 0f c2 80 df bf e0 a0 80 ef bf bf f4 8f bf bf 61"),
+                new AllTypes.Callback());
+        assertEquals("\u0080\u07ff\u0800\uffff\udbff\udfffa", m.fString);
+    }
+
+    @Test
+    void utf8CheckAgreesWithTheJdksStrictDecoder() {
+        java.util.Random r = new java.util.Random(5);
+        java.nio.charset.CharsetDecoder strict = java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+                .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT);
+        int valid = 0;
+        for (int i = 0; i < 200_000; i++) {
+            byte[] b = new byte[1 + r.nextInt(6)];
+            for (int k = 0; k < b.length; k++) {
+                // Mostly bytes around the interesting lead and continuation ranges.
+                b[k] = (byte) (r.nextInt(4) == 0 ? r.nextInt(256) : 0x80 + r.nextInt(0x78));
+            }
+            boolean jdk;
+            try {
+                strict.reset().decode(ByteBuffer.wrap(b));
+                jdk = true;
+            } catch (java.nio.charset.CharacterCodingException e) {
+                jdk = false;
+            }
+            assertEquals(jdk, PbUtil.isValidUtf8(b, 0, b.length), Hex.spaced(b));
+            valid += jdk ? 1 : 0;
+        }
+        assertTrue(valid > 1000, "valid sequences were exercised too: " + valid);
+    }
+
+    @Test
     void messagesOverTheLimitAreRefusedBeforeAnyByteIsRead() {
         PbParser p = new PbParser(100);
         CodecException e = assertThrows(CodecException.class, () -> p.prepare(new AllTypes.Callback(), 101));
