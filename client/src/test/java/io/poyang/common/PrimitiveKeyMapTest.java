@@ -301,6 +301,14 @@ class PrimitiveKeyMapTest {
         return (int) (h ^ (h >>> 32)) & mask;
     }
 
+    @org.junit.jupiter.api.Test
+    void impossibleExpectedSizesAreRefusedClearly() {
+        assertThrows(IllegalArgumentException.class, () -> new IntObjMap<String>(-1));
+        assertThrows(IllegalArgumentException.class, () -> new IntObjMap<String>(Integer.MAX_VALUE));
+        assertThrows(IllegalArgumentException.class, () -> new LongObjMap<String>(-1));
+        assertThrows(IllegalArgumentException.class, () -> new LongObjMap<String>(1 << 30));
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("kinds")
     void nullValuesAreRefused(String kind) {
