@@ -91,9 +91,12 @@ public final class RefBuffer {
      * buffer's count. Does not retain: call {@link #retainedSlice} when the slice gets its own owner.
      */
     public RefBuffer slice(int index, int length) {
-        if (index < 0 || length < 0 || index + length > buffer.capacity()) {
-            throw new IndexOutOfBoundsException("slice [" + index + ", " + (index + length)
+        if (index < 0 || length < 0 || length > buffer.capacity() - index) {
+            throw new IndexOutOfBoundsException("slice [" + index + ", " + ((long) index + length)
                     + ") outside capacity " + buffer.capacity());
+        }
+        if (root.refCount <= 0) {
+            throw new IllegalStateException("slice of a freed RefBuffer");
         }
         ByteBuffer view = buffer.duplicate();
         view.limit(index + length);

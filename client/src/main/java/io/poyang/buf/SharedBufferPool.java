@@ -1,35 +1,82 @@
 package io.poyang.buf;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The pool behind the per-thread pools: any thread may borrow and release. Each size class has
  * its own lock, taken only when a thread's local pool misses or overflows, so it stays off the
- * common path. Bounded by a byte cap; {@link #shrinkIdle} drops buffers unused for a while.
+ * common path; keeping and taking a buffer allocate nothing. Bounded by a byte cap that is never
+ * passed, not even for an instant; {@link #shrinkIdle} drops buffers unused for a while.
  */
 public final class SharedBufferPool {
 
-    private static final class Slot {
-        final ByteBuffer buffer;
-        final long releasedAtNanos;
+    /** Free buffers of one size class: a ring, oldest at the head, newest handed out first. */
+    private static final class FreeList {
+        ByteBuffer[] buffers = new ByteBuffer[8];
+        long[] releasedAtNanos = new long[8];
+        int head;
+        int count;
 
-        Slot(ByteBuffer buffer, long releasedAtNanos) {
-            this.buffer = buffer;
-            this.releasedAtNanos = releasedAtNanos;
+        ByteBuffer pollNewest() {
+            if (count == 0) {
+                return null;
+            }
+            count--;
+            int i = (head + count) & (buffers.length - 1);
+            ByteBuffer b = buffers[i];
+            buffers[i] = null;
+            return b;
+        }
+
+        void add(ByteBuffer b, long nowNanos) {
+            if (count == buffers.length) {
+                grow();
+            }
+            int i = (head + count) & (buffers.length - 1);
+            buffers[i] = b;
+            releasedAtNanos[i] = nowNanos;
+            count++;
+        }
+
+        private void grow() {
+            int n = buffers.length;
+            ByteBuffer[] nb = new ByteBuffer[n * 2];
+            long[] nt = new long[n * 2];
+            for (int k = 0; k < count; k++) {
+                int i = (head + k) & (n - 1);
+                nb[k] = buffers[i];
+                nt[k] = releasedAtNanos[i];
+            }
+            buffers = nb;
+            releasedAtNanos = nt;
+            head = 0;
+        }
+
+        /** Drops the oldest buffers while they are idle; returns how many were dropped. */
+        int dropIdle(long nowNanos, long idleNanos) {
+            int dropped = 0;
+            int mask = buffers.length - 1;
+            // Owners stamp with their own cached clocks, so stamps are only roughly ordered: this
+            // stops at the first buffer that is not idle, and the rest go on a later call.
+            while (count > 0 && nowNanos - releasedAtNanos[head] > idleNanos) {
+                buffers[head] = null;
+                head = (head + 1) & mask;
+                count--;
+                dropped++;
+            }
+            return dropped;
         }
     }
 
     private final boolean direct;
     private final long maxPooledBytes;
+    /** Bytes pooled or reserved by an offer in progress; never above {@link #maxPooledBytes}. */
     private final AtomicLong pooledBytes = new AtomicLong();
-    /** Per class: oldest first, so idle buffers are at the head. */
-    @SuppressWarnings("unchecked")
-    private final ArrayDeque<Slot>[] classes = new ArrayDeque[BufferSizeClasses.COUNT];
+    private final AtomicLong droppedCount = new AtomicLong();
+    private final FreeList[] classes = new FreeList[BufferSizeClasses.COUNT];
 
     public SharedBufferPool(boolean direct, long maxPooledBytes) {
         if (maxPooledBytes < 0) {
@@ -38,7 +85,7 @@ public final class SharedBufferPool {
         this.direct = direct;
         this.maxPooledBytes = maxPooledBytes;
         for (int i = 0; i < classes.length; i++) {
-            classes[i] = new ArrayDeque<>();
+            classes[i] = new FreeList();
         }
     }
 
@@ -48,30 +95,33 @@ public final class SharedBufferPool {
 
     /** Takes a pooled buffer of the class, or returns null. */
     ByteBuffer poll(int classIndex) {
-        ArrayDeque<Slot> q = classes[classIndex];
-        Slot s;
-        synchronized (q) {
-            s = q.pollLast();
+        FreeList list = classes[classIndex];
+        ByteBuffer b;
+        synchronized (list) {
+            b = list.pollNewest();
         }
-        if (s == null) {
-            return null;
+        if (b != null) {
+            pooledBytes.addAndGet(-b.capacity());
         }
-        pooledBytes.addAndGet(-s.buffer.capacity());
-        return s.buffer;
+        return b;
     }
 
     /** Keeps a cleared buffer unless that passes the byte cap; returns whether it was kept. */
     boolean offer(ByteBuffer b, int classIndex, long nowNanos) {
         int cap = b.capacity();
-        long after = pooledBytes.addAndGet(cap);
-        if (after > maxPooledBytes) {
-            pooledBytes.addAndGet(-cap);
-            return false;
+        for (; ; ) {
+            long before = pooledBytes.get();
+            if (before + cap > maxPooledBytes) {
+                droppedCount.incrementAndGet();
+                return false;
+            }
+            if (pooledBytes.compareAndSet(before, before + cap)) {
+                break;
+            }
         }
-        ArrayDeque<Slot> q = classes[classIndex];
-        Slot s = new Slot(b, nowNanos);
-        synchronized (q) {
-            q.addLast(s);
+        FreeList list = classes[classIndex];
+        synchronized (list) {
+            list.add(b, nowNanos);
         }
         return true;
     }
@@ -79,14 +129,13 @@ public final class SharedBufferPool {
     /** Drops buffers released more than {@code idleNanos} before {@code nowNanos}; returns bytes dropped. */
     public long shrinkIdle(long nowNanos, long idleNanos) {
         long dropped = 0;
-        for (ArrayDeque<Slot> q : classes) {
-            synchronized (q) {
-                Slot s;
-                while ((s = q.peekFirst()) != null && nowNanos - s.releasedAtNanos > idleNanos) {
-                    q.pollFirst();
-                    dropped += s.buffer.capacity();
-                }
+        for (int c = 0; c < classes.length; c++) {
+            FreeList list = classes[c];
+            int n;
+            synchronized (list) {
+                n = list.dropIdle(nowNanos, idleNanos);
             }
+            dropped += (long) n * BufferSizeClasses.sizeOf(c);
         }
         pooledBytes.addAndGet(-dropped);
         return dropped;
@@ -100,16 +149,28 @@ public final class SharedBufferPool {
         return maxPooledBytes;
     }
 
+    /** Buffers refused because keeping them would have passed the byte cap (the GC has them). */
+    public long droppedCount() {
+        return droppedCount.get();
+    }
+
     /** A copy of the pooled buffers, for integrity checks in tests. */
     List<ByteBuffer> snapshotPooled() {
         List<ByteBuffer> all = new ArrayList<>();
-        for (ArrayDeque<Slot> q : classes) {
-            synchronized (q) {
-                for (Iterator<Slot> it = q.iterator(); it.hasNext(); ) {
-                    all.add(it.next().buffer);
+        for (FreeList list : classes) {
+            synchronized (list) {
+                int mask = list.buffers.length - 1;
+                for (int k = 0; k < list.count; k++) {
+                    all.add(list.buffers[(list.head + k) & mask]);
                 }
             }
         }
         return all;
+    }
+
+    @Override
+    public String toString() {
+        return "SharedBufferPool(" + (direct ? "direct" : "heap") + ", " + pooledBytes.get() + "/"
+                + maxPooledBytes + " bytes pooled, " + droppedCount.get() + " dropped over the cap)";
     }
 }

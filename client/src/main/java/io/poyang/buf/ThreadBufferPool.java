@@ -6,6 +6,7 @@ import io.poyang.common.Timestamp;
 import java.nio.ByteBuffer;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A two-level pool for one owner thread (an I/O worker, a dispatcher): a lock-free local pool in
@@ -14,7 +15,12 @@ import java.util.List;
  * <p>Other threads may release buffers too (a response body built by the I/O worker and released
  * by a raft thread): those go into a lock-free return queue that the owner drains into its local
  * pool on its next borrow or {@link #maintain()}, so a buffer never enters the local pool from
- * a foreign thread. Other threads may also borrow; they are served by the shared pool.
+ * a foreign thread. The queue holds at most the local byte cap; when the owner is busy elsewhere
+ * and it is full, foreign releases go straight to the shared pool instead of piling up. Other
+ * threads may also borrow; they are served by the shared pool.
+ *
+ * <p>Releases are stamped with the owner's cached {@link Timestamp}, which the owner refreshes
+ * (once per event-loop round, say); idle shrinking is only as precise as that clock.
  */
 public final class ThreadBufferPool extends BufferPool {
 
@@ -26,6 +32,9 @@ public final class ThreadBufferPool extends BufferPool {
     private final LocalBufferPool local;
     private final SharedBufferPool shared;
     private final MpscLinkedQueue<ByteBuffer> foreignReturns = new MpscLinkedQueue<>();
+    /** Bytes in {@link #foreignReturns}; bounded by {@link #maxLocalBytes}. */
+    private final AtomicLong foreignReturnBytes = new AtomicLong();
+    private final long maxLocalBytes;
     private final long idleNanos;
 
     // Statistics, written by the owner thread only.
@@ -41,8 +50,15 @@ public final class ThreadBufferPool extends BufferPool {
      * @param idleNanos      pooled buffers unused this long are dropped by {@link #maintain()}
      */
     public ThreadBufferPool(Thread owner, Timestamp clock, long maxLocalBytes, SharedBufferPool shared, long idleNanos) {
+        if (owner == null || clock == null || shared == null) {
+            throw new NullPointerException("owner, clock and shared are required");
+        }
+        if (idleNanos <= 0) {
+            throw new IllegalArgumentException("idleNanos must be positive: " + idleNanos);
+        }
         this.owner = owner;
         this.clock = clock;
+        this.maxLocalBytes = maxLocalBytes;
         this.local = new LocalBufferPool(maxLocalBytes);
         this.shared = shared;
         this.idleNanos = idleNanos;
@@ -99,8 +115,24 @@ public final class ThreadBufferPool extends BufferPool {
             releaseCount++;
             keep(buffer, c);
         } else {
-            foreignReturns.offer(buffer);
+            releaseForeign(buffer, c);
         }
+    }
+
+    private void releaseForeign(ByteBuffer buffer, int classIndex) {
+        int cap = buffer.capacity();
+        for (; ; ) {
+            long queued = foreignReturnBytes.get();
+            if (queued + cap > maxLocalBytes) {
+                // The owner is not draining (busy, or gone): do not let the queue grow without bound.
+                shared.offer(buffer, classIndex, clock.source().nanoTime());
+                return;
+            }
+            if (foreignReturnBytes.compareAndSet(queued, queued + cap)) {
+                break;
+            }
+        }
+        foreignReturns.offer(buffer);
     }
 
     private void keep(ByteBuffer buffer, int classIndex) {
@@ -112,9 +144,14 @@ public final class ThreadBufferPool extends BufferPool {
 
     private void drainForeignReturns() {
         ByteBuffer b;
+        long drainedBytes = 0;
         while ((b = foreignReturns.relaxedPoll()) != null) {
             releaseCount++;
+            drainedBytes += b.capacity();
             keep(b, BufferSizeClasses.indexOfCapacity(b.capacity()));
+        }
+        if (drainedBytes != 0) {
+            foreignReturnBytes.addAndGet(-drainedBytes);
         }
     }
 
@@ -140,6 +177,15 @@ public final class ThreadBufferPool extends BufferPool {
     /** Bytes held by the local level. Owner thread. */
     public long localPooledBytes() {
         return local.pooledBytes();
+    }
+
+    /** Bytes released by other threads and not yet taken back by the owner. Any thread. */
+    public long foreignReturnBytes() {
+        return foreignReturnBytes.get();
+    }
+
+    public SharedBufferPool shared() {
+        return shared;
     }
 
     /** Borrows by the owner thread. Owner thread. */

@@ -8,8 +8,12 @@ import java.nio.ByteBuffer;
  * Reusable: call {@link #reset()} before encoding the next message.
  *
  * <p>Scalar fields and field headers (tag and length) are written whole or not at all, so a
- * destination buffer must offer at least {@link #MIN_BUFFER_BYTES} bytes of room for encoding to
- * make progress; bodies of bytes fields and nested messages are split across buffers freely.
+ * destination buffer must offer at least {@link #MIN_BUFFER_BYTES} bytes of room (or all that is
+ * left of the message) for encoding to make progress; bodies of bytes fields and nested messages
+ * are split across buffers freely, and every buffer is filled to the last byte that can be used.
+ *
+ * <p>A nested message that writes a different number of bytes than its {@code encodedSize()}
+ * fails with an {@link IllegalStateException} naming its class, instead of corrupting the output.
  */
 public final class EncodeContext {
 
@@ -22,6 +26,8 @@ public final class EncodeContext {
     public int stage;
     /** For the field in progress: -1 before its header, else the body bytes already written. */
     private int bodyDone = HEADER_PENDING;
+    /** For the field in progress: its length as written in its header. */
+    private int fieldLength;
     /** For a repeated field in progress: the index of the element being written. */
     private int listIndex;
     private EncodeContext child;
@@ -42,20 +48,19 @@ public final class EncodeContext {
         return this;
     }
 
-    /** Encodes the whole message into a new array. For cold paths and tests. */
+    /** Encodes the whole message into a new array of exactly its size. For cold paths and tests. */
     public static byte[] encodeToArray(Encodable m) {
         int size = m.encodedSize();
-        ByteBuffer b = ByteBuffer.allocate(Math.max(size, MIN_BUFFER_BYTES));
+        byte[] out = new byte[size];
+        ByteBuffer b = ByteBuffer.wrap(out);
         if (!m.encode(new EncodeContext(), b)) {
-            throw new IllegalStateException(m.getClass().getName() + " wrote more than its encodedSize " + size);
+            throw new IllegalStateException(m.getClass().getName() + " needs more than its encodedSize() of "
+                    + size + " bytes; fix encodedSize() or encode()");
         }
         if (b.position() != size) {
             throw new IllegalStateException(m.getClass().getName() + " wrote " + b.position()
-                    + " bytes but its encodedSize is " + size);
+                    + " bytes but its encodedSize() is " + size + "; fix encodedSize() or encode()");
         }
-        byte[] out = new byte[size];
-        b.flip();
-        b.get(out);
         return out;
     }
 
@@ -65,12 +70,15 @@ public final class EncodeContext {
     }
 
     // ---- scalar fields: written whole or not at all ----
+    // Each checks the worst case first (cheap) and computes the exact size only near the end of a
+    // buffer, so buffers fill to the last usable byte and encodeToArray needs no slack.
 
     public boolean int32Field(ByteBuffer dest, int field, int v) {
         if (v == 0) {
             return done();
         }
-        if (dest.remaining() < 15) {
+        int r = dest.remaining();
+        if (r < 15 && r < PbUtil.sizeOfTag(field) + PbUtil.sizeOfVarint32(v)) {
             return false;
         }
         PbUtil.writeTag(dest, field, PbWireType.VARINT);
@@ -82,7 +90,8 @@ public final class EncodeContext {
         if (v == 0) {
             return done();
         }
-        if (dest.remaining() < 10) {
+        int r = dest.remaining();
+        if (r < 10 && r < PbUtil.sizeOfTag(field) + PbUtil.sizeOfUnsignedVarint32(v)) {
             return false;
         }
         PbUtil.writeTag(dest, field, PbWireType.VARINT);
@@ -95,7 +104,8 @@ public final class EncodeContext {
         if (v == 0) {
             return done();
         }
-        if (dest.remaining() < 15) {
+        int r = dest.remaining();
+        if (r < 15 && r < PbUtil.sizeOfTag(field) + PbUtil.sizeOfVarint64(v)) {
             return false;
         }
         PbUtil.writeTag(dest, field, PbWireType.VARINT);
@@ -111,8 +121,9 @@ public final class EncodeContext {
         return int64Field(dest, field, PbUtil.encodeZigZag64(v));
     }
 
+    /** bool fields; enums go through {@link #int32Field} (negative values take 10 bytes, as in protoc). */
     public boolean boolField(ByteBuffer dest, int field, boolean v) {
-        return int32Field(dest, field, v ? 1 : 0);
+        return uint32Field(dest, field, v ? 1 : 0);
     }
 
     /** fixed32, sfixed32 fields. */
@@ -120,7 +131,8 @@ public final class EncodeContext {
         if (v == 0) {
             return done();
         }
-        if (dest.remaining() < 9) {
+        int r = dest.remaining();
+        if (r < 9 && r < PbUtil.sizeOfTag(field) + 4) {
             return false;
         }
         PbUtil.writeTag(dest, field, PbWireType.FIXED32);
@@ -133,7 +145,8 @@ public final class EncodeContext {
         if (v == 0) {
             return done();
         }
-        if (dest.remaining() < 13) {
+        int r = dest.remaining();
+        if (r < 13 && r < PbUtil.sizeOfTag(field) + 8) {
             return false;
         }
         PbUtil.writeTag(dest, field, PbWireType.FIXED64);
@@ -141,10 +154,12 @@ public final class EncodeContext {
         return done();
     }
 
+    /** float fields; -0.0 is written (its bits are not zero), as protoc does. */
     public boolean floatField(ByteBuffer dest, int field, float v) {
         return fixed32Field(dest, field, Float.floatToRawIntBits(v));
     }
 
+    /** double fields; -0.0 is written (its bits are not zero), as protoc does. */
     public boolean doubleField(ByteBuffer dest, int field, double v) {
         return fixed64Field(dest, field, Double.doubleToRawLongBits(v));
     }
@@ -152,12 +167,14 @@ public final class EncodeContext {
     // ---- length-delimited fields: header whole, body in pieces ----
 
     private boolean lenHeader(ByteBuffer dest, int field, int len) {
-        if (dest.remaining() < 10) {
+        int r = dest.remaining();
+        if (r < 10 && r < PbUtil.sizeOfTag(field) + PbUtil.sizeOfUnsignedVarint32(len)) {
             return false;
         }
         PbUtil.writeTag(dest, field, PbWireType.LEN);
         PbUtil.writeUnsignedVarint32(dest, len);
         bodyDone = 0;
+        fieldLength = len;
         return true;
     }
 
@@ -206,8 +223,8 @@ public final class EncodeContext {
             dest.put(src.array(), src.arrayOffset() + from, n);
         } else {
             ByteBuffer view = src.duplicate();
-            view.position(from);
             view.limit(from + n);
+            view.position(from);
             dest.put(view);
         }
         bodyDone += n;
@@ -238,15 +255,18 @@ public final class EncodeContext {
         }
         // bodyDone counts whole values here, not bytes: each value is written whole.
         while (bodyDone < count) {
-            if (dest.remaining() < PbUtil.MAX_VARINT_BYTES) {
+            long v = values[bodyDone];
+            int r = dest.remaining();
+            if (r < PbUtil.MAX_VARINT_BYTES && r < PbUtil.sizeOfVarint64(v)) {
                 return false;
             }
-            PbUtil.writeVarint64(dest, values[bodyDone++]);
+            PbUtil.writeVarint64(dest, v);
+            bodyDone++;
         }
         return finishLen();
     }
 
-    /** A packed repeated fixed64 field of the first {@code count} values. */
+    /** A packed repeated fixed64/sfixed64/double field of the first {@code count} values. */
     public boolean packedFixed64Field(ByteBuffer dest, int field, long[] values, int count) {
         if (count == 0) {
             return done();
@@ -313,6 +333,12 @@ public final class EncodeContext {
     /** Writes one message field without advancing the stage; true when complete. */
     private boolean messageFieldNoAdvance(ByteBuffer dest, int field, Encodable m) {
         if (bodyDone == HEADER_PENDING) {
+            if (depth >= PbParser.MAX_DEPTH) {
+                // Checked here, not only when a child context is made, so an empty message one
+                // level too deep is refused too: PbParser would refuse it.
+                throw new CodecException("field " + field + " nests messages deeper than " + PbParser.MAX_DEPTH
+                        + " levels, which PbParser would refuse");
+            }
             int len = m.encodedSize();
             if (!lenHeader(dest, field, len)) {
                 return false;
@@ -323,7 +349,14 @@ public final class EncodeContext {
             }
             child().reset();
         }
-        if (!m.encode(child, dest)) {
+        int before = dest.position();
+        boolean complete = m.encode(child, dest);
+        bodyDone += dest.position() - before;
+        if (bodyDone > fieldLength || complete && bodyDone != fieldLength) {
+            throw new IllegalStateException(m.getClass().getName() + " wrote " + (complete ? "" : "at least ")
+                    + bodyDone + " bytes but its encodedSize() is " + fieldLength + "; fix encodedSize() or encode()");
+        }
+        if (!complete) {
             return false;
         }
         bodyDone = HEADER_PENDING;
@@ -332,9 +365,6 @@ public final class EncodeContext {
 
     private EncodeContext child() {
         if (child == null) {
-            if (depth >= PbParser.MAX_DEPTH) {
-                throw new CodecException("messages nested deeper than " + PbParser.MAX_DEPTH + " levels");
-            }
             child = new EncodeContext(depth + 1);
         }
         return child;

@@ -6,7 +6,8 @@ import java.nio.charset.StandardCharsets;
 /**
  * Receives the fields of one protobuf message from a {@link PbParser}, in the order they appear
  * on the wire, and builds the result. Subclasses declare the wire type of each field they know in
- * {@link #wireTypeOf}; other fields are skipped, a known field with another wire type is an error.
+ * {@link #wireTypeOf} (a {@code PACKED_...} type for repeated scalars, which may arrive packed or
+ * not); other fields are skipped, a known field with another wire type is an error.
  *
  * <p>Length-delimited fields arrive in pieces, because a message may be split across any number of
  * network reads: {@link #readBytes} is called once per piece with the piece between the buffer's
@@ -57,25 +58,31 @@ public abstract class PbCallback<T> {
 
     // ---- helpers for assembling LEN fields from pieces ----
 
-    /** Decodes a UTF-8 string field; returns it on the last piece, null before. */
+    /**
+     * Decodes a UTF-8 string field; returns it on the last piece, null before. Malformed UTF-8 is
+     * a {@link CodecException}, as in protoc-generated parsers, not a string with U+FFFD in it.
+     */
     protected final String parseString(ByteBuffer piece, int fieldLength, int offsetInField) {
         int n = piece.remaining();
-        if (offsetInField == 0 && n == fieldLength) {
-            if (piece.hasArray()) {
-                String s = new String(piece.array(), piece.arrayOffset() + piece.position(), n, StandardCharsets.UTF_8);
-                piece.position(piece.limit());
-                return s;
-            }
-            byte[] tmp = parser.scratch(n);
-            piece.get(tmp, 0, n);
-            return new String(tmp, 0, n, StandardCharsets.UTF_8);
+        if (offsetInField == 0 && n == fieldLength && piece.hasArray()) {
+            int start = piece.arrayOffset() + piece.position();
+            String s = utf8String(piece.array(), start, n);
+            piece.position(piece.limit());
+            return s;
         }
         byte[] s = parser.scratch(fieldLength);
         piece.get(s, offsetInField, n);
         if (offsetInField + n == fieldLength) {
-            return new String(s, 0, fieldLength, StandardCharsets.UTF_8);
+            return utf8String(s, 0, fieldLength);
         }
         return null;
+    }
+
+    private String utf8String(byte[] b, int off, int len) {
+        if (!PbUtil.isValidUtf8(b, off, len)) {
+            throw parser.invalidUtf8();
+        }
+        return new String(b, off, len, StandardCharsets.UTF_8);
     }
 
     /** Copies a bytes field into a new array; returns it on the last piece, null before. */
@@ -99,27 +106,43 @@ public abstract class PbCallback<T> {
     /**
      * Decodes a nested message field with {@code child}; returns the child's result on the last
      * piece, null before. Only one nested field per message level is in progress at a time, which
-     * the wire format guarantees.
+     * the wire format guarantees; {@code child} must not be a callback in use at another level.
      */
     protected final <X> X parseNested(ByteBuffer piece, int fieldLength, int offsetInField, PbCallback<X> child) {
-        PbParser p = parser.nestedParser();
         if (offsetInField == 0) {
-            p.prepareNested(child, fieldLength, parser.absolutePosition() - offsetInField);
+            parser.prepareChild(child, fieldLength);
         }
+        PbParser p = parser.nestedParser();
         if (p.feed(piece)) {
             return p.result();
         }
         return null;
     }
 
-    /** Reads a packed repeated varint field, passing each value to {@code sink}. */
+    /**
+     * Reads a packed run of a repeated varint field (declared {@link PbWireType#PACKED_VARINT}),
+     * passing each raw value to {@code sink}; unpacked elements of the same field arrive in
+     * {@link #readVarint} instead.
+     */
     protected final void parsePackedVarints(ByteBuffer piece, int fieldLength, int offsetInField, LongSink sink) {
         parser.packedVarints(piece, fieldLength, offsetInField, sink);
     }
 
-    /** Reads a packed repeated fixed64 field, passing each value to {@code sink}. */
+    /**
+     * Reads a packed run of a repeated fixed64/sfixed64/double field (declared
+     * {@link PbWireType#PACKED_FIXED64}); unpacked elements arrive in {@link #readFixed64}.
+     */
     protected final void parsePackedFixed64(ByteBuffer piece, int fieldLength, int offsetInField, LongSink sink) {
-        parser.packedFixed64(piece, fieldLength, offsetInField, sink);
+        parser.packedFixed(piece, fieldLength, offsetInField, 8, sink);
+    }
+
+    /**
+     * Reads a packed run of a repeated fixed32/sfixed32/float field (declared
+     * {@link PbWireType#PACKED_FIXED32}), each value in the low 32 bits; unpacked elements arrive in
+     * {@link #readFixed32}.
+     */
+    protected final void parsePackedFixed32(ByteBuffer piece, int fieldLength, int offsetInField, LongSink sink) {
+        parser.packedFixed(piece, fieldLength, offsetInField, 4, sink);
     }
 
     /** Receives the elements of a packed field. */

@@ -6,17 +6,24 @@ import java.nio.ByteBuffer;
  * A streaming protobuf decoder for one message at a time. {@link #prepare} tells it the message
  * length and the callback; {@link #feed} consumes whatever part of the message the buffer holds
  * (never more) and may be called again with the next buffer, so a message may be split at any
- * byte across any number of reads. Fields go to the callback as they complete; length-delimited
- * fields are handed over in place, piece by piece, never copied into an intermediate array.
+ * byte across any number of reads and decodes to the same result. Fields go to the callback as
+ * they complete; length-delimited fields are handed over in place, piece by piece, never copied
+ * into an intermediate array.
  *
- * <p>Malformed input raises {@link CodecException} with the byte offset and the reason: a varint
- * over 10 bytes, a length that is negative or runs past the message, a message ending inside a
- * field, field number 0, an unsupported wire type, a known field with the wrong wire type, a
- * message over the size limit, nesting deeper than {@link #MAX_DEPTH}. After an error the parser
- * refuses input until prepared again. Not thread safe; one parser per connection or thread.
+ * <p>Malformed input raises {@link CodecException} with the byte offset of the malformed element
+ * and the reason: a varint over 10 bytes (a tag over 5), a length that is negative or runs past
+ * the message, a message ending inside a field, field number 0 or over 2^29-1, a group or invalid
+ * wire type, a known field with the wrong wire type, a message over the size limit, nesting
+ * deeper than {@link #MAX_DEPTH}. The offsets and reasons do not depend on how the input was
+ * split. After an error the parser refuses input until prepared again. Every byte is looked at
+ * once, and nothing is allocated from a length read off the wire before that length is checked
+ * against the message, so bad input can cause neither a loop nor a large allocation.
+ *
+ * <p>Not thread safe; one parser per connection or thread.
  */
 public final class PbParser {
 
+    /** Levels of messages nested inside the outermost one that the parser (and encoder) accept. */
     public static final int MAX_DEPTH = 32;
 
     private static final int S_TAG = 0;
@@ -41,6 +48,10 @@ public final class PbParser {
 
     private int field;
     private boolean skipField;
+    /** Offset within the outermost message of the current field's tag. */
+    private long fieldStart;
+    /** Offset within the outermost message of the current field's value (or length). */
+    private long valueStart;
     private long acc;
     private int accBits;
     private int fieldLength;
@@ -52,6 +63,7 @@ public final class PbParser {
     byte[] pendingBytes;
     private long packedAcc;
     private int packedBits;
+    private long packedElementStart;
 
     /** A parser refusing messages over {@code maxMessageBytes}. */
     public PbParser(int maxMessageBytes) {
@@ -92,6 +104,7 @@ public final class PbParser {
         this.result = null;
         this.pendingBytes = null;
         this.consumed = 0;
+        this.messageLength = 0;
         if (length < 0 || length > maxMessageBytes) {
             state = S_FAILED;
             throw new CodecException(base, "message of " + length + " bytes is outside the limit of "
@@ -101,6 +114,7 @@ public final class PbParser {
         this.state = S_TAG;
         this.acc = 0;
         this.accBits = 0;
+        this.fieldStart = base;
         callback.parser = this;
         try {
             callback.begin(length);
@@ -138,7 +152,8 @@ public final class PbParser {
 
     /**
      * Consumes bytes of the current message from {@code buf} (from its position, up to its limit
-     * or the end of the message) and returns true when the message is complete.
+     * or the end of the message) and returns true when the message is complete. The buffer's
+     * position is left after the consumed bytes; its limit is not changed.
      */
     public boolean feed(ByteBuffer buf) {
         if (state == S_DONE) {
@@ -178,8 +193,7 @@ public final class PbParser {
             buf.position(end);
             if (consumed == messageLength) {
                 if (state != S_TAG || accBits != 0) {
-                    throw new CodecException(absolutePosition(), "the message ends inside field " + field
-                            + " (truncated " + stateName() + ")");
+                    throw truncated();
                 }
                 finish();
                 return true;
@@ -191,40 +205,46 @@ public final class PbParser {
         }
     }
 
+    private CodecException truncated() {
+        String what;
+        long at;
+        switch (state) {
+            case S_TAG:
+                return new CodecException(fieldStart, "the message (" + messageLength
+                        + " bytes) ends inside a tag");
+            case S_VARINT:
+                what = "varint";
+                break;
+            case S_FIXED32:
+                what = "fixed32";
+                break;
+            case S_FIXED64:
+                what = "fixed64";
+                break;
+            default:
+                what = "length";
+                break;
+        }
+        at = valueStart;
+        return new CodecException(at, "the message (" + messageLength + " bytes) ends inside the " + what
+                + " of field " + field);
+    }
+
     private void finish() {
         result = callback.end();
         state = S_DONE;
-    }
-
-    private String stateName() {
-        switch (state) {
-            case S_TAG:
-                return "tag";
-            case S_VARINT:
-                return "varint";
-            case S_FIXED32:
-                return "fixed32";
-            case S_FIXED64:
-                return "fixed64";
-            case S_LEN:
-                return "length";
-            default:
-                return "length-delimited body";
-        }
     }
 
     /**
      * Reads varint bytes into {@code acc} from pos; returns the new position. {@code accBits} is
      * left at -1 when the varint completed (and the caller resets it), else counts the bits read.
      */
-    private int varintBytes(ByteBuffer buf, int pos, int end, int maxBytes, String what) {
-        int runStart = pos;
+    private int varintBytes(ByteBuffer buf, int pos, int end, int maxBytes, long startForErrors, String what) {
         long a = acc;
         int bits = accBits;
         while (pos < end) {
             if (bits == maxBytes * 7) {
-                throw new CodecException(base + consumed + (pos - runStart), what + " longer than "
-                        + maxBytes + " bytes");
+                throw new CodecException(startForErrors, what + " is longer than " + maxBytes + " bytes");
             }
             byte b = buf.get(pos++);
             a |= (long) (b & 0x7F) << bits;
@@ -241,7 +261,10 @@ public final class PbParser {
     }
 
     private int readTag(ByteBuffer buf, int pos, int end) {
-        int p = varintBytes(buf, pos, end, 5, "tag varint");
+        if (accBits == 0) {
+            fieldStart = base + consumed;
+        }
+        int p = varintBytes(buf, pos, end, 5, fieldStart, "a tag");
         consumed += p - pos;
         if (accBits != -1) {
             return p;
@@ -249,14 +272,14 @@ public final class PbParser {
         long tag = acc;
         acc = 0;
         accBits = 0;
+        valueStart = base + consumed;
         int wireType = (int) (tag & 7);
         long fieldNumber = tag >>> 3;
         if (fieldNumber == 0 || fieldNumber > PbUtil.MAX_FIELD_NUMBER) {
-            throw new CodecException(absolutePosition() - (p - pos), "invalid field number " + fieldNumber);
+            throw new CodecException(fieldStart, "invalid field number " + fieldNumber
+                    + " (valid numbers are 1 to " + PbUtil.MAX_FIELD_NUMBER + ")");
         }
         field = (int) fieldNumber;
-        int expected = callback.wireTypeOf(field);
-        skipField = expected == PbWireType.UNKNOWN;
         switch (wireType) {
             case PbWireType.VARINT:
                 state = S_VARINT;
@@ -271,19 +294,20 @@ public final class PbParser {
                 state = S_LEN;
                 break;
             default:
-                throw new CodecException(absolutePosition() - (p - pos), "field " + field + " has unsupported wire type "
-                        + PbWireType.name(wireType));
+                throw new CodecException(fieldStart, "field " + field + " has wire type "
+                        + PbWireType.name(wireType) + ", which is not supported (groups are deprecated)");
         }
-        // A repeated scalar declared packed (LEN) may also arrive unpacked, one element per field.
-        if (!skipField && expected != wireType && !(expected == PbWireType.LEN && wireType != PbWireType.LEN)) {
-            throw new CodecException(absolutePosition() - (p - pos), "field " + field + " has wire type "
+        int expected = callback.wireTypeOf(field);
+        skipField = expected == PbWireType.UNKNOWN;
+        if (!skipField && !PbWireType.accepts(expected, wireType)) {
+            throw new CodecException(fieldStart, "field " + field + " has wire type "
                     + PbWireType.name(wireType) + " but " + PbWireType.name(expected) + " was expected");
         }
         return p;
     }
 
     private int readVarint(ByteBuffer buf, int pos, int end) {
-        int p = varintBytes(buf, pos, end, 10, "varint");
+        int p = varintBytes(buf, pos, end, PbUtil.MAX_VARINT_BYTES, valueStart, "the varint of field " + field);
         consumed += p - pos;
         if (accBits == -1) {
             long v = acc;
@@ -298,25 +322,25 @@ public final class PbParser {
     }
 
     private int readFixed(ByteBuffer buf, int pos, int end) {
-        int size = state == S_FIXED32 ? 4 : 8;
+        int sizeBits = state == S_FIXED32 ? 32 : 64;
         long a = acc;
         int bits = accBits;
-        while (pos < end && bits < size * 8) {
+        int start = pos;
+        while (pos < end && bits < sizeBits) {
             a |= (long) (buf.get(pos++) & 0xFF) << bits;
             bits += 8;
-            consumed++;
         }
-        if (bits < size * 8) {
+        consumed += pos - start;
+        if (bits < sizeBits) {
             acc = a;
             accBits = bits;
             return pos;
         }
         acc = 0;
         accBits = 0;
-        int s = state;
         state = S_TAG;
         if (!skipField) {
-            if (s == S_FIXED32) {
+            if (sizeBits == 32) {
                 callback.readFixed32(field, (int) a);
             } else {
                 callback.readFixed64(field, a);
@@ -326,7 +350,7 @@ public final class PbParser {
     }
 
     private int readLength(ByteBuffer buf, int pos, int end) {
-        int p = varintBytes(buf, pos, end, 10, "length varint");
+        int p = varintBytes(buf, pos, end, PbUtil.MAX_VARINT_BYTES, valueStart, "the length of field " + field);
         consumed += p - pos;
         if (accBits != -1) {
             return p;
@@ -335,11 +359,13 @@ public final class PbParser {
         acc = 0;
         accBits = 0;
         if (len < 0 || len > Integer.MAX_VALUE) {
-            throw new CodecException(absolutePosition(), "field " + field + " has a negative or oversized length " + len);
+            throw new CodecException(valueStart, "field " + field + " has a negative or oversized length "
+                    + (len < 0 ? Long.toUnsignedString(len) + " (" + len + " signed)" : String.valueOf(len)));
         }
-        if (len > messageLength - consumed) {
-            throw new CodecException(absolutePosition(), "field " + field + " claims " + len + " bytes but only "
-                    + (messageLength - consumed) + " are left in the message");
+        int left = messageLength - consumed;
+        if (len > left) {
+            throw new CodecException(valueStart, "field " + field + " claims " + len + " bytes but only "
+                    + left + " are left in the message");
         }
         fieldLength = (int) len;
         fieldOffset = 0;
@@ -349,8 +375,11 @@ public final class PbParser {
                 int oldLimit = buf.limit();
                 buf.limit(p);
                 buf.position(p);
-                callback.readBytes(field, buf, 0, 0);
-                buf.limit(oldLimit);
+                try {
+                    callback.readBytes(field, buf, 0, 0);
+                } finally {
+                    buf.limit(oldLimit);
+                }
             }
             return p;
         }
@@ -381,20 +410,34 @@ public final class PbParser {
 
     // ---- support for PbCallback helpers ----
 
+    /** Offset within the outermost message of the current LEN field's first body byte. */
+    private long bodyStart() {
+        return base + consumed - fieldOffset;
+    }
+
+    CodecException invalidUtf8() {
+        return new CodecException(bodyStart(), "string field " + field + " is not valid UTF-8");
+    }
+
     PbParser nestedParser() {
+        if (depth >= MAX_DEPTH) {
+            throw new CodecException(bodyStart(), "field " + field + " nests messages deeper than "
+                    + MAX_DEPTH + " levels");
+        }
         if (child == null) {
-            if (depth + 1 >= MAX_DEPTH) {
-                throw new CodecException(absolutePosition(), "messages nested deeper than " + MAX_DEPTH + " levels");
-            }
             child = new PbParser(maxMessageBytes, depth + 1);
         }
         return child;
     }
 
+    void prepareChild(PbCallback<?> childCallback, int length) {
+        nestedParser().prepareNested(childCallback, length, bodyStart());
+    }
+
     byte[] scratch(int size) {
         byte[] s = scratch;
         if (s == null || s.length < size) {
-            s = new byte[Math.max(size, s == null ? 64 : s.length * 2)];
+            s = new byte[Math.max(size, s == null ? 64 : Math.min(s.length * 2, messageLength))];
             scratch = s;
         }
         return s;
@@ -407,14 +450,18 @@ public final class PbParser {
         }
         long a = packedAcc;
         int bits = packedBits;
-        int pos = piece.position();
+        int start = piece.position();
+        int pos = start;
         int end = piece.limit();
+        long pieceAt = bodyStart() + offsetInField;
         while (pos < end) {
-            byte b = piece.get(pos++);
-            if (bits == 70) {
-                throw new CodecException(absolutePosition() + (pos - 1 - piece.position()),
-                        "varint in packed field " + field + " longer than 10 bytes");
+            if (bits == 0) {
+                packedElementStart = pieceAt + (pos - start);
+            } else if (bits == 70) {
+                throw new CodecException(packedElementStart, "a varint in packed field " + field
+                        + " is longer than 10 bytes");
             }
+            byte b = piece.get(pos++);
             a |= (long) (b & 0x7F) << bits;
             bits += 7;
             if (b >= 0) {
@@ -423,24 +470,24 @@ public final class PbParser {
                 bits = 0;
             }
         }
-        if (offsetInField + (end - piece.position()) == fieldLength && bits != 0) {
-            throw new CodecException(absolutePosition() + (end - piece.position()),
-                    "packed field " + field + " ends inside a varint");
+        if (offsetInField + (end - start) == fieldLength && bits != 0) {
+            throw new CodecException(packedElementStart, "packed field " + field + " ends inside a varint");
         }
         piece.position(end);
         packedAcc = a;
         packedBits = bits;
     }
 
-    void packedFixed64(ByteBuffer piece, int fieldLength, int offsetInField, PbCallback.LongSink sink) {
+    void packedFixed(ByteBuffer piece, int fieldLength, int offsetInField, int size, PbCallback.LongSink sink) {
         if (offsetInField == 0) {
-            if (fieldLength % 8 != 0) {
-                throw new CodecException(absolutePosition(), "packed fixed64 field " + field + " has length "
-                        + fieldLength + ", not a multiple of 8");
+            if (fieldLength % size != 0) {
+                throw new CodecException(valueStart, "packed fixed" + size * 8 + " field " + field + " has length "
+                        + fieldLength + ", not a multiple of " + size);
             }
             packedAcc = 0;
             packedBits = 0;
         }
+        int sizeBits = size * 8;
         long a = packedAcc;
         int bits = packedBits;
         int pos = piece.position();
@@ -448,7 +495,7 @@ public final class PbParser {
         while (pos < end) {
             a |= (long) (piece.get(pos++) & 0xFF) << bits;
             bits += 8;
-            if (bits == 64) {
+            if (bits == sizeBits) {
                 sink.accept(a);
                 a = 0;
                 bits = 0;

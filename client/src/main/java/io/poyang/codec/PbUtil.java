@@ -166,6 +166,57 @@ public final class PbUtil {
         return total;
     }
 
+    /**
+     * Whether the bytes are well-formed UTF-8 as protobuf requires of string fields: no overlong
+     * forms, no surrogates, nothing above U+10FFFF, no cut-off sequence.
+     */
+    public static boolean isValidUtf8(byte[] b, int off, int len) {
+        int i = off;
+        int end = off + len;
+        while (i < end) {
+            int c = b[i++];
+            if (c >= 0) {
+                continue;
+            }
+            c &= 0xFF;
+            if (c < 0xC2) { // a continuation byte, or an overlong 2-byte lead (C0, C1)
+                return false;
+            }
+            if (c < 0xE0) {
+                if (i >= end || !continuation(b[i++])) {
+                    return false;
+                }
+            } else if (c < 0xF0) {
+                if (i + 1 >= end) {
+                    return false;
+                }
+                int c1 = b[i++] & 0xFF;
+                // E0 needs A0..BF (else overlong); ED needs 80..9F (else a surrogate).
+                if (c1 < 0x80 || c1 > 0xBF || c == 0xE0 && c1 < 0xA0 || c == 0xED && c1 > 0x9F
+                        || !continuation(b[i++])) {
+                    return false;
+                }
+            } else if (c < 0xF5) {
+                if (i + 2 >= end) {
+                    return false;
+                }
+                int c1 = b[i++] & 0xFF;
+                // F0 needs 90..BF (else overlong); F4 needs 80..8F (else above U+10FFFF).
+                if (c1 < 0x80 || c1 > 0xBF || c == 0xF0 && c1 < 0x90 || c == 0xF4 && c1 > 0x8F
+                        || !continuation(b[i++]) || !continuation(b[i++])) {
+                    return false;
+                }
+            } else {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean continuation(byte b) {
+        return (b & 0xC0) == 0x80;
+    }
+
     public static byte[] utf8(String s) {
         return s == null ? null : s.getBytes(StandardCharsets.UTF_8);
     }

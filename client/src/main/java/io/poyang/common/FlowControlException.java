@@ -7,6 +7,6 @@ package io.poyang.common;
 public class FlowControlException extends PoyangException {
 
     public FlowControlException(String message) {
-        super(message);
+        super(ErrorCode.FLOW_CONTROL, message);
     }
 }

@@ -7,7 +7,12 @@ import io.poyang.log.PoyangLogs;
  * A component that starts once and stops once. {@link #start()} and {@link #stop()} may be called
  * from any thread; a second start is refused, a second stop is a no-op, and a stop before start
  * just marks the component stopped. Subclasses implement {@link #doStart()} and
- * {@link #doStop()}.
+ * {@link #doStop()}; the two never run at the same time.
+ *
+ * <p>A {@code stop()} that arrives while the component is starting waits for the start to finish
+ * and then stops it, and a {@code stop()} that arrives while another thread is stopping waits for
+ * that stop to finish: when {@code stop()} returns, the component is {@link Status#STOPPED}.
+ * {@code doStart()} aborts a start by throwing, not by calling {@code stop()}.
  */
 public abstract class LifeCycle {
 
@@ -18,6 +23,8 @@ public abstract class LifeCycle {
     }
 
     private volatile Status status = Status.NEW;
+    /** The thread running doStart or doStop; guarded by this. */
+    private Thread transitionThread;
 
     public final void start() {
         synchronized (this) {
@@ -26,18 +33,30 @@ public abstract class LifeCycle {
                         + " (a component starts at most once; create a new one)");
             }
             status = Status.STARTING;
+            transitionThread = Thread.currentThread();
         }
+        Throwable failure = null;
         try {
             doStart();
-            status = Status.RUNNING;
-        } catch (RuntimeException | Error e) {
-            status = Status.STOPPED;
+        } catch (Throwable t) {
+            failure = t;
+        }
+        if (failure != null) {
             safeStopAfterFailedStart();
-            throw e;
-        } catch (Exception e) {
-            status = Status.STOPPED;
-            safeStopAfterFailedStart();
-            throw new PoyangException(describe() + " failed to start: " + e.getMessage(), e);
+        }
+        synchronized (this) {
+            status = failure == null ? Status.RUNNING : Status.STOPPED;
+            transitionThread = null;
+            notifyAll();
+        }
+        if (failure instanceof RuntimeException) {
+            throw (RuntimeException) failure;
+        }
+        if (failure instanceof Error) {
+            throw (Error) failure;
+        }
+        if (failure != null) {
+            throw new PoyangException(describe() + " failed to start: " + failure, failure);
         }
     }
 
@@ -55,19 +74,48 @@ public abstract class LifeCycle {
                 status = Status.STOPPED;
                 return;
             }
-            if (status != Status.RUNNING && status != Status.STARTING) {
+            if (transitionThread == Thread.currentThread()) {
+                if (status == Status.STARTING) {
+                    throw new IllegalStateException(describe() + ".stop() called from its own doStart();"
+                            + " throw from doStart() to abort the start instead");
+                }
+                return; // stop() from inside doStop(): already stopping
+            }
+            awaitNot(Status.STARTING);
+            if (status != Status.RUNNING) {
+                awaitNot(Status.STOPPING);
                 return;
             }
             status = Status.STOPPING;
+            transitionThread = Thread.currentThread();
         }
         try {
             doStop();
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Exception e) {
-            throw new PoyangException(describe() + " failed to stop cleanly: " + e.getMessage(), e);
+            throw new PoyangException(describe() + " failed to stop cleanly: " + e, e);
         } finally {
-            status = Status.STOPPED;
+            synchronized (this) {
+                status = Status.STOPPED;
+                transitionThread = null;
+                notifyAll();
+            }
+        }
+    }
+
+    /** Waits, holding the monitor, until the status leaves {@code transient}; keeps the interrupt flag. */
+    private void awaitNot(Status transientStatus) {
+        boolean interrupted = false;
+        while (status == transientStatus) {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -83,7 +131,8 @@ public abstract class LifeCycle {
     protected final void checkRunning() {
         Status s = status;
         if (s != Status.RUNNING) {
-            throw new StoppedException(describe() + " is " + s + ", not RUNNING");
+            throw new StoppedException(describe() + " is " + s + ", not RUNNING; "
+                    + (s == Status.NEW || s == Status.STARTING ? "start it first" : "create and start a new one"));
         }
     }
 

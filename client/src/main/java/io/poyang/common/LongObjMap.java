@@ -15,6 +15,8 @@ public final class LongObjMap<V> {
     }
 
     private static final float LOAD_FACTOR = 0.6f;
+    /** Beyond this the power-of-two table would pass 2^30 slots. */
+    private static final int MAX_EXPECTED_SIZE = 1 << 29;
 
     private long[] keys;
     private Object[] values;
@@ -27,6 +29,9 @@ public final class LongObjMap<V> {
     }
 
     public LongObjMap(int expectedSize) {
+        if (expectedSize < 0 || expectedSize > MAX_EXPECTED_SIZE) {
+            throw new IllegalArgumentException("expectedSize must be 0 to " + MAX_EXPECTED_SIZE + ", got " + expectedSize);
+        }
         int cap = Integer.highestOneBit(Math.max(4, (int) (expectedSize / LOAD_FACTOR)) - 1) << 1;
         allocate(cap);
     }

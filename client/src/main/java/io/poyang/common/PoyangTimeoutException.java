@@ -1,13 +1,13 @@
 package io.poyang.common;
 
-/** An operation did not finish before its deadline. */
+/** An operation did not finish before its deadline; it may or may not have taken effect. */
 public class PoyangTimeoutException extends PoyangException {
 
     public PoyangTimeoutException(String message) {
-        super(message);
+        super(ErrorCode.TIMEOUT, message);
     }
 
     public PoyangTimeoutException(String message, Throwable cause) {
-        super(message, cause);
+        super(ErrorCode.TIMEOUT, message, cause);
     }
 }

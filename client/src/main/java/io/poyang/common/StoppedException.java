@@ -4,6 +4,6 @@ package io.poyang.common;
 public class StoppedException extends PoyangException {
 
     public StoppedException(String message) {
-        super(message);
+        super(ErrorCode.STOPPED, message);
     }
 }

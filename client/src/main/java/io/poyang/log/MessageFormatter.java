@@ -3,16 +3,22 @@ package io.poyang.log;
 import java.util.Arrays;
 
 /**
- * Replaces {@code {}} placeholders with arguments. A backslash before the brace pair
- * ({@code \{}}) prints the braces literally. Extra arguments are ignored, missing ones leave
- * the placeholder in place.
+ * Replaces {@code {}} placeholders with arguments, following slf4j's rules so that both backends
+ * print the same text:
+ * <ul>
+ *   <li>when the last argument is a {@link Throwable} it is the exception of the record (printed
+ *       with its stack trace) and never fills a placeholder;</li>
+ *   <li>{@code \{}} prints {@code {}} literally, {@code \\{}} prints one backslash and then the
+ *       argument;</li>
+ *   <li>extra arguments are ignored, missing ones leave {@code {}} in place.</li>
+ * </ul>
  */
 final class MessageFormatter {
 
     private MessageFormatter() {
     }
 
-    /** The message text and, when the last argument was an unused Throwable, that Throwable. */
+    /** The message text and, when the last argument was a Throwable, that Throwable. */
     static final class Formatted {
         final String message;
         final Throwable throwable;
@@ -24,22 +30,28 @@ final class MessageFormatter {
     }
 
     static Formatted format(String pattern, Object[] args) {
+        Throwable throwable = lastThrowable(args);
+        int argCount = args == null ? 0 : throwable == null ? args.length : args.length - 1;
         if (pattern == null) {
-            return new Formatted("null", lastThrowable(args, 0));
+            return new Formatted("null", throwable);
         }
-        if (args == null || args.length == 0) {
-            return new Formatted(pattern, null);
+        if (argCount == 0) {
+            return new Formatted(pattern, throwable);
         }
-        StringBuilder sb = new StringBuilder(pattern.length() + 16 * args.length);
+        StringBuilder sb = new StringBuilder(pattern.length() + 16 * argCount);
         int argIndex = 0;
         int i = 0;
         int len = pattern.length();
         while (i < len) {
             char c = pattern.charAt(i);
-            if (c == '\\' && i + 2 < len && pattern.charAt(i + 1) == '{' && pattern.charAt(i + 2) == '}') {
+            if (c == '\\' && isPlaceholder(pattern, i + 1)) {
                 sb.append("{}");
                 i += 3;
-            } else if (c == '{' && i + 1 < len && pattern.charAt(i + 1) == '}' && argIndex < args.length) {
+            } else if (c == '\\' && i + 1 < len && pattern.charAt(i + 1) == '\\' && isPlaceholder(pattern, i + 2)) {
+                // An escaped backslash before a placeholder: print the backslash, keep the placeholder.
+                sb.append('\\');
+                i += 2;
+            } else if (c == '{' && argIndex < argCount && isPlaceholder(pattern, i)) {
                 appendArg(sb, args[argIndex++]);
                 i += 2;
             } else {
@@ -47,11 +59,15 @@ final class MessageFormatter {
                 i++;
             }
         }
-        return new Formatted(sb.toString(), lastThrowable(args, argIndex));
+        return new Formatted(sb.toString(), throwable);
     }
 
-    private static Throwable lastThrowable(Object[] args, int usedArgs) {
-        if (args == null || args.length == 0 || usedArgs >= args.length) {
+    private static boolean isPlaceholder(String s, int i) {
+        return i + 1 < s.length() && s.charAt(i) == '{' && s.charAt(i + 1) == '}';
+    }
+
+    private static Throwable lastThrowable(Object[] args) {
+        if (args == null || args.length == 0) {
             return null;
         }
         Object last = args[args.length - 1];

@@ -4,8 +4,9 @@ package io.poyang.log;
  * The logging facade used by every Poyang module.
  *
  * <p>Messages use {@code {}} placeholders, as in slf4j. Formatting is lazy: arguments are only
- * turned into text when the level is enabled. When the last argument is a {@link Throwable}
- * without a matching placeholder, it is logged as the exception with its stack trace.
+ * turned into text when the level is enabled. When the last argument is a {@link Throwable}, it is
+ * logged as the exception with its stack trace and does not fill a placeholder (slf4j's rule; both
+ * backends behave the same). {@code \{}} prints literal braces.
  *
  * <p>Obtain instances from {@link PoyangLogs#get(Class)}.
  */

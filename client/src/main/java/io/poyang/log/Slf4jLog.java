@@ -9,15 +9,17 @@ import org.slf4j.LoggerFactory;
  */
 final class Slf4jLog implements PoyangLog {
 
+    private final String name;
     private final Logger logger;
 
     Slf4jLog(String name) {
+        this.name = name;
         this.logger = LoggerFactory.getLogger(name);
     }
 
     @Override
     public String name() {
-        return logger.getName();
+        return name; // not logger.getName(): some bindings (the no-op one) name every logger alike
     }
 
     @Override
