@@ -248,7 +248,7 @@ public final class Dispatcher extends LifeCycle {
         } finally {
             loopEnded = true;
             drainInboxAfterEnd();
-            log.info("dispatcher '{}' ended", name);
+            log.debug("dispatcher '{}' ended", name);
         }
     }
 

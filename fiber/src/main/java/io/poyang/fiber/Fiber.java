@@ -211,11 +211,15 @@ public final class Fiber {
      */
     public static <O> FrameCallResult call(FiberFrame<O> subFrame, FrameCall<O> resumePoint) {
         Fiber f = runningFiber("Fiber.call");
-        f.beginAction(ACTION_CALL, "call");
-        FiberFrame<?> callerFrame = f.top;
         if (subFrame == null) {
             throw new IllegalArgumentException("Fiber.call needs a frame to call");
         }
+        if (subFrame.fiber != null) {
+            throw new FiberException("frame " + subFrame + " is already on the stack of fiber '"
+                    + subFrame.fiber.getName() + "'; a frame object runs on one stack at a time (create a new one)");
+        }
+        f.beginAction(ACTION_CALL, "call");
+        FiberFrame<?> callerFrame = f.top;
         subFrame.enter(f, callerFrame);
         f.setResumePoint(resumePoint);
         f.top = subFrame;

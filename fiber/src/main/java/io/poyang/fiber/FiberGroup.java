@@ -301,7 +301,7 @@ public final class FiberGroup {
     private void finishShutdown() {
         dropAll();
         dispatcher.groupFinished(this);
-        log.info("fiber group '{}' finished", name);
+        log.debug("fiber group '{}' finished", name);
         shutdownFuture.complete(null);
     }
 
