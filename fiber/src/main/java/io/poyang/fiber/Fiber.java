@@ -43,7 +43,7 @@ public final class Fiber {
     private final String name;
     final FiberGroup group;
     private final boolean daemon;
-    private final FiberFrame<?> entryFrame;
+    final FiberFrame<?> entryFrame;
 
     FiberFrame<?> top;
     byte state = STATE_NEW;
@@ -110,10 +110,6 @@ public final class Fiber {
 
     public boolean isDaemon() {
         return daemon;
-    }
-
-    FiberFrame<?> entryFrameForStart() {
-        return entryFrame;
     }
 
     /** Starts the fiber in its group. Dispatcher thread only; from other threads use {@link FiberGroup#fireFiber}. */

@@ -169,8 +169,7 @@ public final class FiberGroup {
         if (finished) {
             throw new FiberException("cannot start " + fiber + ": group '" + name + "' has finished");
         }
-        fiber.top = null;
-        FiberFrame<?> entry = entryFrameOf(fiber);
+        FiberFrame<?> entry = fiber.entryFrame;
         entry.enter(fiber, null);
         fiber.top = entry;
         if (fiber.isDaemon()) {
@@ -184,10 +183,6 @@ public final class FiberGroup {
         }
         liveHead = fiber;
         makeReady(fiber);
-    }
-
-    private static FiberFrame<?> entryFrameOf(Fiber fiber) {
-        return fiber.entryFrameForStart();
     }
 
     void makeReady(Fiber fiber) {
