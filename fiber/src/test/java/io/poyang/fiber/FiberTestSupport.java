@@ -1,5 +1,6 @@
 package io.poyang.fiber;
 
+import io.poyang.common.TimeSource;
 import io.poyang.log.ImpossibleStates;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -27,7 +28,9 @@ abstract class FiberTestSupport {
     @BeforeEach
     void startDispatcher() throws Exception {
         ImpossibleStates.reset();
-        dispatcher = new Dispatcher("test-dispatcher");
+        // A short stop timeout: tests that leave fibers blocked forever should not slow the suite.
+        dispatcher = new Dispatcher("test-dispatcher", TimeSource.SYSTEM, Dispatcher.DEFAULT_MAX_STEPS_PER_GROUP_ROUND,
+                Dispatcher.DEFAULT_MAX_STEPS_PER_FIBER_RUN, 200);
         dispatcher.start();
         group = new FiberGroup("test-group", dispatcher);
         dispatcher.startGroup(group).get(WAIT_SECONDS, TimeUnit.SECONDS);
