@@ -533,7 +533,9 @@ public final class Dispatcher extends LifeCycle {
     void addTimer(Fiber fiber, long timeoutMillis) {
         long delayNanos = timeoutMillis >= Long.MAX_VALUE / 1_000_000 ? Long.MAX_VALUE / 2
                 : TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        fiber.deadlineNanos = timestamp.nanoTime() + delayNanos;
+        // A fresh reading, not the round's cached one: a timeout must never end early, and the
+        // round may have started a while ago.
+        fiber.deadlineNanos = timestamp.source().nanoTime() + delayNanos;
         fiber.timerSeq = timerSeq++;
         if (timerCount == timerHeap.length) {
             timerHeap = Arrays.copyOf(timerHeap, timerCount * 2);
