@@ -175,8 +175,7 @@ public final class Fiber {
         if (current == this) {
             throw new FiberException("fiber '" + name + "' tried to join itself; it would wait forever");
         }
-        current.beginAction(ACTION_WAIT, "join");
-        current.setResumePoint(resumePoint);
+        current.beginCall(ACTION_WAIT, "join", resumePoint);
         if (state == STATE_FINISHED) {
             return current.resumeNow(timeoutMillis >= 0 ? Boolean.TRUE : null);
         }
@@ -214,10 +213,8 @@ public final class Fiber {
             throw new FiberException("frame " + subFrame + " is already on the stack of fiber '"
                     + subFrame.fiber.getName() + "'; a frame object runs on one stack at a time (create a new one)");
         }
-        f.beginAction(ACTION_CALL, "call");
-        FiberFrame<?> callerFrame = f.top;
-        subFrame.enter(f, callerFrame);
-        f.setResumePoint(resumePoint);
+        f.beginCall(ACTION_CALL, "call", resumePoint);
+        subFrame.enter(f, f.top);
         f.top = subFrame;
         return FrameCallResult.SUSPEND;
     }
@@ -225,8 +222,7 @@ public final class Fiber {
     /** Continues at {@code resumePoint} with {@code input} in the same run, without suspending. */
     public static <I> FrameCallResult resume(I input, FrameCall<I> resumePoint) {
         Fiber f = runningFiber("Fiber.resume");
-        f.beginAction(ACTION_RESUME, "resume");
-        f.setResumePoint(resumePoint);
+        f.beginCall(ACTION_RESUME, "resume", resumePoint);
         f.resumeInput = input;
         return FrameCallResult.SUSPEND;
     }
@@ -250,8 +246,7 @@ public final class Fiber {
     /** Lets the other ready fibers of the group run, then continues at {@code resumePoint}. */
     public static FrameCallResult yield(FrameCall<Void> resumePoint) {
         Fiber f = runningFiber("Fiber.yield");
-        f.beginAction(ACTION_YIELD, "yield");
-        f.setResumePoint(resumePoint);
+        f.beginCall(ACTION_YIELD, "yield", resumePoint);
         return FrameCallResult.SUSPEND;
     }
 
@@ -263,12 +258,10 @@ public final class Fiber {
         checkTimeout(millis);
         Fiber f = runningFiber("Fiber.sleep");
         if (millis == 0) {
-            f.beginAction(ACTION_YIELD, "sleep");
-            f.setResumePoint(resumePoint);
+            f.beginCall(ACTION_YIELD, "sleep", resumePoint);
             return FrameCallResult.SUSPEND;
         }
-        f.beginAction(ACTION_WAIT, "sleep");
-        f.setResumePoint(resumePoint);
+        f.beginCall(ACTION_WAIT, "sleep", resumePoint);
         if (f.consumeInterrupt(SLEEP_SOURCE)) {
             return FrameCallResult.SUSPEND;
         }
@@ -317,6 +310,19 @@ public final class Fiber {
         return f;
     }
 
+    /**
+     * Records the one suspending call of this step and where the frame resumes. Argument errors
+     * are thrown before anything is recorded, so they reach the frame's handle like any error.
+     */
+    @SuppressWarnings("unchecked")
+    void beginCall(byte action, String opName, FrameCall<?> resumePoint) {
+        if (resumePoint == null) {
+            throw new IllegalArgumentException(opName + " needs a resume point (this::nextStep)");
+        }
+        beginAction(action, opName);
+        top.resumePoint = (FrameCall<Object>) resumePoint;
+    }
+
     /** Records the one action of this step; a second one is a fatal misuse. */
     void beginAction(byte action, String opName) {
         if (stepAction != ACTION_NONE) {
@@ -325,14 +331,6 @@ public final class Fiber {
         }
         stepAction = action;
         stepActionName = opName;
-    }
-
-    @SuppressWarnings("unchecked")
-    void setResumePoint(FrameCall<?> resumePoint) {
-        if (resumePoint == null) {
-            throw new IllegalArgumentException("a suspending call needs a resume point (this::nextStep)");
-        }
-        top.resumePoint = (FrameCall<Object>) resumePoint;
     }
 
     /** Turns the current wait action into a resume-now with this value. */

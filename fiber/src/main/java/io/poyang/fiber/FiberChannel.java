@@ -148,8 +148,7 @@ public final class FiberChannel<T> {
 
     private FrameCallResult take0(long timeoutMillis, FrameCall<T> resumePoint) {
         Fiber f = Fiber.current(group, "FiberChannel.take");
-        f.beginAction(Fiber.ACTION_WAIT, "take");
-        f.setResumePoint(resumePoint);
+        f.beginCall(Fiber.ACTION_WAIT, "take", resumePoint);
         T item = queue.poll();
         if (item != null) {
             return f.resumeNow(item);
@@ -184,8 +183,7 @@ public final class FiberChannel<T> {
             throw new IllegalArgumentException("takeAll needs a collection to put the items in");
         }
         Fiber f = Fiber.current(group, "FiberChannel.takeAll");
-        f.beginAction(Fiber.ACTION_WAIT, "takeAll");
-        f.setResumePoint(resumePoint);
+        f.beginCall(Fiber.ACTION_WAIT, "takeAll", resumePoint);
         if (!queue.isEmpty()) {
             drainTo(target);
             return f.resumeNow(null);

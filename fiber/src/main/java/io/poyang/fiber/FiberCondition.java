@@ -100,8 +100,7 @@ public final class FiberCondition {
             throw new FiberException("cannot await " + this + " and " + another
                     + " together: they belong to groups on different dispatchers");
         }
-        f.beginAction(Fiber.ACTION_WAIT, "await");
-        f.setResumePoint(resumePoint);
+        f.beginCall(Fiber.ACTION_WAIT, "await", resumePoint);
         if (timeoutMillis == 0) {
             return f.resumeNow(Boolean.FALSE);
         }

@@ -181,8 +181,7 @@ public final class FiberFuture<T> {
 
     private FrameCallResult await0(long timeoutMillis, FrameCall<T> resumePoint) {
         Fiber f = Fiber.current(group, "FiberFuture.await");
-        f.beginAction(Fiber.ACTION_WAIT, "await");
-        f.setResumePoint(resumePoint);
+        f.beginCall(Fiber.ACTION_WAIT, "await", resumePoint);
         if (done) {
             return error == null ? f.resumeNow(value) : f.failNow(error);
         }

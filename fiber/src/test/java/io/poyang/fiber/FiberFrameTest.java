@@ -330,4 +330,21 @@ class FiberFrameTest extends FiberTestSupport {
         Throwable e = failure(cf);
         assertTrue(e instanceof FiberException && e.getMessage().contains("already on the stack"), e.toString());
     }
+
+    @Test
+    void aBadArgumentToASuspendingCallIsAnOrdinaryErrorNotAMisuse() throws Exception {
+        FiberFrame<String> frame = new FiberFrame<String>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                return Fiber.sleep(5, null);
+            }
+
+            @Override
+            protected FrameCallResult handle(Throwable ex) {
+                return Fiber.frameReturn(ex.getClass().getSimpleName() + ": " + ex.getMessage());
+            }
+        };
+        assertEquals("IllegalArgumentException: sleep needs a resume point (this::nextStep)", get(run("bad-arg", frame)));
+        assertEquals(false, group.shutdownFuture().isDone(), "the group still runs");
+    }
 }
