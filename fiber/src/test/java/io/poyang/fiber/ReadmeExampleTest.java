@@ -1,0 +1,165 @@
+package io.poyang.fiber;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The worked example of fiber/README.md, compiled and run, so the README cannot rot. */
+class ReadmeExampleTest {
+
+    // ---- README example begins
+    /** A client request: some bytes, and where the client waits for the log position. */
+    static final class Request {
+        final String data;
+        final CompletableFuture<Long> answer = new CompletableFuture<>();
+
+        Request(String data) {
+            this.data = data;
+        }
+    }
+
+    /** Writes a batch with a blocking call on an I/O executor; returns the position after it. */
+    static final class WriteBatchFrame extends FiberFrame<Long> {
+        private final List<Request> batch;
+        private final ExecutorService io;
+        private final List<String> disk;
+
+        WriteBatchFrame(List<Request> batch, ExecutorService io, List<String> disk) {
+            this.batch = batch;
+            this.io = io;
+            this.disk = disk;
+        }
+
+        @Override
+        public FrameCallResult execute(Object input) {
+            FiberFuture<Long> written = getGroup().executeBlocking("write", io, () -> {
+                for (Request r : batch) {   // runs on the I/O thread: blocking is fine here
+                    if (r.data.isEmpty()) {
+                        throw new IOException("empty record");
+                    }
+                    disk.add(r.data);
+                }
+                return (long) disk.size();
+            });
+            return written.await(1_000, this::afterWrite);   // suspend; afterWrite runs with the value
+        }
+
+        private FrameCallResult afterWrite(Long position) {
+            return Fiber.frameReturn(position);              // the caller's resume point gets it
+        }
+    }
+
+    /** Takes every queued request, writes them as one batch, answers them, and loops until shutdown. */
+    static final class BatchWriterFrame extends FiberFrame<Void> {
+        private final FiberChannel<Request> requests;
+        private final ExecutorService io;
+        private final List<String> disk;
+        private final List<Request> batch = new ArrayList<>();
+        private final FrameCall<Void> onBatch = this::onBatch;   // made once: no allocation per take
+
+        BatchWriterFrame(FiberChannel<Request> requests, ExecutorService io, List<String> disk) {
+            this.requests = requests;
+            this.io = io;
+            this.disk = disk;
+        }
+
+        @Override
+        public FrameCallResult execute(Object input) {
+            return requests.takeAll(batch, onBatch);
+        }
+
+        private FrameCallResult onBatch(Void ignored) {
+            if (batch.isEmpty()) {               // woken with nothing: the group is shutting down
+                return Fiber.frameReturn();
+            }
+            return Fiber.call(new WriteBatchFrame(batch, io, disk), this::afterWrite);
+        }
+
+        private FrameCallResult afterWrite(Long position) {
+            for (Request r : batch) {
+                r.answer.complete(position);
+            }
+            batch.clear();
+            return requests.takeAll(batch, onBatch);       // next batch
+        }
+
+        @Override
+        protected FrameCallResult handle(Throwable ex) {
+            // A failed write (or its timeout) ends the loop: fail the batch in hand.
+            for (Request r : batch) {
+                r.answer.completeExceptionally(ex);
+            }
+            batch.clear();
+            return Fiber.frameReturn();
+        }
+
+        @Override
+        protected FrameCallResult doFinally() {
+            // Runs once, whether the loop ended normally or by an error.
+            return Fiber.frameReturn();
+        }
+    }
+    // ---- README example ends
+
+    @Test
+    void theReadmeExampleBatchesRequestsAndStopsOnShutdown() throws Exception {
+        Dispatcher dispatcher = new Dispatcher("example");
+        dispatcher.start();
+        ExecutorService io = Executors.newSingleThreadExecutor();
+        try {
+            FiberGroup group = new FiberGroup("raft-group-1", dispatcher);
+            dispatcher.startGroup(group).get();
+            FiberChannel<Request> requests = group.newChannel("requests");
+            List<String> disk = new ArrayList<>();
+            group.fireFiber("batch-writer", new BatchWriterFrame(requests, io, disk));
+
+            Request a = new Request("a");
+            Request b = new Request("b");
+            requests.fireOffer(a);        // from any thread: an I/O worker, here the test thread
+            requests.fireOffer(b);
+            assertTrue(b.answer.get(10, TimeUnit.SECONDS) >= 2);
+            assertEquals(List.of("a", "b"), disk.subList(0, 2));
+
+            group.requestShutdown();
+            group.shutdownFuture().get(10, TimeUnit.SECONDS);
+        } finally {
+            io.shutdownNow();
+            dispatcher.stop();
+        }
+    }
+
+    @Test
+    void aFailedWriteFailsTheBatchThroughHandle() throws Exception {
+        Dispatcher dispatcher = new Dispatcher("example");
+        dispatcher.start();
+        ExecutorService io = Executors.newSingleThreadExecutor();
+        try {
+            FiberGroup group = new FiberGroup("g", dispatcher);
+            dispatcher.startGroup(group).get();
+            FiberChannel<Request> requests = group.newChannel("requests");
+            group.fireFiber("batch-writer", new BatchWriterFrame(requests, io, new ArrayList<>()));
+            Request bad = new Request("");
+            requests.fireOffer(bad);
+            try {
+                bad.answer.get(10, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                assertEquals("empty record", e.getCause().getMessage());
+            }
+            assertTrue(bad.answer.isCompletedExceptionally());
+            group.requestShutdown();
+            group.shutdownFuture().get(10, TimeUnit.SECONDS);
+        } finally {
+            io.shutdownNow();
+            dispatcher.stop();
+        }
+    }
+}
