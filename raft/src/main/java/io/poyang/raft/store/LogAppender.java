@@ -96,6 +96,17 @@ final class LogAppender {
         return writtenBytes;
     }
 
+    /** Writes that completed but wait behind an earlier, unfinished one (for tests and metrics). */
+    int completedBehindGap() {
+        int n = 0;
+        for (WriteTask t : inFlight) {
+            if (t.done) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** Nothing appended is waiting to be written or being written. */
     boolean isIdle() {
         return pending.isEmpty() && inFlight.isEmpty();

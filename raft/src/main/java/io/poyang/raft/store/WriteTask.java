@@ -53,7 +53,7 @@ final class WriteTask implements Runnable, BiConsumer<Void, Throwable> {
     @Override
     public void run() {
         try {
-            segment.file.writeFully(buffer, position);
+            segment.file.writeFully(buffer, position - segment.startPos);
         } catch (Throwable e) {
             future.fireCompleteExceptionally(e);
             return;
