@@ -135,6 +135,7 @@ final class IndexFiles {
         });
         f.whenComplete((v, e) -> {
             flushing = false;
+            store.checkIdle();
             if (e != null) {
                 // Retrying is safe (the entries are only trusted after a later status save); the next batch retries.
                 log.warn("{}: writing index entries {}..{} failed; they stay in memory and are retried", store.name(),

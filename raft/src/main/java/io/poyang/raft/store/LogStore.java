@@ -693,10 +693,9 @@ public final class LogStore {
         }
     }
 
+    /** Something in flight finished: wake the frames waiting for the I/O to settle (they re-check what they need). */
     void checkIdle() {
-        if (appender.isIdle() && !fsync.isRunning()) {
-            idleCondition.signalAll();
-        }
+        idleCondition.signalAll();
     }
 
     /** Marks the store failed: appends are refused from now on and every waiter wakes to see it. */
