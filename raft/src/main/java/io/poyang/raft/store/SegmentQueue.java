@@ -105,7 +105,7 @@ final class SegmentQueue {
 
     /** Starts preallocating a spare unless one is ready or on its way. */
     void prepareSpare() {
-        if (allocating || !spares.isEmpty() || store.isClosed()) {
+        if (allocating || !spares.isEmpty() || store.isClosed() || store.isFailed()) {
             return;
         }
         allocating = true;

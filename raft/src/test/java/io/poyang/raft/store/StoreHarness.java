@@ -190,7 +190,13 @@ final class StoreHarness implements AutoCloseable {
             // a fiber may be left waiting on purpose; the dispatcher stop drops it
         }
         dispatcher.stop();
-        io.shutdownNow();
+        // Not shutdownNow: interrupting a thread inside a FileChannel call closes the channel.
+        io.shutdown();
+        try {
+            io.awaitTermination(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     static <T> T join(CompletableFuture<T> f) {
