@@ -52,7 +52,7 @@ public final class LogAppendBenchmark {
         public int batchItems = 256;
         public int ioThreads = 3;
         public long segmentBytes = 64L << 20;
-        public boolean zeroFill = true;
+        public boolean zeroFill = false;
         public int rawFsyncSeconds = 3;
         public boolean printTimeline = true;
     }

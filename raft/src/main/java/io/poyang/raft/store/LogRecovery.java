@@ -307,10 +307,17 @@ final class LogRecovery {
             log.warn("{}: cut a torn tail after index {} in {} at offset {} ({}); those items were never reported"
                     + " persisted", store.name(), r.lastIndex, seg.path(), offsetInSeg, tornReason);
         }
+        boolean spareBroken = false;
         for (int i = 0; i < segs.size(); i++) {
             LogSegment s = segs.get(i);
             if (i <= endSeg) {
                 r.live.add(s);
+            } else if (spareBroken || s.sizeBytes != store.config().segmentBytes()) {
+                // A preallocation cut short by the crash (or made with another segment size): drop it
+                // and every spare after it, so the spares stay contiguous; new ones are made as needed.
+                spareBroken = true;
+                SegmentQueue.closeQuietly(s);
+                store.fileIo().delete(s.path());
             } else {
                 s.firstIndex = -1;
                 if (!headerIsZero(s)) {
