@@ -251,7 +251,6 @@ final class LogAppender {
             if (!syncForce) {
                 store.onPersisted(writtenIndex);
             }
-            store.onWritten();
         }
         fsync.kick();
         store.checkIdle();
@@ -289,10 +288,5 @@ final class LogAppender {
         writtenIndex = Math.min(writtenIndex, lastIndex);
         nextPos = newNextPos;
         segmentEnded = false;
-    }
-
-    /** Releases buffers of writes that will never complete (the store failed or closed). */
-    void releaseAll() {
-        pending.clear();
     }
 }

@@ -670,10 +670,6 @@ public final class LogStore {
         return closed;
     }
 
-    void onWritten() {
-        // A hook for written-index listeners; raft only needs persisted today.
-    }
-
     /** The fsync covering {@code index} returned. */
     void onSynced(long syncedIndex) {
         if (config.syncForce()) {
