@@ -147,7 +147,8 @@ public class WritePacket implements Encodable {
 
     @Override
     public boolean encode(EncodeContext c, ByteBuffer dest) {
-        if (c.stage == 0 && dest.remaining() >= encodedSize) {
+        // The field helpers want room for their largest case, so keep a margin before taking the shortcut.
+        if (c.stage == 0 && dest.remaining() >= encodedSize + EncodeContext.MIN_BUFFER_BYTES) {
             encodeWhole(c, dest);
             return true;
         }
