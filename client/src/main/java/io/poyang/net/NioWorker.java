@@ -1183,9 +1183,18 @@ final class NioWorker implements Runnable {
         }
     }
 
-    /** For tests: the number of connections this worker owns (worker-owned list read racily). */
+    // For tests: worker-owned counters read racily from the test thread, which polls them.
+
     int pendingConnectionsForTest() {
         return connections.size();
+    }
+
+    int inFlightRequestsForTest() {
+        return inFlightRequests;
+    }
+
+    long droppedExpiredForTest() {
+        return droppedExpiredRequests;
     }
 
     boolean awaitTermination(long timeoutNanos) throws InterruptedException {
