@@ -132,6 +132,7 @@ public final class NioClient extends NioNode {
      */
     public <T> void sendRequest(Peer peer, WritePacket request, DecoderFactory<T> decoder, long timeoutMillis,
                                 CallOptions options, RpcCallback<T> callback) {
+        checkRunning();
         Peer p = peer != null ? peer : choosePeer();
         send(p.worker, p, null, request, decoder, timeoutMillis, options, callback);
     }
@@ -159,6 +160,7 @@ public final class NioClient extends NioNode {
 
     /** Sends a one-way message; it is dropped if it cannot be written before the timeout. */
     public void sendOneWay(Peer peer, WritePacket message, long timeoutMillis) {
+        checkRunning();
         Peer p = peer != null ? peer : choosePeer();
         sendOneWay(p.worker, p, null, message, timeoutMillis, false);
     }

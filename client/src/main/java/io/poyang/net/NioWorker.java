@@ -486,7 +486,8 @@ final class NioWorker implements Runnable {
                         + e.getMessage(), e));
             }
         } else {
-            log.warn("{}: dropped an unreadable packet: {}", c, e.getMessage());
+            // Nobody can be told (no request seq to answer): the other side speaks garbage.
+            close(c, "unreadable packet: " + e.getMessage(), null);
         }
     }
 
@@ -1087,7 +1088,8 @@ final class NioWorker implements Runnable {
                 close(c, "no handshake within " + sc.handshakeTimeoutMillis + " ms", null);
                 return;
             }
-            if (sc.idleTimeoutMillis > 0 && now - c.lastReadNanos > TimeUnit.MILLISECONDS.toNanos(sc.idleTimeoutMillis)) {
+            // A connection we stopped reading is not idle; the write-stall check above covers it.
+            if (sc.idleTimeoutMillis > 0 && !c.readPaused && now - c.lastReadNanos > TimeUnit.MILLISECONDS.toNanos(sc.idleTimeoutMillis)) {
                 close(c, "idle for " + sc.idleTimeoutMillis + " ms" + (c.reader.inFrame() ? " in the middle of a frame" : ""), null);
             }
         } else {
@@ -1195,6 +1197,14 @@ final class NioWorker implements Runnable {
 
     long droppedExpiredForTest() {
         return droppedExpiredRequests;
+    }
+
+    long unwrittenBytesForTest() {
+        long n = 0;
+        for (int i = 0; i < connections.size(); i++) {
+            n += connections.get(i).outBytes;
+        }
+        return n;
     }
 
     boolean awaitTermination(long timeoutNanos) throws InterruptedException {
