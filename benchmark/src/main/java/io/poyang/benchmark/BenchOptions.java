@@ -18,7 +18,7 @@ public final class BenchOptions {
     public List<String> servers = new ArrayList<>();
     public int valueSize = 128;
     public int keys = 100_000;
-    public int maxPending = 2_000;
+    public int maxPending = 1_000;
     public int clients = 1;
     public int batchSize = 1;
     public double durationSeconds = 10;
@@ -42,7 +42,7 @@ public final class BenchOptions {
                 "  --servers h:p,h:p         use an existing cluster instead of starting one",
                 "  --value-size BYTES        body or value size (default 128)",
                 "  --keys N                  distinct keys for put/get/mixed (default 100000)",
-                "  --max-pending N           requests in flight per client, asynchronous mode (default 2000)",
+                "  --max-pending N           requests in flight per client, asynchronous mode (default 1000)",
                 "  --clients N               clients, one connection each (default 1)",
                 "  --batch-size N            keys per request (default 1)",
                 "  --duration TIME           measured time: 10, 10s, 500ms, 2m (default 10s)",

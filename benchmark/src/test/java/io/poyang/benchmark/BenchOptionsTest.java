@@ -14,7 +14,7 @@ class BenchOptionsTest {
         assertEquals("rpc", o.op);
         assertEquals(1, o.nodes);
         assertEquals(128, o.valueSize);
-        assertEquals(2000, o.maxPending);
+        assertEquals(1000, o.maxPending);
         assertEquals(10, o.durationSeconds);
         assertEquals(3, o.warmupSeconds);
         assertFalse(o.sync);
