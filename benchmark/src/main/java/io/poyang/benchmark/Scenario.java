@@ -8,7 +8,7 @@ import java.util.Map;
  * drivers, the timeline and the report are shared; a scenario only sets up what it measures and
  * performs one operation at a time.
  */
-public interface Scenario extends AutoCloseable {
+public interface Scenario {
 
     /** Starts what the operation needs (servers, clients, files). Called once, before the run. */
     void setUp(BenchOptions options) throws Exception;
@@ -35,7 +35,6 @@ public interface Scenario extends AutoCloseable {
         return Collections.emptyMap();
     }
 
-    /** Stops everything setUp started. */
-    @Override
+    /** Stops everything setUp started (also after a failed setUp). */
     void close() throws Exception;
 }

@@ -96,6 +96,7 @@ public final class Handshake implements Encodable {
     }
 
     @Override
+    @SuppressWarnings("fallthrough") // the resumable-encoder pattern: each stage falls into the next
     public boolean encode(EncodeContext c, ByteBuffer dest) {
         switch (c.stage) {
             case 0:

@@ -386,6 +386,11 @@ final class NioWorker implements Runnable {
             }
             return;
         }
+        if (r.timeoutNanos < 0) {
+            // The sender says its deadline has already passed: doing the work would be wasted.
+            droppedExpiredRequests++;
+            return;
+        }
         int frameBytes = r.frameLength();
         if (inFlightRequests >= config.maxInFlightRequests || inFlightBytes + frameBytes > config.maxInFlightBytes) {
             if (!oneWay) {
@@ -404,10 +409,9 @@ final class NioWorker implements Runnable {
             }
             return;
         }
-        long deadline = r.timeoutNanos > 0 ? ts.nanoTime() + r.timeoutNanos : Long.MAX_VALUE;
-        if (deadline < 0 && r.timeoutNanos > 0) {
-            deadline = Long.MAX_VALUE; // overflow: no practical deadline
-        }
+        // No timeout field (0) means no deadline; a huge one must not wrap around.
+        long deadline = r.timeoutNanos > 0 && r.timeoutNanos < Long.MAX_VALUE / 4
+                ? ts.nanoTime() + r.timeoutNanos : Long.MAX_VALUE;
         ReqContext ctx = new ReqContext(this, c, r.type, r.command, r.seq, deadline, frameBytes, r.extra);
         inFlightRequests++;
         inFlightBytes += frameBytes;

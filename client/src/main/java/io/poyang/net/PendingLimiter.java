@@ -2,7 +2,6 @@ package io.poyang.net;
 
 import io.poyang.common.FlowControlException;
 
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
@@ -98,9 +97,5 @@ final class PendingLimiter {
 
     long pendingBytes() {
         return bytes.get();
-    }
-
-    static long toNanos(long millis) {
-        return TimeUnit.MILLISECONDS.toNanos(millis);
     }
 }

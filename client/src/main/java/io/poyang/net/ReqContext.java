@@ -60,7 +60,7 @@ public final class ReqContext {
 
     /** True when the caller has given up; such work should be dropped, not done. */
     public boolean isExpired() {
-        return System.nanoTime() - deadlineNanos >= 0;
+        return deadlineNanos != Long.MAX_VALUE && System.nanoTime() - deadlineNanos >= 0;
     }
 
     /** Sends the response; any thread, once per request. Ignored for one-way messages. */

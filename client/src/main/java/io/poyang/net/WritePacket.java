@@ -146,6 +146,7 @@ public class WritePacket implements Encodable {
     }
 
     @Override
+    @SuppressWarnings("fallthrough") // the resumable-encoder pattern: each stage falls into the next
     public boolean encode(EncodeContext c, ByteBuffer dest) {
         // The field helpers want room for their largest case, so keep a margin before taking the shortcut.
         if (c.stage == 0 && dest.remaining() >= encodedSize + EncodeContext.MIN_BUFFER_BYTES) {

@@ -262,4 +262,21 @@ class BadInputTest {
         }
         waitUntil("the backlog is released", 5000, () -> server.workers[0].unwrittenBytesForTest() == 0);
     }
+
+    @Test
+    void requestThatArrivesPastItsDeadlineIsDropped() throws Exception {
+        try (RawConnection raw = RawConnection.connect(server.port())) {
+            raw.handshake();
+            WritePacket late = echo(new byte[]{1});
+            late.seq = 20;
+            late.timeoutNanos = -1;
+            raw.sendPacket(late);
+            WritePacket onTime = echo(new byte[]{2});
+            onTime.seq = 21;
+            onTime.timeoutNanos = 1_000_000_000L;
+            raw.sendPacket(onTime);
+            assertEquals(21, raw.readPacket().seq, "the expired request got no answer");
+            assertEquals(1, server.workers[0].droppedExpiredForTest());
+        }
+    }
 }
