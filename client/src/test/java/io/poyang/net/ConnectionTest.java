@@ -1,6 +1,5 @@
 package io.poyang.net;
 
-import io.poyang.codec.PbCallback;
 import io.poyang.log.ImpossibleStates;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -10,7 +9,6 @@ import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static io.poyang.net.NetTestSupport.*;
@@ -37,29 +35,11 @@ class ConnectionTest {
     private static NioServer startSilentServer(NioServerConfig c) {
         NioServer s = new NioServer(c);
         s.register(Commands.ECHO, new EchoProcessor());
-        s.register(SILENT, new ReqProcessor<byte[]>() {
-            @Override
-            public PbCallback<byte[]> createDecoder() {
-                return new BytesDecoder();
-            }
-
-            @Override
-            public WritePacket process(ReqContext context, byte[] body) {
-                return null; // never answers
-            }
-        });
+        s.register(SILENT, processor((ctx, body) -> null)); // never answers
         s.start();
         return s;
     }
 
-    private static Throwable causeOf(CompletableFuture<?> f, long timeoutMillis) throws Exception {
-        try {
-            f.get(timeoutMillis, TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            return e.getCause();
-        }
-        throw new AssertionError("the future succeeded");
-    }
 
     @Test
     void serverKilledMidFlightFailsPendingCallsFastWithAConnectionError() throws Exception {

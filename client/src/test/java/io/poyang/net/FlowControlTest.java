@@ -1,6 +1,5 @@
 package io.poyang.net;
 
-import io.poyang.codec.PbCallback;
 import io.poyang.common.FlowControlException;
 import io.poyang.log.ImpossibleStates;
 import org.junit.jupiter.api.AfterEach;
@@ -10,7 +9,6 @@ import org.junit.jupiter.api.Test;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -23,8 +21,8 @@ class FlowControlTest {
     private static final int HELD = 60;
     private NioServer server;
     private NioClient client;
-    /** Requests the HELD processor keeps unanswered until the test releases them. */
-    private final ConcurrentLinkedQueue<ReqContext> held = new ConcurrentLinkedQueue<>();
+    /** Keeps HELD requests unanswered until the test releases them. */
+    private final Holding held = new Holding();
 
     @BeforeEach
     void reset() {
@@ -39,27 +37,13 @@ class FlowControlTest {
 
     private NioServer startHoldingServer(NioServerConfig c) {
         NioServer s = new NioServer(c);
-        s.register(HELD, new ReqProcessor<byte[]>() {
-            @Override
-            public PbCallback<byte[]> createDecoder() {
-                return new BytesDecoder();
-            }
-
-            @Override
-            public WritePacket process(ReqContext context, byte[] body) {
-                held.add(context);
-                return null;
-            }
-        });
+        s.register(HELD, held);
         s.start();
         return s;
     }
 
     private void releaseHeld() {
-        ReqContext ctx;
-        while ((ctx = held.poll()) != null) {
-            ctx.respond(WritePacket.response(null));
-        }
+        held.releaseAll(null);
     }
 
     private static WritePacket heldRequest(int bodyBytes) {
@@ -182,23 +166,7 @@ class FlowControlTest {
     }
 
     private static RemoteException remoteFailure(CompletableFuture<?> f) throws Exception {
-        try {
-            f.get(5, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            return (RemoteException) e.getCause();
-        }
-        throw new AssertionError("succeeded");
+        return (RemoteException) causeOf(f, 5000);
     }
 
-    private static RpcCallback<byte[]> ignoring() {
-        return new RpcCallback<byte[]>() {
-            @Override
-            public void onSuccess(byte[] body) {
-            }
-
-            @Override
-            public void onFailure(Throwable error) {
-            }
-        };
-    }
 }

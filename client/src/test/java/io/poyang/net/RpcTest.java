@@ -148,37 +148,14 @@ class RpcTest {
         return s;
     }
 
-    private static ReqProcessor<byte[]> processor(java.util.function.BiFunction<ReqContext, byte[], WritePacket> f) {
-        return new ReqProcessor<byte[]>() {
-            @Override
-            public io.poyang.codec.PbCallback<byte[]> createDecoder() {
-                return new BytesDecoder();
-            }
 
-            @Override
-            public WritePacket process(ReqContext context, byte[] body) {
-                return f.apply(context, body);
-            }
-        };
-    }
-
-    private static Throwable failureOf(CompletableFuture<?> f) throws InterruptedException {
-        try {
-            f.get(10, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            return e.getCause();
-        } catch (java.util.concurrent.TimeoutException e) {
-            throw new AssertionError("the future did not complete", e);
-        }
-        throw new AssertionError("the future succeeded");
-    }
 
     @Test
     void requestWithoutAnswerFailsWithTimeout() throws Exception {
         server = startServer(serverConfig(), s -> s.register(SILENT, processor((ctx, b) -> null)));
         client = startClient(clientConfig(server));
         long start = System.nanoTime();
-        Throwable t = failureOf(client.sendRequest(null, WritePacket.request(SILENT, null), BytesDecoder.FACTORY, 200));
+        Throwable t = causeOf(client.sendRequest(null, WritePacket.request(SILENT, null), BytesDecoder.FACTORY, 200));
         long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         assertInstanceOf(NetTimeoutException.class, t);
         assertTrue(tookMillis >= 190 && tookMillis < 3000, "timed out after " + tookMillis + " ms");
@@ -206,7 +183,7 @@ class RpcTest {
             CompletableFuture<byte[]> blocker = client.sendRequest(null, WritePacket.request(LATER,
                     new BytesBody("block".getBytes(StandardCharsets.UTF_8))), BytesDecoder.FACTORY, 10_000);
             waitUntil("the blocker runs", 5000, () -> server.workers[0].inFlightRequestsForTest() == 1);
-            Throwable t = failureOf(client.sendRequest(null, WritePacket.request(LATER,
+            Throwable t = causeOf(client.sendRequest(null, WritePacket.request(LATER,
                     new BytesBody("late".getBytes(StandardCharsets.UTF_8))), BytesDecoder.FACTORY, 100));
             assertInstanceOf(NetTimeoutException.class, t);
             gate.countDown();
@@ -229,15 +206,15 @@ class RpcTest {
             }));
         });
         client = startClient(clientConfig(server));
-        RemoteException biz = (RemoteException) failureOf(client.sendRequest(null, WritePacket.request(BIZ, null),
+        RemoteException biz = (RemoteException) causeOf(client.sendRequest(null, WritePacket.request(BIZ, null),
                 BytesDecoder.FACTORY, 3000));
         assertEquals(ResponseCode.BIZ_ERROR, biz.responseCode());
         assertEquals(42, biz.bizCode());
         assertEquals("key not found", biz.remoteMessage());
-        RemoteException missing = (RemoteException) failureOf(client.sendRequest(null, WritePacket.request(999, null),
+        RemoteException missing = (RemoteException) causeOf(client.sendRequest(null, WritePacket.request(999, null),
                 BytesDecoder.FACTORY, 3000));
         assertEquals(ResponseCode.COMMAND_NOT_FOUND, missing.responseCode());
-        RemoteException sys = (RemoteException) failureOf(client.sendRequest(null, WritePacket.request(THROWS, null),
+        RemoteException sys = (RemoteException) causeOf(client.sendRequest(null, WritePacket.request(THROWS, null),
                 BytesDecoder.FACTORY, 3000));
         assertEquals(ResponseCode.SYS_ERROR, sys.responseCode());
         assertTrue(sys.remoteMessage().contains("boom"), sys.remoteMessage());

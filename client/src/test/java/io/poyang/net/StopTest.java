@@ -1,6 +1,5 @@
 package io.poyang.net;
 
-import io.poyang.codec.PbCallback;
 import io.poyang.common.LifeCycle;
 import io.poyang.common.StoppedException;
 import io.poyang.log.ImpossibleStates;
@@ -11,7 +10,6 @@ import org.junit.jupiter.api.Test;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -21,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.*;
 class StopTest {
 
     private static final int HELD = 60;
-    private final ConcurrentLinkedQueue<ReqContext> held = new ConcurrentLinkedQueue<>();
+    private final Holding held = new Holding();
     private NioServer server;
     private NioClient client;
 
@@ -43,30 +41,11 @@ class StopTest {
         sc.stopTimeoutMillis = stopTimeoutMillis;
         NioServer s = new NioServer(sc);
         s.register(Commands.ECHO, new EchoProcessor());
-        s.register(HELD, new ReqProcessor<byte[]>() {
-            @Override
-            public PbCallback<byte[]> createDecoder() {
-                return new BytesDecoder();
-            }
-
-            @Override
-            public WritePacket process(ReqContext context, byte[] body) {
-                held.add(context);
-                return null;
-            }
-        });
+        s.register(HELD, held);
         s.start();
         return s;
     }
 
-    private static Throwable causeOf(CompletableFuture<?> f) throws Exception {
-        try {
-            f.get(10, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            return e.getCause();
-        }
-        throw new AssertionError("succeeded");
-    }
 
     @Test
     void gracefulStopLetsRequestsInFlightFinishAndRefusesNewOnes() throws Exception {
@@ -92,10 +71,7 @@ class StopTest {
         assertNotNull(refused, "no request was refused during the stop");
         assertEquals(ResponseCode.STOPPING, refused.responseCode());
         assertFalse(stopping.isDone(), "stop must wait for the requests in flight");
-        ReqContext ctx;
-        while ((ctx = held.poll()) != null) {
-            ctx.respond(WritePacket.response(new BytesBody(new byte[]{1})));
-        }
+        held.releaseAll(new byte[]{1});
         for (CompletableFuture<byte[]> f : fs) {
             assertArrayEquals(new byte[]{1}, f.get(5, TimeUnit.SECONDS));
         }
@@ -115,7 +91,7 @@ class StopTest {
         assertTrue(tookMillis >= 250 && tookMillis < 5000, "stop took " + tookMillis + " ms");
         assertInstanceOf(NetConnectionException.class, causeOf(f));
         // answering after the stop is harmless
-        held.poll().respond(WritePacket.response(null));
+        held.releaseAll(null);
     }
 
     @Test
@@ -129,17 +105,9 @@ class StopTest {
         client.stop();
         assertInstanceOf(StoppedException.class, causeOf(f));
         assertThrows(StoppedException.class, () -> client.sendRequest(null, echo(new byte[1]), BytesDecoder.FACTORY,
-                1000, CallOptions.DEFAULT, new RpcCallback<byte[]>() {
-                    @Override
-                    public void onSuccess(byte[] body) {
-                    }
-
-                    @Override
-                    public void onFailure(Throwable error) {
-                    }
-                }));
+                1000, CallOptions.DEFAULT, ignoring()));
         assertInstanceOf(StoppedException.class, causeOf(client.sendRequest(null, echo(new byte[1]), BytesDecoder.FACTORY, 1000)));
-        held.poll().respond(WritePacket.response(null));
+        held.releaseAll(null);
     }
 
     @Test
@@ -153,7 +121,7 @@ class StopTest {
         CompletableFuture<Void> stopping = CompletableFuture.runAsync(client::stop);
         waitUntil("stopping", 5000, () -> client.status() == LifeCycle.Status.STOPPING);
         assertFalse(stopping.isDone());
-        held.poll().respond(WritePacket.response(new BytesBody(new byte[]{3})));
+        held.releaseAll(new byte[]{3});
         assertArrayEquals(new byte[]{3}, f.get(5, TimeUnit.SECONDS));
         stopping.get(10, TimeUnit.SECONDS);
     }
