@@ -101,6 +101,9 @@ public abstract class NioNode extends LifeCycle {
             w.requestStop(deadline);
         }
         for (NioWorker w : ws) {
+            if (Thread.currentThread() == w.thread) {
+                continue; // stop() called from a callback on this worker: it exits when the callback returns
+            }
             // the deadline plus a margin for closing connections and failing what is left
             long wait = deadline - System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             if (!w.awaitTermination(Math.max(wait, 1))) {

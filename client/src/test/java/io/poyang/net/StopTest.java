@@ -125,4 +125,31 @@ class StopTest {
         assertArrayEquals(new byte[]{3}, f.get(5, TimeUnit.SECONDS));
         stopping.get(10, TimeUnit.SECONDS);
     }
+
+    @Test
+    void stopCalledFromACallbackOnTheIoThreadDoesNotDeadlock() throws Exception {
+        server = startHoldingServer(1000);
+        NioClientConfig cc = clientConfig(server);
+        cc.stopTimeoutMillis = 200;
+        client = startClient(cc);
+        CompletableFuture<String> stoppedFrom = new CompletableFuture<>();
+        client.sendRequest(null, echo(new byte[1]), BytesDecoder.FACTORY, 3000, CallOptions.IO_THREAD_CALLBACK,
+                new RpcCallback<byte[]>() {
+                    @Override
+                    public void onSuccess(byte[] body) {
+                        long start = System.nanoTime();
+                        client.stop();
+                        stoppedFrom.complete(Thread.currentThread().getName() + " in "
+                                + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms");
+                    }
+
+                    @Override
+                    public void onFailure(Throwable error) {
+                        stoppedFrom.completeExceptionally(error);
+                    }
+                });
+        String how = stoppedFrom.get(10, TimeUnit.SECONDS);
+        assertTrue(how.startsWith("NioClient-io-"), how);
+        assertEquals(LifeCycle.Status.STOPPED, client.status());
+    }
 }
