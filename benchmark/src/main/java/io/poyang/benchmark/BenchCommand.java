@@ -68,8 +68,11 @@ public final class BenchCommand {
     static Report runScenario(Scenario scenario, BenchOptions o, PrintStream out) throws Exception {
         scenario.setUp(o);
         RunStats stats = new RunStats();
-        LoadDriver driver = o.sync ? new SyncLoadDriver(scenario, stats, o.threads)
-                : new AsyncLoadDriver(scenario, stats, o.maxPending);
+        LoadDriver driver = scenario.ownDriver(stats, o);
+        if (driver == null) {
+            driver = o.sync ? new SyncLoadDriver(scenario, stats, o.threads)
+                    : new AsyncLoadDriver(scenario, stats, o.maxPending);
+        }
         out.printf(Locale.ROOT, "bench --op %s: %s, %d client(s), warm-up %.1f s, duration %.1f s%n",
                 o.op, driver.describe(), scenario.clients(), o.warmupSeconds, o.durationSeconds);
         out.printf(Locale.ROOT, "%8s %12s %12s %9s %9s%n", "time", "ops/s", "success", "failed", "timeout");

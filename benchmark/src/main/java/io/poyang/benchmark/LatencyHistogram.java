@@ -47,8 +47,13 @@ public final class LatencyHistogram {
     }
 
     public void record(long nanos) {
-        counts.incrementAndGet(indexOf(nanos));
-        total.incrementAndGet();
+        record(nanos, 1);
+    }
+
+    /** Records {@code count} values equal to {@code nanos}. */
+    public void record(long nanos, long count) {
+        counts.addAndGet(indexOf(nanos), count);
+        total.addAndGet(count);
         long m = max.get();
         while (nanos > m && !max.compareAndSet(m, nanos)) {
             m = max.get();

@@ -104,6 +104,10 @@ public final class Report {
             Object v = e.getValue();
             if (v == null) {
                 sb.append("null");
+            } else if (v instanceof Double || v instanceof Float) {
+                // Plain decimal, never exponent notation, so scripts and humans read it alike.
+                sb.append(new java.math.BigDecimal(((Number) v).doubleValue()).setScale(4, java.math.RoundingMode.HALF_UP)
+                        .stripTrailingZeros().toPlainString());
             } else if (v instanceof Number || v instanceof Boolean) {
                 sb.append(v);
             } else {

@@ -31,6 +31,18 @@ public final class RunStats {
         }
     }
 
+    /**
+     * Records {@code count} successful operations that took {@code latencyNanosEach} each, for
+     * scenarios that count in batches (a per-operation atomic add would cost more than the
+     * operation).
+     */
+    public void recordSuccesses(long count, long latencyNanosEach) {
+        success.add(count);
+        if (measuring) {
+            histogram.record(latencyNanosEach, count);
+        }
+    }
+
     /** Opens the measured window with a fresh histogram. */
     public void startMeasuring() {
         histogram = new LatencyHistogram();

@@ -30,6 +30,15 @@ public interface Scenario {
      */
     void call(int thread) throws Exception;
 
+    /**
+     * A driver of the scenario's own, for operations that are not request/response (the fiber
+     * ping-pong counts switches inside one thread). Null, the default, means the standard
+     * asynchronous or --sync driver calls {@link #issue} or {@link #call}.
+     */
+    default LoadDriver ownDriver(RunStats stats, BenchOptions options) {
+        return null;
+    }
+
     /** Op-specific figures added to the report (for example fsyncs_per_sec), over the measured seconds. */
     default Map<String, Object> extras(double measuredSeconds) {
         return Collections.emptyMap();

@@ -1,5 +1,6 @@
 package io.poyang.benchmark;
 
+import io.poyang.benchmark.fiber.FiberScenario;
 import io.poyang.benchmark.rpc.RpcScenario;
 
 /** Maps --op to its scenario. A new op plugs in here. */
@@ -13,6 +14,8 @@ public final class Scenarios {
         switch (op) {
             case "rpc":
                 return new RpcScenario();
+            case "fiber":
+                return new FiberScenario();
             default:
                 return null;
         }
@@ -21,8 +24,6 @@ public final class Scenarios {
     /** Why an op cannot run yet: the issue that adds it. */
     public static String notBuiltYet(String op) {
         switch (op) {
-            case "fiber":
-                return "--op fiber is not built yet: issue 4 (fibers) adds it";
             case "log":
                 return "--op log is not built yet: the raft log store issue adds it";
             case "raft":
