@@ -154,27 +154,4 @@ public final class FiberPingPong {
         Method start = Class.forName("java.lang.Thread$Builder").getMethod("start", Runnable.class);
         return (Thread) start.invoke(builder, task);
     }
-
-    /**
-     * Temporary entry point until {@code ./poyang bench --op fiber} is wired:
-     * {@code java -cp ... io.poyang.benchmark.fiber.FiberPingPong [seconds] [runs]}. Each run warms
-     * up for a second, then measures; prints one JSON line per run.
-     */
-    public static void main(String[] args) throws Exception {
-        long seconds = args.length > 0 ? Long.parseLong(args[0]) : 5;
-        int runs = args.length > 1 ? Integer.parseInt(args[1]) : 1;
-        for (int i = 0; i < runs; i++) {
-            runFibers(1_000);
-            long fiberSwitches = runFibers(seconds * 1_000);
-            long vtSwitches = -1;
-            if (virtualThreadsAvailable()) {
-                runVirtualThreads(1_000);
-                vtSwitches = runVirtualThreads(seconds * 1_000);
-            }
-            System.out.printf("{\"op\":\"fiber\",\"java\":\"%s\",\"duration_s\":%d,\"ops_per_sec\":%d,"
-                            + "\"virtual_thread_switches_per_sec\":%s}%n",
-                    System.getProperty("java.version"), seconds, fiberSwitches / seconds,
-                    vtSwitches < 0 ? "null" : String.valueOf(vtSwitches / seconds));
-        }
-    }
 }

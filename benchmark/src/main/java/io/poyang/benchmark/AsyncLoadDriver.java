@@ -1,0 +1,109 @@
+package io.poyang.benchmark;
+
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Keeps up to --max-pending operations in flight on each client: it starts that many, and each
+ * completion records its latency and starts the next one (on the thread that completed it, for
+ * the rpc scenario the client's I/O thread). An operation that cannot even start is counted as
+ * failed and retried a little later, so a dead server does not turn into a busy loop.
+ */
+public final class AsyncLoadDriver implements LoadDriver {
+
+    private static final long RETRY_DELAY_MILLIS = 10;
+
+    private final Scenario scenario;
+    private final RunStats stats;
+    private final int maxPending;
+    private final AtomicLong inFlight = new AtomicLong();
+    private final AtomicBoolean reportedStartError = new AtomicBoolean();
+    private final ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "bench-retry");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile boolean running;
+
+    public AsyncLoadDriver(Scenario scenario, RunStats stats, int maxPending) {
+        this.scenario = scenario;
+        this.stats = stats;
+        this.maxPending = maxPending;
+    }
+
+    @Override
+    public void start() {
+        running = true;
+        for (int c = 0; c < scenario.clients(); c++) {
+            for (int i = 0; i < maxPending; i++) {
+                issue(c);
+            }
+        }
+    }
+
+    private void issue(int client) {
+        inFlight.incrementAndGet();
+        try {
+            scenario.issue(client, new Op(client, System.nanoTime()));
+        } catch (Throwable t) {
+            inFlight.decrementAndGet();
+            stats.record(Outcome.FAILED, 0);
+            if (reportedStartError.compareAndSet(false, true)) {
+                System.err.println("bench: an operation could not start: " + t + " (retrying; reported once)");
+            }
+            if (running) {
+                retries.schedule(() -> {
+                    if (running) {
+                        issue(client);
+                    }
+                }, RETRY_DELAY_MILLIS, TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    /** One operation in flight: remembers its client and start time. */
+    private final class Op implements OpCallback {
+        private final int client;
+        private final long startNanos;
+
+        Op(int client, long startNanos) {
+            this.client = client;
+            this.startNanos = startNanos;
+        }
+
+        @Override
+        public void done(Outcome outcome) {
+            stats.record(outcome, System.nanoTime() - startNanos);
+            inFlight.decrementAndGet();
+            if (running) {
+                issue(client);
+            }
+        }
+    }
+
+    @Override
+    public void stop() {
+        running = false;
+        retries.shutdownNow();
+    }
+
+    @Override
+    public boolean awaitDrained(long timeoutMillis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (inFlight.get() > 0) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            Thread.sleep(1);
+        }
+        return true;
+    }
+
+    @Override
+    public String describe() {
+        return "async, max-pending " + maxPending + " per client";
+    }
+}

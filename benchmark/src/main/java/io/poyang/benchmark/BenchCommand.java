@@ -1,0 +1,153 @@
+package io.poyang.benchmark;
+
+import java.io.PrintStream;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code ./poyang bench}: parses the options, sets up the scenario, drives it, prints a timeline
+ * line every second as the run goes (warm-up seconds marked), then the report. Exit codes: 0 done,
+ * 1 the run failed (or had failures under --strict), 2 bad options or an op not built yet.
+ */
+public final class BenchCommand {
+
+    /** How long the end of a run waits for operations still in flight. */
+    private static final long DRAIN_MILLIS = 15_000;
+
+    private BenchCommand() {
+    }
+
+    public static void main(String[] args) {
+        int code = run(args, System.out, System.err);
+        System.out.flush();
+        System.exit(code);
+    }
+
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        BenchOptions o;
+        try {
+            o = BenchOptions.parse(args);
+        } catch (UsageException e) {
+            err.println("poyang bench: " + e.getMessage());
+            return 2;
+        }
+        if (o.help) {
+            out.print(BenchOptions.usage());
+            return 0;
+        }
+        Scenario scenario = Scenarios.create(o.op);
+        if (scenario == null) {
+            err.println("poyang bench: " + Scenarios.notBuiltYet(o.op));
+            return 2;
+        }
+        try {
+            Report report = runScenario(scenario, o, out);
+            out.println(o.json() ? report.toJson() : report.toTable());
+            if (o.strict && report.failed + report.timeout > 0) {
+                err.println("poyang bench: " + report.failed + " operations failed and " + report.timeout
+                        + " timed out (--strict)");
+                return 1;
+            }
+            return 0;
+        } catch (UsageException e) {
+            err.println("poyang bench: " + e.getMessage());
+            return 2;
+        } catch (Exception e) {
+            err.println("poyang bench: the run failed: " + e);
+            e.printStackTrace(err);
+            return 1;
+        } finally {
+            try {
+                scenario.close();
+            } catch (Exception e) {
+                err.println("poyang bench: cleanup failed: " + e);
+            }
+        }
+    }
+
+    static Report runScenario(Scenario scenario, BenchOptions o, PrintStream out) throws Exception {
+        scenario.setUp(o);
+        RunStats stats = new RunStats();
+        LoadDriver driver = scenario.ownDriver(stats, o);
+        if (driver == null) {
+            driver = o.sync ? new SyncLoadDriver(scenario, stats, o.threads)
+                    : new AsyncLoadDriver(scenario, stats, o.maxPending);
+        }
+        out.printf(Locale.ROOT, "bench --op %s: %s, %d client(s), warm-up %.1f s, duration %.1f s%n",
+                o.op, driver.describe(), scenario.clients(), o.warmupSeconds, o.durationSeconds);
+        out.printf(Locale.ROOT, "%8s %12s %12s %9s %9s%n", "time", "ops/s", "success", "failed", "timeout");
+
+        long start = System.nanoTime();
+        long warmupEnd = start + toNanos(o.warmupSeconds);
+        long end = warmupEnd + toNanos(o.durationSeconds);
+        RunStats.Counts atWarmupEnd = null;
+        long measureStart = start;
+        if (o.warmupSeconds <= 0) {
+            stats.startMeasuring();
+            atWarmupEnd = stats.snapshot();
+        }
+        driver.start();
+
+        RunStats.Counts last = stats.snapshot();
+        long lastNanos = start;
+        long nextTick = start + TimeUnit.SECONDS.toNanos(1);
+        while (true) {
+            long now = System.nanoTime();
+            long wake = Math.min(nextTick, atWarmupEnd == null ? warmupEnd : end);
+            if (wake - now > 0) {
+                TimeUnit.NANOSECONDS.sleep(wake - now);
+                continue;
+            }
+            if (atWarmupEnd == null && now - warmupEnd >= 0) {
+                atWarmupEnd = stats.snapshot();
+                stats.startMeasuring();
+                measureStart = now;
+            }
+            boolean finished = atWarmupEnd != null && now - end >= 0;
+            if (now - nextTick >= 0 || finished) {
+                RunStats.Counts c = stats.snapshot();
+                RunStats.Counts d = c.minus(last);
+                double secs = (now - lastNanos) / 1e9;
+                if (secs > 0.05 || !finished) {
+                    out.printf(Locale.ROOT, "%7.1fs %,12.0f %,12d %,9d %,9d%s%n", (now - start) / 1e9,
+                            d.total() / secs, d.success, d.failed, d.timeout, lastNanos - warmupEnd < 0 ? "  (warm-up)" : "");
+                }
+                last = c;
+                lastNanos = now;
+                nextTick += TimeUnit.SECONDS.toNanos(1);
+            }
+            if (finished) {
+                break;
+            }
+        }
+        long measureEnd = System.nanoTime();
+        RunStats.Counts atEnd = stats.snapshot();
+        stats.stopMeasuring();
+        driver.stop();
+        if (!driver.awaitDrained(DRAIN_MILLIS)) {
+            out.println("(some operations were still in flight " + DRAIN_MILLIS + " ms after the end)");
+        }
+
+        RunStats.Counts window = atEnd.minus(atWarmupEnd);
+        Report r = new Report();
+        r.op = o.op;
+        r.nodes = o.nodes;
+        r.groups = o.groups;
+        r.clients = scenario.clients();
+        r.maxPending = o.sync ? 0 : o.maxPending;
+        r.valueSize = o.valueSize;
+        r.mode = driver.describe();
+        r.durationSeconds = (measureEnd - measureStart) / 1e9;
+        r.warmupSeconds = o.warmupSeconds;
+        r.success = window.success;
+        r.failed = window.failed;
+        r.timeout = window.timeout;
+        r.latencies(stats.histogram());
+        r.extras.putAll(scenario.extras(r.durationSeconds));
+        return r;
+    }
+
+    private static long toNanos(double seconds) {
+        return (long) (seconds * 1e9);
+    }
+}

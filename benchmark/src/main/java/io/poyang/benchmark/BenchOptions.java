@@ -1,0 +1,231 @@
+package io.poyang.benchmark;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+
+/** The options of {@code ./poyang bench} (DESIGN §10), parsed and checked. */
+public final class BenchOptions {
+
+    public static final List<String> OPS = Collections.unmodifiableList(
+            Arrays.asList("rpc", "fiber", "log", "raft", "put", "get", "mixed"));
+
+    public String op = "rpc";
+    public int nodes = 1;
+    /** Existing cluster to use instead of local servers, "host:port" each; empty: start local ones. */
+    public List<String> servers = new ArrayList<>();
+    public int valueSize = 128;
+    public int keys = 100_000;
+    public int maxPending = 1_000;
+    public int clients = 1;
+    public int batchSize = 1;
+    public double durationSeconds = 10;
+    public double warmupSeconds = 3;
+    public boolean sync;
+    public int threads = 64;
+    public boolean fsync = true;
+    public int groups = 1;
+    public String output = "table";
+    public boolean strict;
+    public boolean help;
+
+    public static String usage() {
+        return String.join("\n",
+                "usage: poyang bench [options]",
+                "",
+                "Runs one benchmark, prints a per-second timeline as it goes, then a report.",
+                "",
+                "  --op rpc|fiber|log|raft|put|get|mixed  what to measure (default rpc; built so far: rpc)",
+                "  --nodes 1|3               servers in the local cluster (default 1)",
+                "  --servers h:p,h:p         use an existing cluster instead of starting one",
+                "  --value-size BYTES        body or value size (default 128)",
+                "  --keys N                  distinct keys for put/get/mixed (default 100000)",
+                "  --max-pending N           requests in flight per client, asynchronous mode (default 1000)",
+                "  --clients N               clients, one connection each (default 1)",
+                "  --batch-size N            keys per request (default 1)",
+                "  --duration TIME           measured time: 10, 10s, 500ms, 2m (default 10s)",
+                "  --warmup TIME             time run first and left out of the totals (default 3s)",
+                "  --sync                    blocking calls from --threads threads instead of asynchronous ones",
+                "  --threads N               caller threads for --sync; virtual threads on JDK 21+ (default 64)",
+                "  --fsync true|false        fsync the raft log before acknowledging (default true)",
+                "  --groups N                raft groups (default 1)",
+                "  --output table|json       report format; json prints one object on the last line (default table)",
+                "  --strict                  exit 1 when any operation failed or timed out",
+                "  --help                    this text",
+                "");
+    }
+
+    public static BenchOptions parse(String... args) throws UsageException {
+        BenchOptions o = new BenchOptions();
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            if (!arg.startsWith("--")) {
+                throw new UsageException("unexpected argument '" + arg + "': options start with -- (see --help)");
+            }
+            String name = arg.substring(2);
+            String value = null;
+            int eq = name.indexOf('=');
+            if (eq >= 0) {
+                value = name.substring(eq + 1);
+                name = name.substring(0, eq);
+            }
+            switch (name) {
+                case "help":
+                    o.help = true;
+                    continue;
+                case "sync":
+                    o.sync = value == null || bool(name, value);
+                    continue;
+                case "strict":
+                    o.strict = value == null || bool(name, value);
+                    continue;
+                default:
+                    break;
+            }
+            if (value == null) {
+                if (i + 1 >= args.length || args[i + 1].startsWith("--")) {
+                    if (!known(name)) {
+                        throw unknown(name);
+                    }
+                    throw new UsageException("option --" + name + " needs a value (see --help)");
+                }
+                value = args[++i];
+            }
+            switch (name) {
+                case "op":
+                    o.op = value.toLowerCase(Locale.ROOT);
+                    if (!OPS.contains(o.op)) {
+                        throw new UsageException("--op must be one of " + String.join("|", OPS) + ", got '" + value + "'");
+                    }
+                    break;
+                case "nodes":
+                    o.nodes = positive(name, value);
+                    if (o.nodes != 1 && o.nodes != 3) {
+                        throw new UsageException("--nodes must be 1 or 3, got " + value);
+                    }
+                    break;
+                case "servers":
+                    o.servers = new ArrayList<>();
+                    for (String s : value.split(",")) {
+                        String t = s.trim();
+                        if (!t.matches(".+:\\d{1,5}")) {
+                            throw new UsageException("--servers takes host:port,host:port..., got '" + t + "'");
+                        }
+                        o.servers.add(t);
+                    }
+                    break;
+                case "value-size":
+                    o.valueSize = nonNegative(name, value);
+                    break;
+                case "keys":
+                    o.keys = positive(name, value);
+                    break;
+                case "max-pending":
+                    o.maxPending = positive(name, value);
+                    break;
+                case "clients":
+                    o.clients = positive(name, value);
+                    break;
+                case "batch-size":
+                    o.batchSize = positive(name, value);
+                    break;
+                case "duration":
+                    o.durationSeconds = seconds(name, value);
+                    if (o.durationSeconds <= 0) {
+                        throw new UsageException("--duration must be positive, got " + value);
+                    }
+                    break;
+                case "warmup":
+                    o.warmupSeconds = seconds(name, value);
+                    break;
+                case "threads":
+                    o.threads = positive(name, value);
+                    break;
+                case "fsync":
+                    o.fsync = bool(name, value);
+                    break;
+                case "groups":
+                    o.groups = positive(name, value);
+                    break;
+                case "output":
+                    o.output = value.toLowerCase(Locale.ROOT);
+                    if (!o.output.equals("table") && !o.output.equals("json")) {
+                        throw new UsageException("--output must be table or json, got '" + value + "'");
+                    }
+                    break;
+                default:
+                    throw unknown(name);
+            }
+        }
+        return o;
+    }
+
+    private static boolean known(String name) {
+        return usage().contains("--" + name + " ");
+    }
+
+    private static UsageException unknown(String name) {
+        return new UsageException("unknown option --" + name + " (see --help)");
+    }
+
+    private static boolean bool(String name, String v) throws UsageException {
+        if (v.equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (v.equalsIgnoreCase("false")) {
+            return false;
+        }
+        throw new UsageException("--" + name + " takes true or false, got '" + v + "'");
+    }
+
+    private static int nonNegative(String name, String v) throws UsageException {
+        long n;
+        try {
+            n = Long.parseLong(v.replace("_", ""));
+        } catch (NumberFormatException e) {
+            throw new UsageException("--" + name + " takes a whole number, got '" + v + "'");
+        }
+        if (n < 0 || n > Integer.MAX_VALUE) {
+            throw new UsageException("--" + name + " must be between 0 and " + Integer.MAX_VALUE + ", got " + v);
+        }
+        return (int) n;
+    }
+
+    private static int positive(String name, String v) throws UsageException {
+        int n = nonNegative(name, v);
+        if (n == 0) {
+            throw new UsageException("--" + name + " must be at least 1, got " + v);
+        }
+        return n;
+    }
+
+    /** "10", "10s", "500ms", "2m" → seconds. */
+    private static double seconds(String name, String v) throws UsageException {
+        String s = v.trim().toLowerCase(Locale.ROOT);
+        double scale = 1;
+        if (s.endsWith("ms")) {
+            scale = 0.001;
+            s = s.substring(0, s.length() - 2);
+        } else if (s.endsWith("s")) {
+            s = s.substring(0, s.length() - 1);
+        } else if (s.endsWith("m")) {
+            scale = 60;
+            s = s.substring(0, s.length() - 1);
+        }
+        try {
+            double d = Double.parseDouble(s) * scale;
+            if (d < 0 || Double.isNaN(d) || Double.isInfinite(d)) {
+                throw new NumberFormatException();
+            }
+            return d;
+        } catch (NumberFormatException e) {
+            throw new UsageException("--" + name + " takes a time such as 10, 10s, 500ms or 2m, got '" + v + "'");
+        }
+    }
+
+    public boolean json() {
+        return output.equals("json");
+    }
+}

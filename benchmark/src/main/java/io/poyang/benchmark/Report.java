@@ -1,0 +1,149 @@
+package io.poyang.benchmark;
+
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The totals of a run, printed as a table or as one JSON object (DESIGN §10). Every op prints the
+ * same shape; op-specific figures go in {@link #extras}.
+ */
+public final class Report {
+
+    public String op;
+    public int nodes;
+    public int groups;
+    public int clients;
+    public int maxPending;
+    public int valueSize;
+    public String mode;
+    public double durationSeconds;
+    public double warmupSeconds;
+    public long success;
+    public long failed;
+    public long timeout;
+    public double p50Ms;
+    public double p95Ms;
+    public double p99Ms;
+    public double p999Ms;
+    public double maxMs;
+    public final Map<String, Object> extras = new LinkedHashMap<>();
+
+    public double opsPerSecond() {
+        return durationSeconds <= 0 ? 0 : success / durationSeconds;
+    }
+
+    public void latencies(LatencyHistogram h) {
+        p50Ms = ms(h.percentileNanos(0.50));
+        p95Ms = ms(h.percentileNanos(0.95));
+        p99Ms = ms(h.percentileNanos(0.99));
+        p999Ms = ms(h.percentileNanos(0.999));
+        maxMs = ms(h.maxNanos());
+    }
+
+    private static double ms(long nanos) {
+        return nanos / 1e6;
+    }
+
+    public String toTable() {
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "%n== %s: %s, nodes %d, groups %d, clients %d, value-size %d ==%n",
+                op, mode, nodes, groups, clients, valueSize));
+        row(sb, "measured", String.format(Locale.ROOT, "%.1f s (after %.1f s of warm-up)", durationSeconds, warmupSeconds));
+        row(sb, "ops/s", String.format(Locale.ROOT, "%,.0f", opsPerSecond()));
+        row(sb, "success", String.format(Locale.ROOT, "%,d", success));
+        row(sb, "failed", String.format(Locale.ROOT, "%,d", failed));
+        row(sb, "timeout", String.format(Locale.ROOT, "%,d", timeout));
+        row(sb, "latency ms", String.format(Locale.ROOT, "p50 %s  p95 %s  p99 %s  p99.9 %s  max %s",
+                fmt(p50Ms), fmt(p95Ms), fmt(p99Ms), fmt(p999Ms), fmt(maxMs)));
+        for (Map.Entry<String, Object> e : extras.entrySet()) {
+            row(sb, e.getKey(), String.valueOf(e.getValue()));
+        }
+        return sb.toString();
+    }
+
+    private static void row(StringBuilder sb, String name, String value) {
+        sb.append(String.format(Locale.ROOT, "  %-12s %s%n", name, value));
+    }
+
+    private static String fmt(double ms) {
+        return String.format(Locale.ROOT, ms < 10 ? "%.3f" : "%.1f", ms);
+    }
+
+    /** One JSON object on one line. */
+    public String toJson() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("op", op);
+        m.put("nodes", nodes);
+        m.put("groups", groups);
+        m.put("clients", clients);
+        m.put("max_pending", maxPending);
+        m.put("value_size", valueSize);
+        m.put("mode", mode);
+        m.put("duration_s", round(durationSeconds, 3));
+        m.put("warmup_s", round(warmupSeconds, 3));
+        m.put("ops_per_sec", round(opsPerSecond(), 1));
+        m.put("success", success);
+        m.put("failed", failed);
+        m.put("timeout", timeout);
+        m.put("p50_ms", round(p50Ms, 4));
+        m.put("p95_ms", round(p95Ms, 4));
+        m.put("p99_ms", round(p99Ms, 4));
+        m.put("p999_ms", round(p999Ms, 4));
+        m.put("max_ms", round(maxMs, 4));
+        m.putAll(extras);
+        StringBuilder sb = new StringBuilder("{");
+        boolean first = true;
+        for (Map.Entry<String, Object> e : m.entrySet()) {
+            if (!first) {
+                sb.append(',');
+            }
+            first = false;
+            quote(sb, e.getKey());
+            sb.append(':');
+            Object v = e.getValue();
+            if (v == null) {
+                sb.append("null");
+            } else if (v instanceof Double || v instanceof Float) {
+                // Plain decimal, never exponent notation, so scripts and humans read it alike.
+                sb.append(new java.math.BigDecimal(((Number) v).doubleValue()).setScale(4, java.math.RoundingMode.HALF_UP)
+                        .stripTrailingZeros().toPlainString());
+            } else if (v instanceof Number || v instanceof Boolean) {
+                sb.append(v);
+            } else {
+                quote(sb, v.toString());
+            }
+        }
+        return sb.append('}').toString();
+    }
+
+    private static double round(double v, int decimals) {
+        double scale = Math.pow(10, decimals);
+        return Math.round(v * scale) / scale;
+    }
+
+    private static void quote(StringBuilder sb, String s) {
+        sb.append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"':
+                    sb.append("\\\"");
+                    break;
+                case '\\':
+                    sb.append("\\\\");
+                    break;
+                case '\n':
+                    sb.append("\\n");
+                    break;
+                default:
+                    if (c < 0x20) {
+                        sb.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        sb.append(c);
+                    }
+            }
+        }
+        sb.append('"');
+    }
+}

@@ -1,0 +1,35 @@
+package io.poyang.benchmark;
+
+import io.poyang.benchmark.fiber.FiberScenario;
+import io.poyang.benchmark.rpc.RpcScenario;
+
+/** Maps --op to its scenario. A new op plugs in here. */
+public final class Scenarios {
+
+    private Scenarios() {
+    }
+
+    /** The scenario for {@code op}, or null when it is not built yet (see {@link #notBuiltYet}). */
+    public static Scenario create(String op) {
+        switch (op) {
+            case "rpc":
+                return new RpcScenario();
+            case "fiber":
+                return new FiberScenario();
+            default:
+                return null;
+        }
+    }
+
+    /** Why an op cannot run yet: the issue that adds it. */
+    public static String notBuiltYet(String op) {
+        switch (op) {
+            case "log":
+                return "--op log is not built yet: the raft log store issue adds it";
+            case "raft":
+                return "--op raft is not built yet: the raft core issue adds it";
+            default:
+                return "--op " + op + " is not built yet: the DtKV server issue adds put, get and mixed";
+        }
+    }
+}

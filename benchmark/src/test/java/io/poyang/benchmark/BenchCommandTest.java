@@ -1,0 +1,84 @@
+package io.poyang.benchmark;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+class BenchCommandTest {
+
+    private final ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
+
+    private int run(String... args) {
+        return BenchCommand.run(args, new PrintStream(outBytes, true), new PrintStream(errBytes, true));
+    }
+
+    private String out() {
+        return new String(outBytes.toByteArray(), StandardCharsets.UTF_8);
+    }
+
+    private String err() {
+        return new String(errBytes.toByteArray(), StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void helpExitsZero() {
+        assertEquals(0, run("--help"));
+        assertTrue(out().startsWith("usage: poyang bench"));
+    }
+
+    @Test
+    void badOptionExitsTwoWithTheReason() {
+        assertEquals(2, run("--max-pending", "lots"));
+        assertTrue(err().contains("--max-pending takes a whole number"), err());
+    }
+
+    @Test
+    void fiberOpRunsAndReportsSwitchesAsOpsPerSecond() {
+        assertEquals(0, run("--op", "fiber", "--duration", "0.5", "--warmup", "0", "--output", "json"));
+        String[] lines = out().trim().split("\n");
+        String json = lines[lines.length - 1];
+        assertTrue(json.startsWith("{\"op\":\"fiber\""), json);
+        assertTrue(json.contains("\"virtual_thread_switches_per_sec\":"), json);
+        assertFalse(json.contains("\"ops_per_sec\":0,"), json);
+    }
+
+    @Test
+    void opsNotBuiltYetExitTwoNamingTheIssue() {
+        for (String op : new String[]{"log", "raft", "put", "get", "mixed"}) {
+            assertEquals(2, run("--op", op), op);
+            assertTrue(err().contains("--op " + op + " is not built yet"), err());
+        }
+    }
+
+    @Test
+    void rpcRunPrintsTimelineAndJsonOnTheLastLine() {
+        assertEquals(0, run("--op", "rpc", "--duration", "1.2s", "--warmup", "0.5", "--max-pending", "200",
+                "--output", "json", "--strict"), err());
+        String[] lines = out().trim().split("\n");
+        String json = lines[lines.length - 1];
+        assertTrue(json.startsWith("{") && json.endsWith("}"), json);
+        for (String key : new String[]{"op", "nodes", "groups", "clients", "max_pending", "value_size", "duration_s",
+                "ops_per_sec", "success", "failed", "timeout", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms"}) {
+            assertTrue(json.contains("\"" + key + "\":"), key + " missing in " + json);
+        }
+        assertTrue(json.contains("\"op\":\"rpc\""), json);
+        assertTrue(json.contains("\"failed\":0,\"timeout\":0"), json);
+        assertFalse(json.contains("\"success\":0,"), json);
+        assertTrue(out().contains("(warm-up)"), "the timeline marks warm-up seconds: " + out());
+        assertTrue(lines.length >= 4, "timeline lines expected: " + out());
+    }
+
+    @Test
+    void syncRpcRunPrintsATable() {
+        assertEquals(0, run("--op", "rpc", "--sync", "--threads", "4", "--duration", "1", "--warmup", "0",
+                "--value-size", "1000"), err());
+        assertTrue(out().contains("ops/s"), out());
+        assertTrue(out().contains("sync, 4"), out());
+        assertTrue(out().contains("latency ms"), out());
+    }
+}

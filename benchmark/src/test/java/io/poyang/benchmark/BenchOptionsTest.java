@@ -1,0 +1,80 @@
+package io.poyang.benchmark;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+class BenchOptionsTest {
+
+    @Test
+    void defaults() throws Exception {
+        BenchOptions o = BenchOptions.parse();
+        assertEquals("rpc", o.op);
+        assertEquals(1, o.nodes);
+        assertEquals(128, o.valueSize);
+        assertEquals(1000, o.maxPending);
+        assertEquals(10, o.durationSeconds);
+        assertEquals(3, o.warmupSeconds);
+        assertFalse(o.sync);
+        assertFalse(o.strict);
+        assertTrue(o.fsync);
+        assertEquals("table", o.output);
+    }
+
+    @Test
+    void everyOptionOfDesignSection10IsParsed() throws Exception {
+        BenchOptions o = BenchOptions.parse("--op", "put", "--nodes", "3", "--servers", "a:1,b:2", "--value-size", "256",
+                "--keys", "5000", "--max-pending", "4000", "--clients", "2", "--batch-size", "10", "--duration", "500ms",
+                "--warmup=2m", "--sync", "--threads", "100", "--fsync", "false", "--groups", "4", "--output", "json", "--strict");
+        assertEquals("put", o.op);
+        assertEquals(3, o.nodes);
+        assertEquals(Arrays.asList("a:1", "b:2"), o.servers);
+        assertEquals(256, o.valueSize);
+        assertEquals(5000, o.keys);
+        assertEquals(4000, o.maxPending);
+        assertEquals(2, o.clients);
+        assertEquals(10, o.batchSize);
+        assertEquals(0.5, o.durationSeconds, 1e-9);
+        assertEquals(120, o.warmupSeconds, 1e-9);
+        assertTrue(o.sync);
+        assertEquals(100, o.threads);
+        assertFalse(o.fsync);
+        assertEquals(4, o.groups);
+        assertTrue(o.json());
+        assertTrue(o.strict);
+    }
+
+    @Test
+    void badOptionsSayWhatIsWrong() {
+        assertMessage("unknown option --bogus", "--bogus", "1");
+        assertMessage("unknown option --frobnicate", "--frobnicate");
+        assertMessage("--duration needs a value", "--duration");
+        assertMessage("--nodes must be 1 or 3", "--nodes", "2");
+        assertMessage("--op must be one of", "--op", "nope");
+        assertMessage("--output must be table or json", "--output", "xml");
+        assertMessage("--max-pending must be at least 1", "--max-pending", "0");
+        assertMessage("--clients takes a whole number", "--clients", "many");
+        assertMessage("--duration takes a time", "--duration", "soon");
+        assertMessage("--duration must be positive", "--duration", "0");
+        assertMessage("--fsync takes true or false", "--fsync", "maybe");
+        assertMessage("--servers takes host:port", "--servers", "localhost");
+        assertMessage("unexpected argument 'rpc'", "rpc");
+    }
+
+    private static void assertMessage(String expected, String... args) {
+        UsageException e = assertThrows(UsageException.class, () -> BenchOptions.parse(args));
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+    }
+
+    @Test
+    void helpListsEveryOption() throws Exception {
+        assertTrue(BenchOptions.parse("--help").help);
+        for (String opt : new String[]{"--op", "--nodes", "--servers", "--value-size", "--keys", "--max-pending",
+                "--clients", "--batch-size", "--duration", "--warmup", "--sync", "--threads", "--fsync", "--groups",
+                "--output", "--strict"}) {
+            assertTrue(BenchOptions.usage().contains(opt), opt);
+        }
+    }
+}

@@ -1,0 +1,231 @@
+package io.poyang.net;
+
+import io.poyang.codec.EncodeContext;
+import io.poyang.codec.Encodable;
+import io.poyang.codec.PbCallback;
+import io.poyang.codec.PbUtil;
+import io.poyang.codec.PbWireType;
+
+import java.nio.ByteBuffer;
+
+/** The body of {@link Commands#HANDSHAKE} (message Handshake in docs/proto/packet.proto). */
+public final class Handshake implements Encodable {
+
+    /** "POYANGRP" in ASCII. */
+    public static final long MAGIC = 0x504F59414E475250L;
+    public static final int MAJOR_VERSION = 1;
+    public static final int MINOR_VERSION = 0;
+
+    final long magic;
+    final int majorVersion;
+    final int minorVersion;
+    final long uuidMost;
+    final long uuidLeast;
+    final int maxFrameBytes;
+    final int maxInFlightRequests;
+    final long maxInFlightBytes;
+
+    public Handshake(long magic, int majorVersion, int minorVersion, long uuidMost, long uuidLeast,
+                     int maxFrameBytes, int maxInFlightRequests, long maxInFlightBytes) {
+        this.magic = magic;
+        this.majorVersion = majorVersion;
+        this.minorVersion = minorVersion;
+        this.uuidMost = uuidMost;
+        this.uuidLeast = uuidLeast;
+        this.maxFrameBytes = maxFrameBytes;
+        this.maxInFlightRequests = maxInFlightRequests;
+        this.maxInFlightBytes = maxInFlightBytes;
+    }
+
+    public long magic() {
+        return magic;
+    }
+
+    public int majorVersion() {
+        return majorVersion;
+    }
+
+    public int minorVersion() {
+        return minorVersion;
+    }
+
+    public long uuidMost() {
+        return uuidMost;
+    }
+
+    public long uuidLeast() {
+        return uuidLeast;
+    }
+
+    public int maxFrameBytes() {
+        return maxFrameBytes;
+    }
+
+    public int maxInFlightRequests() {
+        return maxInFlightRequests;
+    }
+
+    public long maxInFlightBytes() {
+        return maxInFlightBytes;
+    }
+
+    /** Null when acceptable, else why not. */
+    String incompatibility() {
+        if (magic != MAGIC) {
+            return "bad magic 0x" + Long.toHexString(magic) + " (not a Poyang peer)";
+        }
+        if (majorVersion != MAJOR_VERSION) {
+            return "protocol major version " + majorVersion + " is not supported (this side speaks " + MAJOR_VERSION + ")";
+        }
+        if (maxFrameBytes < 0 || maxInFlightRequests < 0 || maxInFlightBytes < 0) {
+            return "negative limits in the handshake";
+        }
+        return null;
+    }
+
+    @Override
+    public int encodedSize() {
+        return PbUtil.sizeOfFixed64Field(1, magic)
+                + PbUtil.sizeOfInt32Field(2, majorVersion)
+                + PbUtil.sizeOfInt32Field(3, minorVersion)
+                + PbUtil.sizeOfFixed64Field(4, uuidMost)
+                + PbUtil.sizeOfFixed64Field(5, uuidLeast)
+                + PbUtil.sizeOfInt32Field(6, maxFrameBytes)
+                + PbUtil.sizeOfInt32Field(7, maxInFlightRequests)
+                + PbUtil.sizeOfInt64Field(8, maxInFlightBytes);
+    }
+
+    @Override
+    @SuppressWarnings("fallthrough") // the resumable-encoder pattern: each stage falls into the next
+    public boolean encode(EncodeContext c, ByteBuffer dest) {
+        switch (c.stage) {
+            case 0:
+                if (!c.fixed64Field(dest, 1, magic)) {
+                    return false;
+                }
+                // fall through
+            case 1:
+                if (!c.int32Field(dest, 2, majorVersion)) {
+                    return false;
+                }
+                // fall through
+            case 2:
+                if (!c.int32Field(dest, 3, minorVersion)) {
+                    return false;
+                }
+                // fall through
+            case 3:
+                if (!c.fixed64Field(dest, 4, uuidMost)) {
+                    return false;
+                }
+                // fall through
+            case 4:
+                if (!c.fixed64Field(dest, 5, uuidLeast)) {
+                    return false;
+                }
+                // fall through
+            case 5:
+                if (!c.int32Field(dest, 6, maxFrameBytes)) {
+                    return false;
+                }
+                // fall through
+            case 6:
+                if (!c.int32Field(dest, 7, maxInFlightRequests)) {
+                    return false;
+                }
+                // fall through
+            case 7:
+                if (!c.int64Field(dest, 8, maxInFlightBytes)) {
+                    return false;
+                }
+                // fall through
+            default:
+                return true;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Handshake(v" + majorVersion + "." + minorVersion + ", maxFrameBytes=" + maxFrameBytes
+                + ", maxInFlightRequests=" + maxInFlightRequests + ", maxInFlightBytes=" + maxInFlightBytes + ")";
+    }
+
+    /** Decodes a Handshake. */
+    public static final class Decoder extends PbCallback<Handshake> {
+
+        public static final DecoderFactory<Handshake> FACTORY = Decoder::new;
+
+        private long magic;
+        private int majorVersion;
+        private int minorVersion;
+        private long uuidMost;
+        private long uuidLeast;
+        private int maxFrameBytes;
+        private int maxInFlightRequests;
+        private long maxInFlightBytes;
+
+        @Override
+        protected int wireTypeOf(int field) {
+            switch (field) {
+                case 1:
+                case 4:
+                case 5:
+                    return PbWireType.FIXED64;
+                case 2:
+                case 3:
+                case 6:
+                case 7:
+                case 8:
+                    return PbWireType.VARINT;
+                default:
+                    return PbWireType.UNKNOWN;
+            }
+        }
+
+        @Override
+        protected void readFixed64(int field, long value) {
+            switch (field) {
+                case 1:
+                    magic = value;
+                    break;
+                case 4:
+                    uuidMost = value;
+                    break;
+                case 5:
+                    uuidLeast = value;
+                    break;
+                default:
+                    break;
+            }
+        }
+
+        @Override
+        protected void readVarint(int field, long value) {
+            switch (field) {
+                case 2:
+                    majorVersion = (int) value;
+                    break;
+                case 3:
+                    minorVersion = (int) value;
+                    break;
+                case 6:
+                    maxFrameBytes = (int) value;
+                    break;
+                case 7:
+                    maxInFlightRequests = (int) value;
+                    break;
+                case 8:
+                    maxInFlightBytes = value;
+                    break;
+                default:
+                    break;
+            }
+        }
+
+        @Override
+        protected Handshake end() {
+            return new Handshake(magic, majorVersion, minorVersion, uuidMost, uuidLeast,
+                    maxFrameBytes, maxInFlightRequests, maxInFlightBytes);
+        }
+    }
+}

@@ -1,0 +1,35 @@
+package io.poyang.net;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** Settings of a {@link NioClient}; see {@link NioConfig} for the shared ones. */
+public final class NioClientConfig extends NioConfig {
+
+    /** Servers to connect to at start, as "host:port" strings; more can be added later. */
+    public List<String> servers = new ArrayList<>();
+
+    public long connectTimeoutMillis = 3_000;
+    /** The handshake response must arrive this long after the connection opened. */
+    public long handshakeTimeoutMillis = 5_000;
+    /** First wait before reconnecting; doubles after each failure up to the max. */
+    public long reconnectMinBackoffMillis = 100;
+    public long reconnectMaxBackoffMillis = 5_000;
+    /** A connection with no outgoing traffic this long sends a ping, keeping it alive. 0 disables. */
+    public long heartbeatIntervalMillis = 10_000;
+
+    public NioClientConfig() {
+        super("NioClient", 1);
+    }
+
+    @Override
+    void validate() {
+        super.validate();
+        check(connectTimeoutMillis >= 1, "connectTimeoutMillis must be positive: " + connectTimeoutMillis);
+        check(handshakeTimeoutMillis >= 1, "handshakeTimeoutMillis must be positive: " + handshakeTimeoutMillis);
+        check(reconnectMinBackoffMillis >= 1, "reconnectMinBackoffMillis must be positive: " + reconnectMinBackoffMillis);
+        check(reconnectMaxBackoffMillis >= reconnectMinBackoffMillis,
+                "reconnectMaxBackoffMillis must be at least reconnectMinBackoffMillis");
+        check(heartbeatIntervalMillis >= 0, "heartbeatIntervalMillis must not be negative: " + heartbeatIntervalMillis);
+    }
+}

@@ -1,0 +1,1217 @@
+package io.poyang.net;
+
+import io.poyang.buf.BufferSizeClasses;
+import io.poyang.buf.ThreadBufferPool;
+import io.poyang.codec.EncodeContext;
+import io.poyang.codec.PbCallback;
+import io.poyang.common.LongObjMap;
+import io.poyang.common.MpscLinkedQueue;
+import io.poyang.common.StoppedException;
+import io.poyang.common.Timestamp;
+import io.poyang.log.ImpossibleStates;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+
+import java.io.IOException;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+
+/**
+ * One I/O thread: its selector, the connections it owns, the requests it has sent and not yet seen
+ * answered, and a lock-free inbox through which other threads hand it work. Everything here except
+ * {@link #offer} runs on the worker thread, so none of it locks or uses atomics per packet.
+ *
+ * <p>Each loop: select (or selectNow when work is queued), read every ready connection into one
+ * large buffer and decode all its packets in place, run the inbox, then encode every connection's
+ * queued packets into pooled direct buffers and write them with one gathered write. Deadlines
+ * (pending requests, handshakes, idle and stalled connections) are checked every few tens of ms.
+ */
+final class NioWorker implements Runnable {
+
+    private static final PoyangLog log = PoyangLogs.get(NioWorker.class);
+    private static final AtomicIntegerFieldUpdater<NioWorker> SELECTING =
+            AtomicIntegerFieldUpdater.newUpdater(NioWorker.class, "selecting");
+    /** Reads per connection per loop at most, so one fast sender cannot starve the rest. */
+    private static final int MAX_READS_PER_LOOP = 4;
+    private static final long MAINTAIN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    final NioNode node;
+    final NioConfig config;
+    final Thread thread;
+    final Timestamp ts = new Timestamp();
+    private final Selector selector;
+    private final MpscLinkedQueue<Object> inbox = new MpscLinkedQueue<>();
+    /** 1 while the worker is in (or about to enter) a blocking select: producers must wake it. */
+    private volatile int selecting;
+    /** Set when the loop has ended: producers then fail what they offer themselves. */
+    private volatile boolean exited;
+    private final ThreadBufferPool bufferPool;
+    private final ByteBuffer readBuffer;
+    private final EncodeContext encodeContext = new EncodeContext();
+    /** Requests sent and not answered, keyed by connection id and seq. */
+    private final LongObjMap<WritePacket> pending = new LongObjMap<>(4096);
+    private final ArrayList<NioConnection> connections = new ArrayList<>();
+    private final ArrayList<Peer> peers = new ArrayList<>();
+    private NioConnection dirtyHead;
+    private int nextConnectionId = 1;
+    private final long tickNanos;
+    private long nextTickNanos;
+    private long nextMaintainNanos;
+
+    // server side flow control: counted here, on the worker thread only
+    int inFlightRequests;
+    long inFlightBytes;
+
+    private boolean stopping;
+    private long stopDeadlineNanos;
+    private boolean exitLoop;
+    final CountDownLatch terminated = new CountDownLatch(1);
+
+    // scratch for deadline scans (visitors must not modify the map they walk)
+    private final ArrayList<WritePacket> scratch = new ArrayList<>();
+    private long scanNowNanos;
+    private NioConnection scanConnection;
+    private final LongObjMap.Visitor<WritePacket> expiredVisitor = (k, p) -> {
+        if (scanNowNanos - p.deadlineNanos >= 0) {
+            scratch.add(p);
+            return false;
+        }
+        return true;
+    };
+    private final LongObjMap.Visitor<WritePacket> ofConnectionVisitor = (k, p) -> {
+        if (p.connection == scanConnection) {
+            scratch.add(p);
+            return false;
+        }
+        return true;
+    };
+
+    // statistics, worker thread only
+    long droppedExpiredRequests;
+
+    NioWorker(NioNode node, int index) throws IOException {
+        this.node = node;
+        this.config = node.config;
+        this.selector = Selector.open();
+        this.thread = new Thread(this, config.name + "-io-" + index);
+        this.thread.setDaemon(false);
+        this.bufferPool = new ThreadBufferPool(thread, ts, config.localPoolBytes, node.sharedPool,
+                ThreadBufferPool.DEFAULT_IDLE_NANOS);
+        this.readBuffer = ByteBuffer.allocateDirect(config.readBufferBytes);
+        this.tickNanos = TimeUnit.MILLISECONDS.toNanos(config.tickMillis);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    // ------------------------------------------------------------------ any thread
+
+    /** Hands work to the worker: a packet to send, a response, a finished request or a task. */
+    void offer(Object work) {
+        inbox.offer(work);
+        if (exited) {
+            failAfterExit();
+            return;
+        }
+        // Wake the selector only when it sleeps: Selector.wakeup is a system call.
+        if (selecting == 1 && SELECTING.compareAndSet(this, 1, 0)) {
+            selector.wakeup();
+        }
+    }
+
+    /** Runs {@code task} on the worker thread. */
+    void execute(Runnable task) {
+        offer(task);
+    }
+
+    // ------------------------------------------------------------------ the loop
+
+    @Override
+    public void run() {
+        ts.refresh();
+        nextTickNanos = ts.nanoTime() + tickNanos;
+        nextMaintainNanos = ts.nanoTime() + MAINTAIN_INTERVAL_NANOS;
+        try {
+            while (!exitLoop) {
+                select();
+                ts.refresh();
+                processSelectedKeys();
+                drainInbox();
+                flushDirty();
+                if (ts.nanoTime() - nextTickNanos >= 0) {
+                    tick();
+                }
+            }
+        } catch (Throwable t) {
+            ImpossibleStates.report("{} crashed; its connections are closed", thread.getName(), t);
+        } finally {
+            shutdown();
+        }
+    }
+
+    private void select() throws IOException {
+        if (!inbox.isEmpty() || dirtyHead != null) {
+            selector.selectNow();
+            return;
+        }
+        selecting = 1;
+        // Re-check after publishing the flag: a producer that missed the flag left its work here.
+        if (inbox.isEmpty()) {
+            long waitNanos = Math.max(1, nextTickNanos - System.nanoTime());
+            selector.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos)));
+        } else {
+            selector.selectNow();
+        }
+        selecting = 0;
+    }
+
+    private void processSelectedKeys() {
+        Set<SelectionKey> keys = selector.selectedKeys();
+        if (keys.isEmpty()) {
+            return;
+        }
+        Iterator<SelectionKey> it = keys.iterator();
+        while (it.hasNext()) {
+            SelectionKey key = it.next();
+            it.remove();
+            NioConnection c = (NioConnection) key.attachment();
+            int ready;
+            try {
+                ready = key.readyOps();
+            } catch (CancelledKeyException e) {
+                continue;
+            }
+            if ((ready & SelectionKey.OP_CONNECT) != 0) {
+                finishConnect(c);
+            }
+            if ((ready & SelectionKey.OP_READ) != 0 && !c.isClosed()) {
+                read(c);
+            }
+            if ((ready & SelectionKey.OP_WRITE) != 0 && !c.isClosed()) {
+                markDirty(c);
+            }
+        }
+    }
+
+    private void drainInbox() {
+        Object o;
+        while ((o = inbox.relaxedPoll()) != null) {
+            dispatch(o);
+        }
+    }
+
+    private void dispatch(Object o) {
+        if (o instanceof WritePacket) {
+            WritePacket p = (WritePacket) o;
+            if (p.context != null) {
+                onResponseReady(p);
+            } else {
+                onOutgoing(p);
+            }
+        } else if (o instanceof ReqContext) {
+            onContextFinished((ReqContext) o);
+        } else {
+            ((Runnable) o).run();
+        }
+    }
+
+    // ------------------------------------------------------------------ reading
+
+    private void read(NioConnection c) {
+        ByteBuffer buf = readBuffer;
+        for (int i = 0; i < MAX_READS_PER_LOOP; i++) {
+            buf.clear();
+            int n;
+            try {
+                n = c.channel.read(buf);
+            } catch (IOException e) {
+                close(c, "read failed: " + e.getMessage(), null);
+                return;
+            }
+            if (n < 0) {
+                close(c, c.reader.inFrame() ? "closed by the other side in the middle of a frame"
+                        : "closed by the other side", null);
+                return;
+            }
+            if (n == 0) {
+                return;
+            }
+            c.lastReadNanos = ts.nanoTime();
+            buf.flip();
+            c.reader.decode(buf);
+            if (c.isClosed() || c.readPaused || n < buf.capacity()) {
+                return;
+            }
+        }
+    }
+
+    /** Picks the body decoder for the packet the reader is in; returns a PacketReader.BODY_* mode. */
+    int chooseBodyDecoder(NioConnection c, PacketReader r) {
+        PbCallback<?> decoder;
+        if (r.type == PacketType.RESPONSE && r.seq != 0) {
+            WritePacket req = pending.get(key(c, r.seq));
+            r.request = req;
+            if (req == null || r.responseCode != ResponseCode.SUCCESS) {
+                return PacketReader.BODY_SKIP;
+            }
+            decoder = req.decoder.create();
+        } else if ((r.type == PacketType.REQUEST || r.type == PacketType.ONE_WAY) && r.command != 0) {
+            if (r.command == Commands.HANDSHAKE) {
+                decoder = new Handshake.Decoder();
+            } else if (!c.handshakeDone) {
+                return PacketReader.BODY_SKIP;
+            } else {
+                ProcessorEntry e = node.processors.get(r.command);
+                r.processor = e;
+                if (e == null) {
+                    return PacketReader.BODY_SKIP;
+                }
+                decoder = e.processor.createDecoder();
+            }
+        } else {
+            return PacketReader.BODY_EARLY;
+        }
+        r.bodyDecoder = decoder;
+        return decoder instanceof RawBodyCallback ? PacketReader.BODY_RAW : PacketReader.BODY_PB;
+    }
+
+    /** A whole packet was decoded. */
+    void onPacket(NioConnection c, PacketReader r) {
+        if (!c.handshakeDone) {
+            onPacketBeforeHandshake(c, r);
+            return;
+        }
+        switch (r.type) {
+            case PacketType.RESPONSE:
+                onResponse(c, r);
+                break;
+            case PacketType.REQUEST:
+            case PacketType.ONE_WAY:
+                onRequest(c, r);
+                break;
+            default:
+                close(c, "packet of unknown type " + r.type, null);
+                break;
+        }
+    }
+
+    private void onPacketBeforeHandshake(NioConnection c, PacketReader r) {
+        if (c.peer == null) {
+            if (r.type != PacketType.REQUEST || r.command != Commands.HANDSHAKE) {
+                close(c, "the first packet was " + PacketType.name(r.type) + " of command " + r.command
+                        + ", not a handshake", null);
+                return;
+            }
+            Handshake hs;
+            try {
+                hs = (Handshake) r.finishBody(new Handshake.Decoder());
+            } catch (RuntimeException e) {
+                close(c, "unreadable handshake: " + e.getMessage(), null);
+                return;
+            }
+            String why = hs.incompatibility();
+            if (why != null) {
+                close(c, "handshake refused: " + why, null);
+                return;
+            }
+            c.handshakeDone = true;
+            c.remoteHandshake = hs;
+            if (hs.maxFrameBytes > 0) {
+                c.remoteMaxFrameBytes = hs.maxFrameBytes;
+            }
+            WritePacket resp = WritePacket.response(node.localHandshake);
+            resp.command = Commands.HANDSHAKE;
+            resp.seq = r.seq;
+            enqueue(c, resp);
+        } else if (r.type == PacketType.RESPONSE && r.seq == c.handshakeSeq) {
+            onResponse(c, r);
+        } else {
+            close(c, "the server sent " + PacketType.name(r.type) + " before answering the handshake", null);
+        }
+    }
+
+    private void onResponse(NioConnection c, PacketReader r) {
+        long k = key(c, r.seq);
+        WritePacket req = r.request != null ? r.request : pending.get(k);
+        if (req == null) {
+            // Timed out (and failed) already, or a seq we never sent: nothing waits for it.
+            return;
+        }
+        pending.remove(k);
+        if (r.responseCode != ResponseCode.SUCCESS) {
+            completeRequest(req, null, new RemoteException(r.responseCode, r.bizCode, r.message));
+            return;
+        }
+        Object body;
+        try {
+            body = r.finishBody(r.bodyDone ? null : req.decoder.create());
+        } catch (RuntimeException e) {
+            completeRequest(req, null, new NetException("the response to " + req + " could not be decoded: "
+                    + e.getMessage(), e));
+            return;
+        }
+        completeRequest(req, body, null);
+    }
+
+    private void onRequest(NioConnection c, PacketReader r) {
+        boolean oneWay = r.type == PacketType.ONE_WAY;
+        if (r.command == Commands.HANDSHAKE) {
+            if (!oneWay) {
+                respondNow(c, r, ResponseCode.BAD_REQUEST, "the handshake was already done");
+            }
+            return;
+        }
+        ProcessorEntry e = r.processor != null ? r.processor : node.processors.get(r.command);
+        if (e == null) {
+            if (!oneWay) {
+                respondNow(c, r, ResponseCode.COMMAND_NOT_FOUND, "no processor for command " + r.command);
+            }
+            return;
+        }
+        if (stopping) {
+            if (!oneWay) {
+                respondNow(c, r, ResponseCode.STOPPING, node.describe() + " is stopping");
+            }
+            return;
+        }
+        if (r.timeoutNanos < 0) {
+            // The sender says its deadline has already passed: doing the work would be wasted.
+            droppedExpiredRequests++;
+            return;
+        }
+        int frameBytes = r.frameLength();
+        if (inFlightRequests >= config.maxInFlightRequests || inFlightBytes + frameBytes > config.maxInFlightBytes) {
+            if (!oneWay) {
+                respondNow(c, r, ResponseCode.FLOW_CONTROL, node.describe() + " has too many requests in flight ("
+                        + inFlightRequests + " of max " + config.maxInFlightRequests + ", " + inFlightBytes
+                        + " of max " + config.maxInFlightBytes + " bytes); retry later");
+            }
+            return;
+        }
+        Object body;
+        try {
+            body = r.finishBody(r.bodyDone ? null : e.processor.createDecoder());
+        } catch (RuntimeException ex) {
+            if (!oneWay) {
+                respondNow(c, r, ResponseCode.BAD_REQUEST, PacketReader.describe(ex));
+            }
+            return;
+        }
+        // No timeout field (0) means no deadline; a huge one must not wrap around.
+        long deadline = r.timeoutNanos > 0 && r.timeoutNanos < Long.MAX_VALUE / 4
+                ? ts.nanoTime() + r.timeoutNanos : Long.MAX_VALUE;
+        ReqContext ctx = new ReqContext(this, c, r.type, r.command, r.seq, deadline, frameBytes, r.extra);
+        inFlightRequests++;
+        inFlightBytes += frameBytes;
+        if (e.executor == null) {
+            runProcessor(e, ctx, body);
+        } else {
+            try {
+                e.executor.execute(new ProcessTask(e, ctx, body));
+            } catch (RejectedExecutionException ex) {
+                if (oneWay) {
+                    onContextFinished(ctx);
+                } else {
+                    ctx.respond(WritePacket.error(ResponseCode.FLOW_CONTROL, "the executor of command "
+                            + r.command + " refused the request: " + ex.getMessage()));
+                }
+            }
+        }
+    }
+
+    static void runProcessor(ProcessorEntry e, ReqContext ctx, Object body) {
+        WritePacket resp;
+        try {
+            resp = e.processor.process(ctx, body);
+        } catch (Throwable t) {
+            log.warn("processor of command {} failed on {}", e.command, ctx, t);
+            resp = ctx.isOneWay() ? null : WritePacket.error(ResponseCode.SYS_ERROR,
+                    "processor of command " + e.command + " failed: " + t);
+        }
+        if (ctx.isOneWay()) {
+            ctx.finishWithoutResponse();
+        } else if (resp != null) {
+            ctx.respond(resp);
+        }
+    }
+
+    /** Runs a processor on its executor; drops the request if it expired while queued there. */
+    private static final class ProcessTask implements Runnable {
+        private final ProcessorEntry entry;
+        private final ReqContext context;
+        private final Object body;
+
+        ProcessTask(ProcessorEntry entry, ReqContext context, Object body) {
+            this.entry = entry;
+            this.context = context;
+            this.body = body;
+        }
+
+        @Override
+        public void run() {
+            if (context.isExpired()) {
+                context.finishWithoutResponse();
+                return;
+            }
+            runProcessor(entry, context, body);
+        }
+    }
+
+    private void respondNow(NioConnection c, PacketReader r, int code, String message) {
+        WritePacket resp = WritePacket.error(code, message);
+        resp.command = r.command;
+        resp.seq = r.seq;
+        enqueue(c, resp);
+    }
+
+    void onCorruptPacket(NioConnection c, PacketReader r, RuntimeException e) {
+        if (!c.handshakeDone) {
+            close(c, "unreadable packet before the handshake: " + e.getMessage(), null);
+            return;
+        }
+        if (r.type == PacketType.REQUEST && r.seq != 0) {
+            respondNow(c, r, ResponseCode.BAD_REQUEST, PacketReader.describe(e));
+        } else if (r.type == PacketType.RESPONSE && r.seq != 0) {
+            WritePacket req = pending.remove(key(c, r.seq));
+            if (req != null) {
+                completeRequest(req, null, new NetException("the response to " + req + " could not be decoded: "
+                        + e.getMessage(), e));
+            }
+        } else {
+            // Nobody can be told (no request seq to answer): the other side speaks garbage.
+            close(c, "unreadable packet: " + e.getMessage(), null);
+        }
+    }
+
+    // ------------------------------------------------------------------ responses and finished requests
+
+    void onResponseReady(WritePacket resp) {
+        ReqContext ctx = resp.context;
+        if (ctx.finished) {
+            log.warn("{} was answered twice; the second response is dropped", ctx);
+            resp.onDone();
+            return;
+        }
+        finishContext(ctx);
+        NioConnection c = ctx.connection;
+        if (ctx.type == PacketType.ONE_WAY || c.isClosed()) {
+            resp.onDone();
+            return;
+        }
+        enqueue(c, resp);
+    }
+
+    void onContextFinished(ReqContext ctx) {
+        if (ctx.finished) {
+            return;
+        }
+        if (ctx.type == PacketType.REQUEST) {
+            droppedExpiredRequests++;
+        }
+        finishContext(ctx);
+    }
+
+    private void finishContext(ReqContext ctx) {
+        ctx.finished = true;
+        inFlightRequests--;
+        inFlightBytes -= ctx.frameBytes;
+    }
+
+    // ------------------------------------------------------------------ sending
+
+    /** A request, one-way packet or push handed over by a caller (on this thread or via the inbox). */
+    void onOutgoing(WritePacket p) {
+        NioConnection c = p.connection;
+        if (c == null) {
+            Peer peer = p.peer;
+            c = peer.connection;
+            if (c == null || !c.handshakeDone) {
+                Peer.Status s = peer.status;
+                if (!stopping && (s == Peer.Status.CONNECTING || s == Peer.Status.HANDSHAKING)) {
+                    peer.addWaiting(p);
+                } else {
+                    failPacket(p, new NetConnectionException("not connected to " + peer + " (" + s
+                            + (peer.lastFailure != null ? ", last failure: " + peer.lastFailure : "") + ")"));
+                }
+                return;
+            }
+        }
+        if (c.isClosed()) {
+            failPacket(p, new NetConnectionException(c + " is closed: " + c.closeReason));
+            return;
+        }
+        enqueue(c, p);
+    }
+
+    private void enqueue(NioConnection c, WritePacket p) {
+        if (p.type == PacketType.REQUEST && p.context == null) {
+            int seq = c.nextSeq();
+            p.seq = seq;
+            p.connection = c;
+            pending.put(key(c, seq), p);
+        }
+        c.lastSendNanos = ts.nanoTime();
+        c.append(p);
+        markDirty(c);
+    }
+
+    private void failPacket(WritePacket p, Throwable error) {
+        if (p.type == PacketType.REQUEST && p.context == null) {
+            completeRequest(p, null, error);
+        } else {
+            releaseFlow(p);
+            p.onDone();
+        }
+    }
+
+    private void releaseFlow(WritePacket p) {
+        if (p.flowBytes >= 0) {
+            node.limiter.release(p.flowBytes);
+            p.flowBytes = -1;
+        }
+    }
+
+    /** Completes a request once; the caller has removed it from the pending map. */
+    void completeRequest(WritePacket p, Object body, Throwable error) {
+        if (p.completed) {
+            return;
+        }
+        p.completed = true;
+        releaseFlow(p);
+        RpcCallback<Object> cb = p.callback;
+        if (p.callbackOnIoThread) {
+            invoke(cb, body, error);
+        } else {
+            try {
+                node.callbackExecutor.execute(() -> invoke(cb, body, error));
+            } catch (RejectedExecutionException e) {
+                invoke(cb, body, error);
+            }
+        }
+    }
+
+    static void invoke(RpcCallback<Object> cb, Object body, Throwable error) {
+        try {
+            if (error == null) {
+                cb.onSuccess(body);
+            } else {
+                cb.onFailure(error);
+            }
+        } catch (Throwable t) {
+            log.warn("a request callback threw", t);
+        }
+    }
+
+    private static long key(NioConnection c, int seq) {
+        return ((long) c.id << 32) | (seq & 0xFFFFFFFFL);
+    }
+
+    // ------------------------------------------------------------------ writing
+
+    private void markDirty(NioConnection c) {
+        if (!c.dirty) {
+            c.dirty = true;
+            c.nextDirty = dirtyHead;
+            dirtyHead = c;
+        }
+    }
+
+    private void flushDirty() {
+        NioConnection c = dirtyHead;
+        dirtyHead = null;
+        while (c != null) {
+            NioConnection next = c.nextDirty;
+            c.nextDirty = null;
+            c.dirty = false;
+            flush(c);
+            c = next;
+        }
+    }
+
+    private void flush(NioConnection c) {
+        if (c.isClosed() || c.connecting) {
+            return;
+        }
+        boolean blocked = c.hasUnwritten() && !writeOut(c);
+        if (!blocked) {
+            int budget = config.maxWriteBatchBytes;
+            while (c.queueHead != null && budget > 0 && !c.isClosed()) {
+                budget -= encodeQueue(c, budget);
+                if (c.hasUnwritten() && !writeOut(c)) {
+                    blocked = true;
+                    break;
+                }
+            }
+        }
+        if (c.isClosed()) {
+            return;
+        }
+        if (blocked) {
+            // The peer is slow: turn what is queued into bytes up to the backlog cap, so the cap
+            // (and the read pause below) accounts for everything owed to this peer.
+            while (c.queueHead != null && c.outBytes < config.maxWriteBacklogBytes && !c.isClosed()) {
+                encodeQueue(c, (int) Math.min(Integer.MAX_VALUE, config.maxWriteBacklogBytes - c.outBytes));
+            }
+        } else if (c.queueHead != null) {
+            markDirty(c); // the batch budget ran out: continue next loop
+        }
+        if (c.outBytes >= config.maxWriteBacklogBytes) {
+            c.readPaused = true;
+        } else if (c.readPaused && c.outBytes <= config.maxWriteBacklogBytes / 2) {
+            c.readPaused = false;
+        }
+        updateInterest(c);
+    }
+
+    /** Encodes queued packets into out buffers, up to about {@code budget} bytes; returns bytes encoded. */
+    private int encodeQueue(NioConnection c, int budget) {
+        int total = 0;
+        ByteBuffer buf = null;
+        long now = ts.nanoTime();
+        WritePacket p;
+        while (total < budget && (p = c.pollQueue()) != null) {
+            if (p.type == PacketType.REQUEST && p.context == null) {
+                if (p.completed) {
+                    p.onDone();
+                    continue; // timed out while queued
+                }
+                long left = p.deadlineNanos - now;
+                if (left <= 0) {
+                    pending.remove(key(c, p.seq));
+                    completeRequest(p, null, timeout(p, "before it could be sent"));
+                    p.onDone();
+                    continue;
+                }
+                p.timeoutNanos = left;
+            } else if (p.type == PacketType.ONE_WAY && p.deadlineNanos != 0 && p.deadlineNanos - now <= 0) {
+                failPacket(p, null);
+                continue;
+            }
+            int size = p.prepareSize();
+            if (size > c.remoteMaxFrameBytes) {
+                String why = p + " is " + size + " bytes, over the " + c.remoteMaxFrameBytes
+                        + "-byte frame limit of " + c;
+                if (p.type == PacketType.REQUEST && p.context == null) {
+                    pending.remove(key(c, p.seq));
+                    completeRequest(p, null, new NetException(why));
+                } else {
+                    log.warn("dropped: {}", why);
+                    releaseFlow(p);
+                }
+                p.onDone();
+                continue;
+            }
+            if (buf == null || buf.remaining() < 4 + EncodeContext.MIN_BUFFER_BYTES) {
+                buf = nextOutBuffer(c, buf, size + 4);
+            }
+            buf.putInt(size);
+            EncodeContext ec = encodeContext.reset();
+            while (!p.encode(ec, buf)) {
+                buf = nextOutBuffer(c, buf, size);
+            }
+            total += size + 4;
+            if (p.type == PacketType.ONE_WAY) {
+                releaseFlow(p);
+            }
+            p.onDone();
+        }
+        if (buf != null) {
+            sealOutBuffer(c, buf);
+        }
+        return total;
+    }
+
+    private ByteBuffer nextOutBuffer(NioConnection c, ByteBuffer full, int sizeHint) {
+        if (full != null) {
+            sealOutBuffer(c, full);
+        }
+        if (!c.hasUnwritten()) {
+            c.lastWriteProgressNanos = ts.nanoTime();
+        }
+        int size = Math.max(config.writeBufferBytes, Math.min(sizeHint, BufferSizeClasses.MAX_SIZE));
+        ByteBuffer b = bufferPool.borrow(size);
+        c.addOut(b);
+        return b;
+    }
+
+    private static void sealOutBuffer(NioConnection c, ByteBuffer b) {
+        b.flip();
+        c.outBytes += b.remaining();
+    }
+
+    /** Writes the encoded buffers with one gathered write; true when all of them went out. */
+    private boolean writeOut(NioConnection c) {
+        long n;
+        try {
+            n = c.channel.write(c.out, c.outStart, c.outEnd - c.outStart);
+        } catch (IOException e) {
+            close(c, "write failed: " + e.getMessage(), null);
+            return false;
+        }
+        if (n > 0) {
+            c.outBytes -= n;
+            c.lastWriteProgressNanos = ts.nanoTime();
+        }
+        ByteBuffer[] out = c.out;
+        while (c.outStart < c.outEnd && !out[c.outStart].hasRemaining()) {
+            bufferPool.release(out[c.outStart]);
+            out[c.outStart++] = null;
+        }
+        if (c.outStart == c.outEnd) {
+            c.outStart = 0;
+            c.outEnd = 0;
+            return true;
+        }
+        return false;
+    }
+
+    private void updateInterest(NioConnection c) {
+        if (c.isClosed() || c.connecting) {
+            return;
+        }
+        int ops = (c.readPaused ? 0 : SelectionKey.OP_READ) | (c.hasUnwritten() ? SelectionKey.OP_WRITE : 0);
+        if (ops != c.interestOps) {
+            try {
+                c.key.interestOps(ops);
+                c.interestOps = ops;
+            } catch (CancelledKeyException e) {
+                close(c, "selection key cancelled", null);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ connections
+
+    /** Server side: adopts an accepted socket. */
+    void register(SocketChannel ch) {
+        if (stopping) {
+            closeQuietly(ch);
+            return;
+        }
+        NioConnection c = null;
+        try {
+            ch.configureBlocking(false);
+            ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            c = new NioConnection(this, ch, nextConnectionId++, null, ts.nanoTime(), config.maxFrameBytes);
+            c.key = ch.register(selector, SelectionKey.OP_READ, c);
+            c.interestOps = SelectionKey.OP_READ;
+            connections.add(c);
+        } catch (IOException | RuntimeException e) {
+            log.warn("could not adopt an accepted connection: {}", e.toString());
+            closeQuietly(ch);
+        }
+    }
+
+    /** Client side: takes charge of a peer and connects to it. */
+    void addPeer(Peer peer) {
+        peers.add(peer);
+        connect(peer);
+    }
+
+    void removePeer(Peer peer) {
+        peers.remove(peer);
+        peer.status = Peer.Status.REMOVED;
+        if (peer.connection != null) {
+            close(peer.connection, "peer removed", null);
+        }
+        failWaiting(peer, new NetConnectionException("peer " + peer + " was removed"));
+        node.onPeerStatusChanged();
+    }
+
+    private void connect(Peer peer) {
+        SocketChannel ch = null;
+        try {
+            ch = SocketChannel.open();
+            ch.configureBlocking(false);
+            ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        } catch (IOException e) {
+            closeQuietly(ch);
+            peer.lastFailure = "could not open a socket: " + e;
+            NioClientConfig cc = (NioClientConfig) config;
+            peer.backoffMillis = Math.max(peer.backoffMillis, cc.reconnectMinBackoffMillis);
+            peer.nextConnectNanos = ts.nanoTime() + TimeUnit.MILLISECONDS.toNanos(peer.backoffMillis);
+            peer.status = Peer.Status.NOT_CONNECTED;
+            failWaiting(peer, new NetConnectionException("could not connect to " + peer + ": " + peer.lastFailure));
+            node.onPeerStatusChanged();
+            return;
+        }
+        NioConnection c = new NioConnection(this, ch, nextConnectionId++, peer, ts.nanoTime(), config.maxFrameBytes);
+        c.connecting = true;
+        c.connectDeadlineNanos = ts.nanoTime() + TimeUnit.MILLISECONDS.toNanos(((NioClientConfig) config).connectTimeoutMillis);
+        peer.connection = c;
+        peer.status = Peer.Status.CONNECTING;
+        connections.add(c);
+        try {
+            boolean done = ch.connect(peer.address);
+            c.key = ch.register(selector, done ? 0 : SelectionKey.OP_CONNECT, c);
+            if (done) {
+                onConnected(c);
+            }
+        } catch (IOException | RuntimeException e) {
+            close(c, "connect failed: " + e, null);
+        }
+        node.onPeerStatusChanged();
+    }
+
+    private void finishConnect(NioConnection c) {
+        try {
+            if (c.channel.finishConnect()) {
+                onConnected(c);
+            }
+        } catch (IOException e) {
+            close(c, "connect failed: " + e.getMessage(), null);
+        }
+    }
+
+    private void onConnected(NioConnection c) {
+        c.connecting = false;
+        c.interestOps = -1;
+        Peer peer = c.peer;
+        peer.status = Peer.Status.HANDSHAKING;
+        NioClientConfig cc = (NioClientConfig) config;
+        WritePacket hs = WritePacket.request(Commands.HANDSHAKE, node.localHandshake);
+        hs.connection = c;
+        hs.decoder = Handshake.Decoder.FACTORY;
+        hs.callbackOnIoThread = true;
+        hs.flowBytes = -1;
+        hs.deadlineNanos = ts.nanoTime() + TimeUnit.MILLISECONDS.toNanos(cc.handshakeTimeoutMillis);
+        hs.callback = new RpcCallback<Object>() {
+            @Override
+            public void onSuccess(Object body) {
+                onHandshakeAnswered(c, (Handshake) body);
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                close(c, "handshake failed: " + error.getMessage(), null);
+            }
+        };
+        enqueue(c, hs);
+        c.handshakeSeq = hs.seq;
+        updateInterest(c);
+        node.onPeerStatusChanged();
+    }
+
+    private void onHandshakeAnswered(NioConnection c, Handshake hs) {
+        if (c.isClosed()) {
+            return;
+        }
+        String why = hs == null ? "empty handshake" : hs.incompatibility();
+        if (why != null) {
+            close(c, "server handshake refused: " + why, null);
+            return;
+        }
+        c.handshakeDone = true;
+        c.remoteHandshake = hs;
+        if (hs.maxFrameBytes > 0) {
+            c.remoteMaxFrameBytes = hs.maxFrameBytes;
+        }
+        Peer peer = c.peer;
+        peer.remoteHandshake = hs;
+        peer.backoffMillis = 0;
+        peer.lastFailure = null;
+        peer.status = Peer.Status.CONNECTED;
+        WritePacket p = peer.takeWaiting();
+        while (p != null) {
+            WritePacket next = p.next;
+            p.next = null;
+            onOutgoing(p);
+            p = next;
+        }
+        node.onPeerStatusChanged();
+    }
+
+    /**
+     * Closes a connection: fails its pending requests at once (with {@code error}, or a connection
+     * error naming the reason), drops its queued packets and buffers and, on the client, schedules a
+     * reconnect with back-off.
+     */
+    void close(NioConnection c, String reason, Throwable error) {
+        if (c.isClosed()) {
+            return;
+        }
+        c.markClosed(reason);
+        if (stopping) {
+            log.debug("{} closed: {}", c, reason);
+        } else {
+            log.info("{} closed: {}", c, reason);
+        }
+        if (c.key != null) {
+            c.key.cancel();
+        }
+        closeQuietly(c.channel);
+        connections.remove(c);
+        Peer peer = c.peer;
+        if (peer != null && peer.connection == c) {
+            peer.connection = null;
+            peer.lastFailure = reason;
+            if (peer.status != Peer.Status.REMOVED) {
+                peer.status = Peer.Status.NOT_CONNECTED;
+                NioClientConfig cc = (NioClientConfig) config;
+                peer.backoffMillis = peer.backoffMillis == 0 ? cc.reconnectMinBackoffMillis
+                        : Math.min(peer.backoffMillis * 2, cc.reconnectMaxBackoffMillis);
+                peer.nextConnectNanos = ts.nanoTime() + TimeUnit.MILLISECONDS.toNanos(peer.backoffMillis);
+            }
+        }
+        Throwable err = error != null ? error : new NetConnectionException(c + " closed: " + reason);
+        // Fail what waits on this connection before anything else can run and send to it again.
+        if (!pending.isEmpty()) {
+            scanConnection = c;
+            pending.forEach(ofConnectionVisitor);
+            scanConnection = null;
+            failScratch(err);
+        }
+        WritePacket p;
+        while ((p = c.pollQueue()) != null) {
+            failPacket(p, err);
+        }
+        for (int i = c.outStart; i < c.outEnd; i++) {
+            bufferPool.release(c.out[i]);
+            c.out[i] = null;
+        }
+        c.outStart = 0;
+        c.outEnd = 0;
+        c.outBytes = 0;
+        if (peer != null) {
+            failWaiting(peer, err);
+            node.onPeerStatusChanged();
+        }
+    }
+
+    private void failWaiting(Peer peer, Throwable err) {
+        WritePacket p = peer.takeWaiting();
+        while (p != null) {
+            WritePacket next = p.next;
+            p.next = null;
+            failPacket(p, err);
+            p = next;
+        }
+    }
+
+    private void failScratch(Throwable err) {
+        ArrayList<WritePacket> list = scratch;
+        if (list.isEmpty()) {
+            return;
+        }
+        // Callbacks may send again and use the scratch list: work on a copy.
+        WritePacket[] doomed = list.toArray(new WritePacket[0]);
+        list.clear();
+        for (WritePacket p : doomed) {
+            completeRequest(p, null, err != null ? err : timeout(p, "waiting for the response"));
+        }
+    }
+
+    private NetTimeoutException timeout(WritePacket p, String where) {
+        String to = p.connection != null ? String.valueOf(p.connection) : String.valueOf(p.peer);
+        return new NetTimeoutException(p + " to " + to + " timed out " + where);
+    }
+
+    private static void closeQuietly(SocketChannel ch) {
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException ignored) {
+                // nothing more to do
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ deadlines
+
+    private void tick() {
+        long now = ts.nanoTime();
+        nextTickNanos = now + tickNanos;
+        if (!pending.isEmpty()) {
+            scanNowNanos = now;
+            pending.forEach(expiredVisitor);
+            failScratch(null);
+        }
+        for (int i = connections.size() - 1; i >= 0; i--) {
+            if (i >= connections.size()) {
+                continue; // a close above removed more than one
+            }
+            checkConnection(connections.get(i), now);
+        }
+        if (!stopping) {
+            for (int i = 0; i < peers.size(); i++) {
+                Peer peer = peers.get(i);
+                if (peer.status == Peer.Status.NOT_CONNECTED && peer.connection == null && now - peer.nextConnectNanos >= 0) {
+                    connect(peer);
+                }
+            }
+        }
+        if (now - nextMaintainNanos >= 0) {
+            nextMaintainNanos = now + MAINTAIN_INTERVAL_NANOS;
+            bufferPool.maintain();
+        }
+        if (stopping) {
+            boolean drained = inFlightRequests == 0 && pending.isEmpty() && dirtyHead == null && allWritten();
+            if (drained || now - stopDeadlineNanos >= 0) {
+                exitLoop = true;
+            }
+        }
+    }
+
+    private boolean allWritten() {
+        for (int i = 0; i < connections.size(); i++) {
+            NioConnection c = connections.get(i);
+            if (c.hasUnwritten() || c.queueHead != null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void checkConnection(NioConnection c, long now) {
+        if (c.connecting) {
+            if (now - c.connectDeadlineNanos >= 0) {
+                close(c, "connect timed out", null);
+            }
+            return;
+        }
+        if (c.hasUnwritten() && now - c.lastWriteProgressNanos > TimeUnit.MILLISECONDS.toNanos(config.writeStallTimeoutMillis)) {
+            close(c, "the other side read nothing for " + config.writeStallTimeoutMillis + " ms while "
+                    + c.outBytes + " bytes waited to be written", null);
+            return;
+        }
+        if (c.peer == null) {
+            NioServerConfig sc = (NioServerConfig) config;
+            if (!c.handshakeDone && now - c.createdNanos > TimeUnit.MILLISECONDS.toNanos(sc.handshakeTimeoutMillis)) {
+                close(c, "no handshake within " + sc.handshakeTimeoutMillis + " ms", null);
+                return;
+            }
+            // A connection we stopped reading is not idle; the write-stall check above covers it.
+            if (sc.idleTimeoutMillis > 0 && !c.readPaused && now - c.lastReadNanos > TimeUnit.MILLISECONDS.toNanos(sc.idleTimeoutMillis)) {
+                close(c, "idle for " + sc.idleTimeoutMillis + " ms" + (c.reader.inFrame() ? " in the middle of a frame" : ""), null);
+            }
+        } else {
+            long hb = ((NioClientConfig) config).heartbeatIntervalMillis;
+            if (hb > 0 && c.handshakeDone && !stopping && now - c.lastSendNanos > TimeUnit.MILLISECONDS.toNanos(hb)) {
+                sendHeartbeat(c, hb);
+            }
+        }
+    }
+
+    private void sendHeartbeat(NioConnection c, long intervalMillis) {
+        WritePacket ping = WritePacket.request(Commands.PING, null);
+        ping.connection = c;
+        ping.decoder = IgnoreBodyDecoder.factory();
+        ping.callbackOnIoThread = true;
+        ping.flowBytes = -1;
+        ping.deadlineNanos = ts.nanoTime() + TimeUnit.MILLISECONDS.toNanos(intervalMillis);
+        ping.callback = new RpcCallback<Object>() {
+            @Override
+            public void onSuccess(Object body) {
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                if (error instanceof NetTimeoutException) {
+                    close(c, "no answer to a heartbeat within " + intervalMillis + " ms", null);
+                }
+            }
+        };
+        enqueue(c, ping);
+    }
+
+    // ------------------------------------------------------------------ stop
+
+    /** Stops taking new requests; exits once nothing is in flight or at the deadline. */
+    void requestStop(long deadlineNanos) {
+        execute(() -> {
+            stopping = true;
+            stopDeadlineNanos = deadlineNanos;
+            nextTickNanos = ts.nanoTime(); // evaluate at once
+        });
+    }
+
+    private void shutdown() {
+        StoppedException stopped = new StoppedException(node.describe() + " stopped");
+        try {
+            for (int i = connections.size() - 1; i >= 0; i--) {
+                if (i < connections.size()) {
+                    close(connections.get(i), "stopped", stopped);
+                }
+            }
+            for (Peer peer : peers) {
+                peer.status = Peer.Status.REMOVED;
+                failWaiting(peer, stopped);
+            }
+            if (!pending.isEmpty()) {
+                scanNowNanos = Long.MAX_VALUE;
+                pending.forEach((k, p) -> {
+                    scratch.add(p);
+                    return false;
+                });
+                failScratch(stopped);
+            }
+            try {
+                selector.close();
+            } catch (IOException ignored) {
+                // nothing more to do
+            }
+        } finally {
+            exited = true;
+            failAfterExit();
+            terminated.countDown();
+        }
+    }
+
+    /** After the loop ended: fail whatever is still offered (callers raced with stop). */
+    private synchronized void failAfterExit() {
+        StoppedException stopped = null;
+        Object o;
+        while ((o = inbox.poll()) != null) {
+            if (stopped == null) {
+                stopped = new StoppedException(node.describe() + " stopped");
+            }
+            if (o instanceof WritePacket) {
+                WritePacket p = (WritePacket) o;
+                if (p.context == null) {
+                    failPacket(p, stopped);
+                } else {
+                    p.onDone();
+                }
+            }
+            // finished requests and control tasks have nothing left to do once the worker is gone
+        }
+    }
+
+    // For tests: worker-owned counters read racily from the test thread, which polls them.
+
+    int pendingConnectionsForTest() {
+        return connections.size();
+    }
+
+    int inFlightRequestsForTest() {
+        return inFlightRequests;
+    }
+
+    long droppedExpiredForTest() {
+        return droppedExpiredRequests;
+    }
+
+    long unwrittenBytesForTest() {
+        long n = 0;
+        for (int i = 0; i < connections.size(); i++) {
+            n += connections.get(i).outBytes;
+        }
+        return n;
+    }
+
+    boolean awaitTermination(long timeoutNanos) throws InterruptedException {
+        return terminated.await(timeoutNanos, TimeUnit.NANOSECONDS);
+    }
+}

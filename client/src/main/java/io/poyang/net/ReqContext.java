@@ -1,0 +1,99 @@
+package io.poyang.net;
+
+/**
+ * One incoming request or one-way message being processed: who sent it, its deadline, and the way
+ * to answer. {@link #respond} may be called from any thread, once; the response then goes out
+ * through the connection's I/O worker. A processor that hands the request to another stage (a
+ * raft group, say) keeps this object and answers when the work is done.
+ */
+public final class ReqContext {
+
+    final NioWorker worker;
+    final NioConnection connection;
+    final int type;
+    final int command;
+    final int seq;
+    final long deadlineNanos;
+    final int frameBytes;
+    final byte[] extra;
+    /** Set by the worker when the response (or the end of a one-way message) was seen. */
+    boolean finished;
+
+    ReqContext(NioWorker worker, NioConnection connection, int type, int command, int seq, long deadlineNanos,
+               int frameBytes, byte[] extra) {
+        this.worker = worker;
+        this.connection = connection;
+        this.type = type;
+        this.command = command;
+        this.seq = seq;
+        this.deadlineNanos = deadlineNanos;
+        this.frameBytes = frameBytes;
+        this.extra = extra;
+    }
+
+    public int command() {
+        return command;
+    }
+
+    public int seq() {
+        return seq;
+    }
+
+    public boolean isOneWay() {
+        return type == PacketType.ONE_WAY;
+    }
+
+    /** Field 8 of the request, or null. */
+    public byte[] extra() {
+        return extra;
+    }
+
+    /** The connection the request came on; server pushes to this client go through it. */
+    public NioConnection connection() {
+        return connection;
+    }
+
+    /** The caller's deadline on System.nanoTime's scale (Long.MAX_VALUE when it sent none). */
+    public long deadlineNanos() {
+        return deadlineNanos;
+    }
+
+    /** True when the caller has given up; such work should be dropped, not done. */
+    public boolean isExpired() {
+        return deadlineNanos != Long.MAX_VALUE && System.nanoTime() - deadlineNanos >= 0;
+    }
+
+    /** Sends the response; any thread, once per request. Ignored for one-way messages. */
+    public void respond(WritePacket response) {
+        if (response.type != PacketType.RESPONSE) {
+            throw new IllegalArgumentException("respond needs a response packet, got " + response);
+        }
+        response.command = command;
+        response.seq = seq;
+        response.context = this;
+        if (Thread.currentThread() == worker.thread) {
+            worker.onResponseReady(response);
+        } else {
+            worker.offer(response);
+        }
+    }
+
+    /** Sends an error response with a {@link ResponseCode} and a message for the caller. */
+    public void respondError(int responseCode, String message) {
+        respond(WritePacket.error(responseCode, message));
+    }
+
+    /** Ends a request without answering (it expired, or it was one-way), freeing its flow-control room. */
+    void finishWithoutResponse() {
+        if (Thread.currentThread() == worker.thread) {
+            worker.onContextFinished(this);
+        } else {
+            worker.offer(this);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return PacketType.name(type) + "(command=" + command + ", seq=" + seq + ") from " + connection;
+    }
+}

@@ -1,0 +1,145 @@
+package io.poyang.net;
+
+import io.poyang.log.ImpossibleStates;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static io.poyang.net.NetTestSupport.*;
+import static org.junit.jupiter.api.Assertions.*;
+
+class ConnectionTest {
+
+    private static final int SILENT = 50;
+    private NioServer server;
+    private NioServer server2;
+    private NioClient client;
+
+    @BeforeEach
+    void reset() {
+        ImpossibleStates.reset();
+    }
+
+    @AfterEach
+    void stop() {
+        stopQuietly(client, server, server2);
+        assertEquals(0, ImpossibleStates.count());
+    }
+
+    private static NioServer startSilentServer(NioServerConfig c) {
+        NioServer s = new NioServer(c);
+        s.register(Commands.ECHO, new EchoProcessor());
+        s.register(SILENT, processor((ctx, body) -> null)); // never answers
+        s.start();
+        return s;
+    }
+
+
+    @Test
+    void serverKilledMidFlightFailsPendingCallsFastWithAConnectionError() throws Exception {
+        NioServerConfig sc = serverConfig();
+        sc.stopTimeoutMillis = 0;
+        server = startSilentServer(sc);
+        client = startClient(clientConfig(server));
+        List<CompletableFuture<byte[]>> fs = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            fs.add(client.sendRequest(null, WritePacket.request(SILENT, null), BytesDecoder.FACTORY, 60_000));
+        }
+        waitUntil("all 100 requests in flight on the server", 5000, () -> server.workers[0].inFlightRequestsForTest() == 100);
+        long start = System.nanoTime();
+        server.stop();
+        for (CompletableFuture<byte[]> f : fs) {
+            Throwable t = causeOf(f, 5000);
+            assertInstanceOf(NetConnectionException.class, t);
+        }
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertTrue(tookMillis < 5000, "pending calls took " + tookMillis + " ms to fail");
+        assertEquals(0, client.pendingRequests());
+        // while disconnected, new calls fail at once instead of waiting for their timeout
+        waitUntil("the peer notices", 5000, () -> client.peers().get(0).status() == Peer.Status.NOT_CONNECTED);
+        Throwable t = causeOf(client.sendRequest(null, echo(new byte[1]), BytesDecoder.FACTORY, 60_000), 1000);
+        assertInstanceOf(NetConnectionException.class, t);
+    }
+
+    @Test
+    void clientReconnectsWhenTheServerComesBack() throws Exception {
+        server = startEchoServer(serverConfig());
+        int port = server.port();
+        NioClientConfig cc = clientConfig(server);
+        cc.reconnectMinBackoffMillis = 20;
+        cc.reconnectMaxBackoffMillis = 200;
+        client = startClient(cc);
+        assertArrayEquals(new byte[]{1}, client.sendRequest(null, echo(new byte[]{1}), BytesDecoder.FACTORY, 3000).get());
+        server.stop();
+        Peer peer = client.peers().get(0);
+        waitUntil("disconnected", 5000, () -> peer.status() != Peer.Status.CONNECTED);
+        NioServerConfig again = serverConfig();
+        again.port = port;
+        server = startEchoServer(again);
+        client.waitForConnected(10_000);
+        assertArrayEquals(new byte[]{2}, client.sendRequest(null, echo(new byte[]{2}), BytesDecoder.FACTORY, 3000).get());
+    }
+
+    @Test
+    void requestsSentWhileConnectingWaitForTheHandshake() throws Exception {
+        server = startEchoServer(serverConfig());
+        client = new NioClient(clientConfig(server));
+        client.start();
+        // no waitForConnected: the peer is still connecting
+        assertArrayEquals(new byte[]{7}, client.sendRequest(null, echo(new byte[]{7}), BytesDecoder.FACTORY, 5000)
+                .get(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void unreachableServerFailsCallsWithAConnectionError() throws Exception {
+        int deadPort;
+        try (ServerSocket s = new ServerSocket(0)) {
+            deadPort = s.getLocalPort();
+        }
+        NioClientConfig cc = new NioClientConfig();
+        cc.servers.add("127.0.0.1:" + deadPort);
+        cc.reconnectMinBackoffMillis = 500;
+        client = new NioClient(cc);
+        client.start();
+        Throwable t = causeOf(client.sendRequest(null, echo(new byte[1]), BytesDecoder.FACTORY, 60_000), 5000);
+        assertInstanceOf(NetConnectionException.class, t);
+        NetConnectionException e = assertThrows(NetConnectionException.class, () -> client.waitForConnected(100));
+        assertTrue(e.getMessage().contains(String.valueOf(deadPort)), e.getMessage());
+    }
+
+    @Test
+    void callsGoToTheServerThatIsStillUp() throws Exception {
+        server = startEchoServer(serverConfig());
+        server2 = startEchoServer(serverConfig());
+        NioClientConfig cc = clientConfig(server, server2);
+        cc.reconnectMinBackoffMillis = 1000;
+        client = startClient(cc);
+        for (int i = 0; i < 10; i++) {
+            client.sendRequest(null, echo(new byte[]{(byte) i}), BytesDecoder.FACTORY, 3000).get();
+        }
+        server.stop();
+        waitUntil("one peer down", 5000, () -> client.peers().stream().filter(Peer::isConnected).count() == 1);
+        for (int i = 0; i < 20; i++) {
+            assertArrayEquals(new byte[]{(byte) i}, client.sendRequest(null, echo(new byte[]{(byte) i}),
+                    BytesDecoder.FACTORY, 3000).get(5, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void aRemovedPeerFailsItsCallsAndIsNotReconnected() throws Exception {
+        server = startEchoServer(serverConfig());
+        client = startClient(clientConfig(server));
+        Peer peer = client.peers().get(0);
+        client.removePeer(peer);
+        waitUntil("removed", 5000, () -> peer.status() == Peer.Status.REMOVED);
+        assertTrue(client.peers().isEmpty());
+        Throwable t = causeOf(client.sendRequest(peer, echo(new byte[1]), BytesDecoder.FACTORY, 3000), 5000);
+        assertInstanceOf(NetConnectionException.class, t);
+    }
+}
