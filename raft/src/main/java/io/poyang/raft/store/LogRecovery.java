@@ -144,7 +144,7 @@ final class LogRecovery {
         // The segments the log lives in start at the one holding the first index.
         int firstSeg = -1;
         for (int i = 0; i < all.size(); i++) {
-            if (all.get(i).contains(r.firstIndexPos) || (all.get(i).startPos == r.firstIndexPos)) {
+            if (all.get(i).contains(r.firstIndexPos)) {
                 firstSeg = i;
                 break;
             }
@@ -155,7 +155,16 @@ final class LogRecovery {
                         "the log segment holding the first index " + r.firstIndex + " (position " + r.firstIndexPos
                                 + ") is missing, but the commit index is " + r.commitIndex);
             }
-            // A new log (or one that never got an item): any files are leftovers of an aborted start.
+            // A new log (or one that never got an item): files are only leftovers of preallocation
+            // if nothing was ever written in them. Anything else means the status file does not
+            // belong to these segments (lost, or restored from elsewhere): refuse, delete nothing.
+            for (LogSegment s : all) {
+                if (!headerIsZero(s)) {
+                    throw new LogCorruptedException(s.path(), 0, "the log segment holds items, but the status file"
+                            + " says the log starts at index " + r.firstIndex + " (position " + r.firstIndexPos
+                            + ") and no segment covers that position; the status file may be missing or stale");
+                }
+            }
             for (LogSegment s : all) {
                 SegmentQueue.closeQuietly(s);
                 store.fileIo().delete(s.path());

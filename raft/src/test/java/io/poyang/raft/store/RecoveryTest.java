@@ -165,6 +165,27 @@ class RecoveryTest {
     }
 
     @Test
+    void segmentsWithoutTheirStatusFileAreRefusedNotDeleted() throws IOException {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.segmentBytes(64 * 1024))) {
+            h.open();
+            h.append(items(1, 3000, 1, 0, 1, 30));
+            h.awaitPersisted(3000);
+            h.on(() -> {
+                h.store.setCommitIndex(3000);
+                return null;
+            });
+            h.call(() -> h.store.deleteBelow(2500));
+        }
+        Files.delete(dir.resolve("status"));   // an operator's mistake
+        try (StoreHarness h = new StoreHarness(dir, null)) {
+            LogCorruptedException e = assertThrows(LogCorruptedException.class, h::open);
+            assertTrue(e.getMessage().contains("status file"), e.getMessage());
+            assertTrue(Files.exists(e.file()), "nothing deleted");
+            h.shutdown();
+        }
+    }
+
+    @Test
     void recoveryFromTheTrustedPointAfterClose() {
         try (StoreHarness h = new StoreHarness(dir, c -> c.indexFlushEntries(16))) {
             h.open();
