@@ -49,6 +49,8 @@ import java.util.function.LongConsumer;
 public final class LogStore {
 
     private static final PoyangLog log = PoyangLogs.get(LogStore.class);
+    /** The trusted point moves (and the status file is saved for it) every this many index flushes. */
+    static final int TRUSTED_STEP_FLUSHES = 8;
 
     private final String name;
     private final FiberGroup group;
@@ -528,6 +530,11 @@ public final class LogStore {
     void onIndexFlushed() {
         long t = Math.min(index.flushedIndex(), Math.min(persistedIndex, commitIndex));
         if (t <= trustedIndex || t < firstIndex || closed) {
+            return;
+        }
+        // A status save costs two fsyncs: move the trusted point in big steps (recovery scans at
+        // most this far after a crash), except when closing.
+        if (!closing && t - trustedIndex < TRUSTED_STEP_FLUSHES * (long) config.indexFlushEntries()) {
             return;
         }
         long next = index.positionInMemory(t + 1);
