@@ -51,6 +51,8 @@ public final class LogStore {
     private static final PoyangLog log = PoyangLogs.get(LogStore.class);
     /** The trusted point moves (and the status file is saved for it) every this many index flushes. */
     static final int TRUSTED_STEP_FLUSHES = 8;
+    /** At most this much of a truncated tail is zeroed on disk. */
+    static final long MAX_TRUNCATE_ZERO_BYTES = 4L << 20;
 
     private final String name;
     private final FiberGroup group;
@@ -285,7 +287,8 @@ public final class LogStore {
 
     /**
      * Removes {@code index} and everything after it (a follower's conflicting tail). Waits for the
-     * writes in flight, then zeroes the first header of the removed part on disk and fsyncs, so a
+     * writes in flight, then zeroes the removed part on disk (up to 4 MiB of it, and the first
+     * header of every later segment) and fsyncs, so a
      * restart cannot bring the old items back. Fails with {@link TruncateBelowCommitException} at or
      * below the commit index.
      */
@@ -340,10 +343,23 @@ public final class LogStore {
             }
             LogSegment at = seg;
             long offset = pos - seg.startPos;
+            // The removed bytes in this segment end where the appender stopped, or at the segment end.
+            // (Capped: past that, the index and term chain checks keep stale items out of the log.)
+            long removedEnd = Math.min(offset + MAX_TRUNCATE_ZERO_BYTES,
+                    (seg == segments.current() ? appender.nextPos() : seg.endPos()) - seg.startPos);
             return group.executeBlocking("log-truncate", config.ioExecutor(), () -> {
-                // Zero the first header of the removed part, and of every later segment, then sync:
-                // recovery stops at a zero header, so the old items cannot come back.
-                at.file.writeFully(ByteBuffer.allocate(LogItemCodec.HEADER_BYTES), offset);
+                // Zero the removed part of this segment and the first header of every later one, then
+                // sync: recovery stops at a zero header, and new items written over the removed part
+                // later never sit next to a stale old item.
+                ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(1 << 20,
+                        Math.max(LogItemCodec.HEADER_BYTES, removedEnd - offset)));
+                for (long off = offset; off < Math.max(removedEnd, offset + LogItemCodec.HEADER_BYTES); ) {
+                    zeros.clear();
+                    zeros.limit((int) Math.min(zeros.capacity(), Math.max(removedEnd, offset + LogItemCodec.HEADER_BYTES) - off));
+                    int n = zeros.remaining();
+                    at.file.writeFully(zeros, off);
+                    off += n;
+                }
                 at.file.force(false);
                 for (LogSegment s : later) {
                     s.file.writeFully(ByteBuffer.allocate(LogItemCodec.HEADER_BYTES), 0);
