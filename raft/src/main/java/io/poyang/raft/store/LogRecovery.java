@@ -144,7 +144,8 @@ final class LogRecovery {
         // The segments the log lives in start at the one holding the first index.
         int firstSeg = -1;
         for (int i = 0; i < all.size(); i++) {
-            if (all.get(i).contains(r.firstIndexPos)) {
+            if (all.get(i).contains(r.firstIndexPos)
+                    || (i == all.size() - 1 && all.get(i).endPos() == r.firstIndexPos)) {
                 firstSeg = i;
                 break;
             }

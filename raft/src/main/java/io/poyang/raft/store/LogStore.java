@@ -393,6 +393,105 @@ public final class LogStore {
         }
     }
 
+    // ---------------------------------------------------------------- snapshot reset
+
+    /**
+     * Discards the whole log after a follower installed a snapshot ending at
+     * {@code snapshotIndex} (of {@code snapshotTerm}) that its log does not match: the log becomes
+     * empty, starting at {@code snapshotIndex + 1}, and the next append must carry that index with
+     * prevLogTerm {@code snapshotTerm}. The new start is saved in the status file before the old
+     * segments are deleted (those being read are deleted when their reads end). Refused with
+     * {@link TruncateBelowCommitException} when {@code snapshotIndex} is below the commit index.
+     * (When the log does match the snapshot's last entry, keep it and use {@link #deleteBelow}.)
+     */
+    public FiberFrame<Void> resetAfterSnapshot(long snapshotIndex, int snapshotTerm) {
+        return new ResetFrame(snapshotIndex, snapshotTerm);
+    }
+
+    private final class ResetFrame extends FiberFrame<Void> {
+        private final long snapshotIndex;
+        private final int snapshotTerm;
+        private List<LogSegment> doomed;
+
+        ResetFrame(long snapshotIndex, int snapshotTerm) {
+            this.snapshotIndex = snapshotIndex;
+            this.snapshotTerm = snapshotTerm;
+        }
+
+        @Override
+        public FrameCallResult execute(Object input) {
+            checkReady();
+            if (snapshotIndex < commitIndex) {
+                throw new TruncateBelowCommitException(snapshotIndex + 1, commitIndex);
+            }
+            if (snapshotTerm < 0 || snapshotIndex < 0) {
+                throw new IllegalArgumentException("bad snapshot (index " + snapshotIndex + ", term " + snapshotTerm + ")");
+            }
+            truncating = true;
+            return waitQuiet(null);
+        }
+
+        private FrameCallResult waitQuiet(Void v) {
+            checkFailed();
+            if (!appender.isIdle() || fsync.isRunning() || index.isFlushing()) {
+                return idleCondition.await(this::waitQuiet);
+            }
+            // The new log starts where the next byte would have gone: never-written space (when
+            // fewer than a header's bytes are left there, recovery and the appender move on).
+            long start = appender.nextPos();
+            LogSegment cur = segments.current();
+            long first = snapshotIndex + 1;
+            firstIndex = first;
+            firstIndexPos = start;
+            firstPrevTerm = snapshotTerm;
+            trustedIndex = 0;
+            trustedNextPos = 0;
+            trustedTerm = 0;
+            commitIndex = snapshotIndex;
+            terms.clear();
+            index.truncateFrom(0);
+            index.ring.reset(first);
+            index.init(snapshotIndex);
+            appender.reset(snapshotIndex, snapshotTerm, appender.nextPos());
+            persistedIndex = snapshotIndex;
+            fsync.init(snapshotIndex);
+            doomed = cur == null ? new ArrayList<>() : segments.removeBefore(cur);
+            if (cur != null) {
+                cur.firstIndex = -1;
+            }
+            return statusFile.save().await(this::afterSave);
+        }
+
+        private FrameCallResult afterSave(Void v) {
+            List<LogSegment> now = new ArrayList<>();
+            for (LogSegment s : doomed) {
+                if (s.readers > 0) {
+                    s.deleteWhenUnread = true;
+                } else {
+                    now.add(s);
+                }
+            }
+            long first = firstIndex;
+            return group.executeBlocking("log-reset", config.ioExecutor(), () -> {
+                deleteSegmentsBlocking(now);
+                index.deleteBelowBlocking(first);
+                return null;
+            }).await(this::done);
+        }
+
+        private FrameCallResult done(Object ignored) {
+            log.info("{}: reset the log after a snapshot at index {} term {}; it now starts at {}", name,
+                    snapshotIndex, snapshotTerm, firstIndex);
+            return Fiber.frameReturn();
+        }
+
+        @Override
+        protected FrameCallResult doFinally() {
+            truncating = false;
+            return Fiber.frameReturn();
+        }
+    }
+
     // ---------------------------------------------------------------- delete
 
     /**
