@@ -17,6 +17,8 @@ public final class BenchOptions {
     /** Existing cluster to use instead of local servers, "host:port" each; empty: start local ones. */
     public List<String> servers = new ArrayList<>();
     public int valueSize = 128;
+    /** True when --value-size was given (a scenario may pick its own default otherwise: log uses 256). */
+    public boolean valueSizeGiven;
     public int keys = 100_000;
     public int maxPending = 1_000;
     public int clients = 1;
@@ -37,10 +39,10 @@ public final class BenchOptions {
                 "",
                 "Runs one benchmark, prints a per-second timeline as it goes, then a report.",
                 "",
-                "  --op rpc|fiber|log|raft|put|get|mixed  what to measure (default rpc; built so far: rpc)",
+                "  --op rpc|fiber|log|raft|put|get|mixed  what to measure (default rpc; built so far: rpc, fiber, log)",
                 "  --nodes 1|3               servers in the local cluster (default 1)",
                 "  --servers h:p,h:p         use an existing cluster instead of starting one",
-                "  --value-size BYTES        body or value size (default 128)",
+                "  --value-size BYTES        body or value size (default 128; 256 for --op log)",
                 "  --keys N                  distinct keys for put/get/mixed (default 100000)",
                 "  --max-pending N           requests in flight per client, asynchronous mode (default 1000)",
                 "  --clients N               clients, one connection each (default 1)",
@@ -118,6 +120,7 @@ public final class BenchOptions {
                     break;
                 case "value-size":
                     o.valueSize = nonNegative(name, value);
+                    o.valueSizeGiven = true;
                     break;
                 case "keys":
                     o.keys = positive(name, value);

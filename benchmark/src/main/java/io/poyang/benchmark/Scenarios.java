@@ -1,6 +1,7 @@
 package io.poyang.benchmark;
 
 import io.poyang.benchmark.fiber.FiberScenario;
+import io.poyang.benchmark.log.LogScenario;
 import io.poyang.benchmark.rpc.RpcScenario;
 
 /** Maps --op to its scenario. A new op plugs in here. */
@@ -16,6 +17,8 @@ public final class Scenarios {
                 return new RpcScenario();
             case "fiber":
                 return new FiberScenario();
+            case "log":
+                return new LogScenario();
             default:
                 return null;
         }
@@ -24,8 +27,6 @@ public final class Scenarios {
     /** Why an op cannot run yet: the issue that adds it. */
     public static String notBuiltYet(String op) {
         switch (op) {
-            case "log":
-                return "--op log is not built yet: the raft log store issue adds it";
             case "raft":
                 return "--op raft is not built yet: the raft core issue adds it";
             default:

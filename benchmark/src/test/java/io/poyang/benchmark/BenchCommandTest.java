@@ -48,8 +48,23 @@ class BenchCommandTest {
     }
 
     @Test
+    void logOpAppendsWithFsyncAndReportsItsFigures() {
+        assertEquals(0, run("--op", "log", "--duration", "0.5", "--warmup", "0.2", "--output", "json", "--strict"),
+                err());
+        String[] lines = out().trim().split("\n");
+        String json = lines[lines.length - 1];
+        assertTrue(json.startsWith("{\"op\":\"log\""), json);
+        for (String key : new String[]{"mb_per_sec", "fsyncs_per_sec", "raw_fsyncs_per_sec", "p99_ms"}) {
+            assertTrue(json.contains("\"" + key + "\":"), key + " missing in " + json);
+        }
+        assertTrue(json.contains("\"value_size\":256"), json);
+        assertFalse(json.contains("\"ops_per_sec\":0,"), json);
+        assertFalse(json.contains("\"fsyncs_per_sec\":0,"), json);
+    }
+
+    @Test
     void opsNotBuiltYetExitTwoNamingTheIssue() {
-        for (String op : new String[]{"log", "raft", "put", "get", "mixed"}) {
+        for (String op : new String[]{"raft", "put", "get", "mixed"}) {
             assertEquals(2, run("--op", op), op);
             assertTrue(err().contains("--op " + op + " is not built yet"), err());
         }

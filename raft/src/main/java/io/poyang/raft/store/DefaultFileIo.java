@@ -1,0 +1,94 @@
+package io.poyang.raft.store;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+
+/** {@link FileIo} over {@link FileChannel}. */
+final class DefaultFileIo implements FileIo {
+
+    @Override
+    public LogFile open(Path path) throws IOException {
+        FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                StandardOpenOption.WRITE);
+        return new ChannelFile(path, ch);
+    }
+
+    @Override
+    public void syncDirectory(Path dir) throws IOException {
+        // Linux lets a directory be opened read-only and fsynced; that is what makes a create,
+        // rename or delete in it durable.
+        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+            ch.force(true);
+        }
+    }
+
+    @Override
+    public void atomicMove(Path from, Path to) throws IOException {
+        Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    @Override
+    public void delete(Path path) throws IOException {
+        Files.deleteIfExists(path);
+    }
+
+    private static final class ChannelFile implements LogFile {
+        private final Path path;
+        private final FileChannel channel;
+
+        ChannelFile(Path path, FileChannel channel) {
+            this.path = path;
+            this.channel = channel;
+        }
+
+        @Override
+        public Path path() {
+            return path;
+        }
+
+        @Override
+        public int write(ByteBuffer src, long position) throws IOException {
+            return channel.write(src, position);
+        }
+
+        @Override
+        public int read(ByteBuffer dst, long position) throws IOException {
+            return channel.read(dst, position);
+        }
+
+        @Override
+        public void force(boolean metadata) throws IOException {
+            channel.force(metadata);
+        }
+
+        @Override
+        public long size() throws IOException {
+            return channel.size();
+        }
+
+        @Override
+        public void setLength(long length) throws IOException {
+            long size = channel.size();
+            if (length < size) {
+                channel.truncate(length);
+            } else if (length > size) {
+                channel.write(ByteBuffer.allocate(1), length - 1);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            channel.close();
+        }
+
+        @Override
+        public String toString() {
+            return path.toString();
+        }
+    }
+}

@@ -1,0 +1,118 @@
+package io.poyang.raft.store;
+
+import io.poyang.fiber.FiberFuture;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BiConsumer;
+
+/**
+ * Keeps exactly one fsync in flight while there is anything to sync: when one returns, the next
+ * starts at once and covers every write that completed (in order) since the previous one started.
+ * Under load an fsync therefore covers many batches, and the number of items per fsync grows by
+ * itself; under light load an item is synced alone, with no added delay. Nothing is timed.
+ *
+ * <p>An fsync failure is not retried: on Linux the kernel may have dropped the dirty pages it
+ * failed to write and cleared the error, so a second fsync could "succeed" without the data. The
+ * store is marked failed instead. Dispatcher thread, except {@link #run()}.
+ */
+final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
+
+    private final LogStore store;
+    /** Segments written since the last fsync started. */
+    private final List<LogSegment> dirty = new ArrayList<>();
+    /** Segments the running fsync covers; reused, so nothing is allocated per fsync. */
+    private final List<LogSegment> syncing = new ArrayList<>();
+    private boolean running;
+    private long coveredIndex;
+    private long syncedIndex;
+    private long fsyncCount;
+    private FiberFuture<Void> future;
+
+    FsyncScheduler(LogStore store) {
+        this.store = store;
+    }
+
+    void init(long syncedIndex) {
+        this.syncedIndex = syncedIndex;
+    }
+
+    boolean isRunning() {
+        return running;
+    }
+
+    boolean hasDirty() {
+        return !dirty.isEmpty();
+    }
+
+    long fsyncCount() {
+        return fsyncCount;
+    }
+
+    long syncedIndex() {
+        return syncedIndex;
+    }
+
+    /** A write joined the completed prefix. */
+    void markDirty(LogSegment s) {
+        if (!s.dirty) {
+            s.dirty = true;
+            dirty.add(s);
+        }
+    }
+
+    /** Starts an fsync unless one runs or nothing is dirty. */
+    void kick() {
+        if (running || dirty.isEmpty() || store.isFailed()) {
+            return;
+        }
+        running = true;
+        coveredIndex = store.appender().writtenIndex();
+        syncing.clear();
+        for (LogSegment s : dirty) {
+            s.dirty = false;
+            syncing.add(s);
+        }
+        dirty.clear();
+        future = store.group().newFuture("log-fsync");
+        future.whenComplete(this);
+        try {
+            store.ioExecutor().execute(this);
+        } catch (RuntimeException e) {
+            future.completeExceptionally(e);
+        }
+    }
+
+    /** I/O thread: fdatasync each segment (the files are preallocated, so their size never changes). */
+    @Override
+    public void run() {
+        try {
+            for (int i = 0; i < syncing.size(); i++) {
+                syncing.get(i).file.force(false);
+            }
+        } catch (Throwable e) {
+            future.fireCompleteExceptionally(e);
+            return;
+        }
+        future.fireComplete(null);
+    }
+
+    /** Dispatcher thread. */
+    @Override
+    public void accept(Void ignored, Throwable error) {
+        running = false;
+        if (error != null) {
+            store.fail(new LogStoreFailedException(store.name() + ": fsync of " + syncing
+                    + " failed; writes up to index " + coveredIndex + " may be lost. The store refuses further"
+                    + " appends: restart the node (recovery keeps what is really on disk) after checking the disk", error));
+            return;
+        }
+        fsyncCount++;
+        if (coveredIndex > syncedIndex) {
+            syncedIndex = coveredIndex;
+            store.onSynced(coveredIndex);
+        }
+        kick();
+        store.checkIdle();
+    }
+}

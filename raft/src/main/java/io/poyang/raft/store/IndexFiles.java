@@ -1,0 +1,245 @@
+package io.poyang.raft.store;
+
+import io.poyang.fiber.FiberFuture;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
+
+/**
+ * Where each index's item lives: 8 bytes (its log position) per index, in files of
+ * {@code indexEntriesPerFile} entries named by their first index. Positions of recent items are
+ * kept in memory ({@link PositionRing}) and written to the files lazily, in batches of
+ * {@code indexFlushEntries}, each batch followed by one fsync of the file, so the index adds no
+ * fsync per append. The files are only trusted up to the index recorded in the status file;
+ * recovery rebuilds everything after it from the log.
+ *
+ * <p>State is touched on the dispatcher thread; the file handles (opened lazily) are shared with
+ * I/O threads.
+ */
+final class IndexFiles {
+
+    private static final PoyangLog log = PoyangLogs.get(IndexFiles.class);
+    static final int ENTRY_BYTES = 8;
+    /** Flushed positions kept in memory anyway, so reads of recent items need no index-file read. */
+    private static final int KEEP_FLUSHED_IN_MEMORY = 4096;
+
+    private final LogStore store;
+    private final Path idxDir;
+    private final int entriesPerFile;
+    private final int flushEntries;
+    private final Map<Long, LogFile> files = new ConcurrentHashMap<>();
+    final PositionRing ring = new PositionRing(1024);
+    /** Every index up to this one has its position in an index file, fsynced. */
+    private long flushedIndex;
+    private boolean flushing;
+    /** Bumped by truncation, so a flush that was in flight does not claim truncated entries. */
+    private long truncateGeneration;
+
+    IndexFiles(LogStore store, Path idxDir, int entriesPerFile, int flushEntries) {
+        this.store = store;
+        this.idxDir = idxDir;
+        this.entriesPerFile = entriesPerFile;
+        this.flushEntries = flushEntries;
+    }
+
+    /** After recovery: indexes up to {@code flushedIndex} are in the files, the ring starts after. */
+    void init(long flushedIndex) {
+        this.flushedIndex = flushedIndex;
+    }
+
+    long flushedIndex() {
+        return flushedIndex;
+    }
+
+    boolean isFlushing() {
+        return flushing;
+    }
+
+    /** The first index of the file holding {@code index}. */
+    long fileFirstIndex(long index) {
+        return ((index - 1) / entriesPerFile) * entriesPerFile + 1;
+    }
+
+    /** The position of {@code index} if it is in memory, else -1 (read it with {@link #readPositionBlocking}). */
+    long positionInMemory(long index) {
+        return ring.contains(index) ? ring.get(index) : -1;
+    }
+
+    /** Reads the position of {@code index} from its index file. Blocking: I/O executor only. */
+    long readPositionBlocking(long index) throws IOException {
+        LogFile f = file(fileFirstIndex(index));
+        ByteBuffer b = ByteBuffer.allocate(ENTRY_BYTES);
+        long off = (index - fileFirstIndex(index)) * ENTRY_BYTES;
+        if (f.readFully(b, off) != ENTRY_BYTES) {
+            throw new LogCorruptedException(f.path(), off, "index file too short for index " + index);
+        }
+        return b.getLong(0);
+    }
+
+    private LogFile file(long firstIndex) throws IOException {
+        LogFile f = files.get(firstIndex);
+        if (f != null) {
+            return f;
+        }
+        synchronized (files) {  // cold path: once per index file
+            f = files.get(firstIndex);
+            if (f == null) {
+                Path p = idxDir.resolve(LogSegment.fileName(firstIndex));
+                boolean created = !Files.exists(p);
+                f = store.fileIo().open(p);
+                if (created) {
+                    f.setLength((long) entriesPerFile * ENTRY_BYTES);
+                    f.force(true);
+                    store.fileIo().syncDirectory(idxDir);
+                }
+                files.put(firstIndex, f);
+            }
+            return f;
+        }
+    }
+
+    /** Called as items are appended: starts a batch flush once enough positions wait. Dispatcher thread. */
+    void maybeFlush() {
+        if (!flushing && ring.endIndex() - 1 - flushedIndex >= flushEntries) {
+            flush();
+        }
+    }
+
+    /** Writes every position in memory not yet flushed, then fsyncs. Returns null when there is nothing to do or a flush runs. */
+    FiberFuture<Void> flush() {
+        long from = flushedIndex + 1;
+        long to = ring.endIndex() - 1;
+        if (flushing || to < from || from < ring.firstIndex()) {
+            return null;
+        }
+        flushing = true;
+        long generation = truncateGeneration;
+        int n = (int) (to - from + 1);
+        ByteBuffer entries = ByteBuffer.allocate(n * ENTRY_BYTES);
+        for (long i = from; i <= to; i++) {
+            entries.putLong(ring.get(i));
+        }
+        entries.flip();
+        FiberFuture<Void> f = store.group().executeBlocking("index-flush", store.ioExecutor(), () -> {
+            writeBlocking(from, to, entries);
+            return null;
+        });
+        f.whenComplete((v, e) -> {
+            flushing = false;
+            store.checkIdle();
+            if (e != null) {
+                // Retrying is safe (the entries are only trusted after a later status save); the next batch retries.
+                log.warn("{}: writing index entries {}..{} failed; they stay in memory and are retried", store.name(),
+                        from, to, e);
+                return;
+            }
+            long done = to;
+            if (generation != truncateGeneration) {
+                done = Math.min(done, flushedIndex);  // truncated meanwhile: claim nothing new
+            }
+            if (done > flushedIndex) {
+                flushedIndex = done;
+                ring.removeBefore(Math.max(ring.firstIndex(), flushedIndex + 1 - KEEP_FLUSHED_IN_MEMORY));
+                store.onIndexFlushed();
+            }
+            maybeFlush();
+        });
+        return f;
+    }
+
+    private void writeBlocking(long from, long to, ByteBuffer entries) throws IOException {
+        List<LogFile> touched = new ArrayList<>(2);
+        long i = from;
+        while (i <= to) {
+            long fileFirst = fileFirstIndex(i);
+            long lastInFile = Math.min(to, fileFirst + entriesPerFile - 1);
+            int bytes = (int) (lastInFile - i + 1) * ENTRY_BYTES;
+            ByteBuffer part = entries.duplicate();
+            part.limit(part.position() + bytes);
+            LogFile f = file(fileFirst);
+            f.writeFully(part, (i - fileFirst) * ENTRY_BYTES);
+            entries.position(entries.position() + bytes);
+            touched.add(f);
+            i = lastInFile + 1;
+        }
+        for (LogFile f : touched) {
+            f.force(false);
+        }
+    }
+
+    /** The tail from {@code index} was truncated. */
+    void truncateFrom(long index) {
+        ring.truncateFrom(index);
+        if (flushedIndex >= index) {
+            flushedIndex = index - 1;
+        }
+        truncateGeneration++;
+    }
+
+    /** The log now starts at {@code first}: entries before it are never needed again. */
+    void onFirstIndexMoved(long first) {
+        if (flushedIndex < first - 1) {
+            flushedIndex = first - 1;
+        }
+        if (ring.firstIndex() < first) {
+            ring.removeBefore(Math.min(first, ring.endIndex()));
+        }
+    }
+
+    /** Deletes the index files whose entries are all below {@code firstIndex}. Blocking. */
+    void deleteBelowBlocking(long firstIndex) throws IOException {
+        long keepFrom = fileFirstIndex(firstIndex);
+        List<Path> doomed = new ArrayList<>();
+        try (Stream<Path> s = Files.list(idxDir)) {
+            s.forEach(p -> {
+                Long first = parseName(p);
+                if (first != null && first < keepFrom) {
+                    doomed.add(p);
+                }
+            });
+        }
+        for (Path p : doomed) {
+            LogFile f = files.remove(parseName(p));
+            if (f != null) {
+                f.close();
+            }
+            store.fileIo().delete(p);
+        }
+        if (!doomed.isEmpty()) {
+            store.fileIo().syncDirectory(idxDir);
+        }
+    }
+
+    static Long parseName(Path p) {
+        String n = p.getFileName().toString();
+        if (n.length() != 20) {
+            return null;
+        }
+        for (int i = 0; i < n.length(); i++) {
+            if (n.charAt(i) < '0' || n.charAt(i) > '9') {
+                return null;
+            }
+        }
+        return Long.parseLong(n);
+    }
+
+    void closeBlocking() {
+        for (LogFile f : files.values()) {
+            try {
+                f.close();
+            } catch (IOException e) {
+                log.warn("closing {} failed", f.path(), e);
+            }
+        }
+        files.clear();
+    }
+}

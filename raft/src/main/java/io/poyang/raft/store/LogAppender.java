@@ -1,0 +1,292 @@
+package io.poyang.raft.store;
+
+import io.poyang.buf.BufferPool;
+import io.poyang.log.ImpossibleStates;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.List;
+
+/**
+ * The write half of the store. {@link #append} assigns each item its position in order, encodes
+ * it into a pooled direct buffer right away and issues the positional write at once, without
+ * waiting for earlier writes: several writes are in flight, on several I/O threads. Completions
+ * may come back in any order; {@link #writtenIndex()} advances only over the completed prefix,
+ * and only that prefix is handed to the {@link FsyncScheduler}.
+ *
+ * <p>Items wait in {@link #pending} only when the next segment is not preallocated yet (rare: a
+ * spare is prepared as soon as the previous one is taken). Dispatcher thread only.
+ */
+final class LogAppender {
+
+    private static final PoyangLog log = PoyangLogs.get(LogAppender.class);
+
+    private final LogStore store;
+    private final SegmentQueue segments;
+    private final IndexFiles index;
+    private final FsyncScheduler fsync;
+    private final BufferPool pool;
+    private final int maxWriteBytes;
+    private final boolean syncForce;
+    private final LogItemCodec codec = new LogItemCodec();
+
+    /** Appended, not yet encoded (waiting for a segment). */
+    private final ArrayDeque<LogItem> pending = new ArrayDeque<>();
+    /** Writes in submission (= position) order, completed or not. */
+    private final ArrayDeque<WriteTask> inFlight = new ArrayDeque<>();
+    /** Where the next byte goes. */
+    private long nextPos;
+    /** The current segment already ends with a segment-end marker. */
+    private boolean segmentEnded;
+    private long lastIndex;
+    private int lastTerm;
+    /** Every index up to this one has its position assigned and its write issued. */
+    private long encodedIndex;
+    private long writtenIndex;
+    private long writeCount;
+    private long writtenBytes;
+
+    LogAppender(LogStore store, SegmentQueue segments, IndexFiles index, FsyncScheduler fsync, BufferPool pool,
+                int maxWriteBytes, boolean syncForce) {
+        this.store = store;
+        this.segments = segments;
+        this.index = index;
+        this.fsync = fsync;
+        this.pool = pool;
+        this.maxWriteBytes = maxWriteBytes;
+        this.syncForce = syncForce;
+        segments.setOnSpareReady(this::encodeAndSubmit);
+    }
+
+    /** After recovery (or truncation): the log ends at {@code lastIndex} and the next item goes to {@code nextPos}. */
+    void reset(long lastIndex, int lastTerm, long nextPos) {
+        this.lastIndex = lastIndex;
+        this.lastTerm = lastTerm;
+        this.encodedIndex = lastIndex;
+        this.writtenIndex = lastIndex;
+        this.nextPos = nextPos;
+        this.segmentEnded = false;
+        index.ring.truncateFrom(lastIndex + 1);
+    }
+
+    long lastIndex() {
+        return lastIndex;
+    }
+
+    int lastTerm() {
+        return lastTerm;
+    }
+
+    long writtenIndex() {
+        return writtenIndex;
+    }
+
+    long nextPos() {
+        return nextPos;
+    }
+
+    long writeCount() {
+        return writeCount;
+    }
+
+    long writtenBytes() {
+        return writtenBytes;
+    }
+
+    /** Writes that completed but wait behind an earlier, unfinished one (for tests and metrics). */
+    int completedBehindGap() {
+        int n = 0;
+        for (WriteTask t : inFlight) {
+            if (t.done) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Nothing appended is waiting to be written or being written. */
+    boolean isIdle() {
+        return pending.isEmpty() && inFlight.isEmpty();
+    }
+
+    void checkAppendable(List<LogItem> items) {
+        long expect = lastIndex + 1;
+        int term = lastTerm;
+        long maxItem = segmentsMaxItemBytes();
+        for (int i = 0, n = items.size(); i < n; i++) {
+            LogItem it = items.get(i);
+            if (it.getIndex() != expect) {
+                throw new IllegalArgumentException(store.name() + ": appended " + it + " but the next index is " + expect);
+            }
+            if (it.getPrevLogTerm() != term || it.getTerm() < term) {
+                throw new IllegalArgumentException(store.name() + ": appended " + it + " with prevLogTerm "
+                        + it.getPrevLogTerm() + " after an item of term " + term);
+            }
+            int size = LogItemCodec.sizeOf(LogItemCodec.encodedSizeOf(it.getHeader()), LogItemCodec.encodedSizeOf(it.getBody()));
+            if (size > maxItem) {
+                throw new IllegalArgumentException(store.name() + ": " + it + " takes " + size
+                        + " bytes, more than a segment can hold (" + maxItem + "); raise segmentBytes");
+            }
+            term = it.getTerm();
+            expect++;
+        }
+    }
+
+    private long segmentsMaxItemBytes() {
+        return Math.min(store.config().segmentBytes() - LogItemCodec.HEADER_BYTES, LogItemCodec.MAX_ITEM_BYTES);
+    }
+
+    /** Takes checked items: records them and issues their writes now. */
+    void append(List<LogItem> items) {
+        TermIndex terms = store.terms();
+        for (int i = 0, n = items.size(); i < n; i++) {
+            LogItem it = items.get(i);
+            pending.add(it);
+            terms.onAppend(it.getIndex(), it.getTerm());
+            lastTerm = it.getTerm();
+        }
+        lastIndex = items.get(items.size() - 1).getIndex();
+        encodeAndSubmit();
+    }
+
+    /** Encodes pending items into as few writes as the segment and {@code maxWriteBytes} allow, and issues them. */
+    void encodeAndSubmit() {
+        while (!pending.isEmpty() && !store.isFailed()) {
+            LogSegment seg = segments.current();
+            long room = seg == null ? -1 : seg.endPos() - nextPos;
+            // How many items fit in this segment and in one write.
+            int count = 0;
+            int bytes = 0;
+            boolean segmentFull = false;
+            for (Iterator<LogItem> it = pending.iterator(); it.hasNext(); ) {
+                LogItem item = it.next();
+                int size = LogItemCodec.sizeOf(LogItemCodec.encodedSizeOf(item.getHeader()),
+                        LogItemCodec.encodedSizeOf(item.getBody()));
+                if (bytes + size > room) {
+                    segmentFull = true;
+                    break;
+                }
+                if (count > 0 && bytes + size > maxWriteBytes) {
+                    break;
+                }
+                bytes += size;
+                count++;
+            }
+            if (count == 0) {
+                if (!rollSegment(seg, room)) {
+                    return;  // resumed by the spare-ready callback
+                }
+                continue;
+            }
+            boolean withMarker = segmentFull && !segmentEnded && room - bytes >= LogItemCodec.HEADER_BYTES;
+            int length = bytes + (withMarker ? LogItemCodec.HEADER_BYTES : 0);
+            ByteBuffer buf = pool.borrow(length);
+            long pos = nextPos;
+            for (int i = 0; i < count; i++) {
+                LogItem item = pending.poll();
+                index.ring.add(nextPos);
+                if (seg.firstIndex < 0) {
+                    seg.firstIndex = item.getIndex();
+                }
+                int start = buf.position();
+                codec.encode(item, LogItemCodec.encodedSizeOf(item.getHeader()), LogItemCodec.encodedSizeOf(item.getBody()), buf);
+                nextPos += buf.position() - start;
+                encodedIndex = item.getIndex();
+            }
+            if (withMarker) {
+                codec.encodeSegmentEnd(encodedIndex + 1, buf);
+                nextPos += LogItemCodec.HEADER_BYTES;
+                segmentEnded = true;
+            }
+            submit(new WriteTask(this, seg, pos, buf, length, encodedIndex, count));
+        }
+        index.maybeFlush();
+    }
+
+    /** Moves to the next segment, ending the current one with a marker. False when no spare is ready yet. */
+    private boolean rollSegment(LogSegment seg, long room) {
+        if (!segments.hasSpare()) {
+            segments.prepareSpare();
+            return false;
+        }
+        if (seg != null && !segmentEnded && room >= LogItemCodec.HEADER_BYTES) {
+            ByteBuffer buf = pool.borrow(LogItemCodec.HEADER_BYTES);
+            codec.encodeSegmentEnd(encodedIndex + 1, buf);
+            submit(new WriteTask(this, seg, nextPos, buf, LogItemCodec.HEADER_BYTES, encodedIndex, 0));
+        }
+        LogSegment next = segments.roll();
+        nextPos = next.startPos;
+        segmentEnded = false;
+        return true;
+    }
+
+    private void submit(WriteTask t) {
+        inFlight.add(t);
+        writeCount++;
+        writtenBytes += t.length;
+        t.submit(store);
+    }
+
+    /** A write came back (any order). Dispatcher thread. */
+    void onWriteComplete(WriteTask t, Throwable error) {
+        if (error != null) {
+            onWriteFailed(t, error);
+            return;
+        }
+        t.done = true;
+        long before = writtenIndex;
+        WriteTask head;
+        while ((head = inFlight.peekFirst()) != null && head.done) {
+            inFlight.pollFirst();
+            if (head.lastIndex > writtenIndex) {
+                writtenIndex = head.lastIndex;
+            }
+            fsync.markDirty(head.segment);
+            pool.release(head.buffer);
+        }
+        if (writtenIndex > before) {
+            if (!syncForce) {
+                store.onPersisted(writtenIndex);
+            }
+        }
+        fsync.kick();
+        store.checkIdle();
+    }
+
+    private void onWriteFailed(WriteTask t, Throwable error) {
+        if (store.isFailed()) {
+            return;
+        }
+        int limit = store.config().writeRetryLimit();
+        if (t.attempts > limit) {
+            store.fail(new LogStoreFailedException(store.name() + ": " + t + " failed " + t.attempts
+                    + " times; giving up. Items from index " + (writtenIndex + 1) + " on are not persisted. Check the"
+                    + " disk (space, kernel log) and restart the node", error));
+            return;
+        }
+        long delay = store.backoffMillis(t.attempts);
+        log.warn("{}: {} failed (attempt {} of {}); retrying in {} ms", store.name(), t, t.attempts, limit + 1, delay, error);
+        store.runLater(delay, () -> {
+            if (!store.isFailed()) {
+                t.submit(store);
+            }
+        });
+    }
+
+    /** Drops pending (unwritten) items from {@code index} on; the caller has waited for the writes in flight. */
+    void truncateTo(long index, int termBefore, long newNextPos) {
+        if (!inFlight.isEmpty()) {
+            ImpossibleStates.report("{}: truncating with {} writes in flight", store.name(), inFlight.size());
+        }
+        pending.removeIf(it -> it.getIndex() >= index);
+        lastIndex = index - 1;
+        lastTerm = termBefore;
+        encodedIndex = Math.min(encodedIndex, lastIndex);
+        writtenIndex = Math.min(writtenIndex, lastIndex);
+        nextPos = newNextPos;
+        segmentEnded = false;
+    }
+}

@@ -1,0 +1,411 @@
+package io.poyang.raft.store;
+
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * Rebuilds a store's state from its files when it opens. Runs as one blocking task on the I/O
+ * executor.
+ *
+ * <p>Rules: the status file names the last trusted point (an index whose index-file entries and
+ * log bytes were fsynced, at or below the commit index). Everything up to it is trusted without
+ * reading; from the item after it the log is scanned forward, checking each item's CRCs, that its
+ * index is the next one, and that its prevLogTerm is the previous item's term. The first item that
+ * fails ends the log:
+ * <ul>
+ *   <li>a zeroed header (the preallocated, never written tail) is a clean end;</li>
+ *   <li>anything else (a partial item, garbage, a broken chain) is a torn tail, cut off by zeroing
+ *       it, when it lies above the commit index (such items were never reported persisted);</li>
+ *   <li>when the failure, or a clean end, lies at or below the commit index, data the store had
+ *       reported persisted is gone: recovery refuses with a {@link LogCorruptedException} naming
+ *       the file and offset, and changes nothing on disk.</li>
+ * </ul>
+ * Segments after the end are kept as preallocated spares, with their first header zeroed so stale
+ * items in them can never be read as part of the log.
+ */
+final class LogRecovery {
+
+    private static final PoyangLog log = PoyangLogs.get(LogRecovery.class);
+    private static final int READ_CHUNK_BYTES = 4 << 20;
+    /** How much of a torn tail is zeroed: enough for any torn batch in practice; the chain checks cover the rest. */
+    private static final int ZERO_TORN_BYTES = 1 << 20;
+
+    static final String K_FIRST_INDEX = "firstIndex";
+    static final String K_FIRST_INDEX_POS = "firstIndexPos";
+    static final String K_FIRST_PREV_TERM = "firstPrevTerm";
+    static final String K_TRUSTED_INDEX = "trustedIndex";
+    static final String K_TRUSTED_NEXT_POS = "trustedNextPos";
+    static final String K_TRUSTED_TERM = "trustedTerm";
+    static final String K_TERMS = "terms";
+    static final String K_TERM = "term";
+    static final String K_VOTED_FOR = "votedFor";
+    static final String K_COMMIT_INDEX = "commitIndex";
+
+    private final LogStore store;
+    private final Path logDir;
+    private final Path idxDir;
+
+    LogRecovery(LogStore store, Path logDir, Path idxDir) {
+        this.store = store;
+        this.logDir = logDir;
+        this.idxDir = idxDir;
+    }
+
+    /** The outcome, handed to the dispatcher thread. */
+    static final class Result {
+        final List<LogSegment> live = new ArrayList<>();
+        final List<LogSegment> spares = new ArrayList<>();
+        long firstIndex;
+        long firstIndexPos;
+        int firstPrevTerm;
+        long trustedIndex;
+        long trustedNextPos;
+        int trustedTerm;
+        long lastIndex;
+        int lastTerm;
+        long nextPos;
+        /** Positions of the scanned items, indexes scanStartIndex..lastIndex. */
+        long scanStartIndex;
+        long[] positions = new long[1024];
+        int positionCount;
+        final TermIndex terms = new TermIndex();
+        long commitIndex;
+        int currentTerm;
+        int votedFor;
+        long tornBytes;
+
+        void addPosition(long pos) {
+            if (positionCount == positions.length) {
+                positions = Arrays.copyOf(positions, positionCount * 2);
+            }
+            positions[positionCount++] = pos;
+        }
+    }
+
+    Result run() throws IOException {
+        Files.createDirectories(logDir);
+        Files.createDirectories(idxDir);
+        Files.createDirectories(store.config().dir().resolve("snapshot"));
+        Map<String, String> status = store.statusFile().loadBlocking();
+        Result r = new Result();
+        r.firstIndex = longOf(status, K_FIRST_INDEX, 1);
+        r.firstIndexPos = longOf(status, K_FIRST_INDEX_POS, 0);
+        r.firstPrevTerm = (int) longOf(status, K_FIRST_PREV_TERM, 0);
+        r.trustedIndex = longOf(status, K_TRUSTED_INDEX, 0);
+        r.trustedNextPos = longOf(status, K_TRUSTED_NEXT_POS, 0);
+        r.trustedTerm = (int) longOf(status, K_TRUSTED_TERM, 0);
+        r.commitIndex = longOf(status, K_COMMIT_INDEX, 0);
+        r.currentTerm = (int) longOf(status, K_TERM, 0);
+        r.votedFor = (int) longOf(status, K_VOTED_FOR, 0);
+
+        List<LogSegment> all = openSegments();
+        try {
+            scan(r, all, status);
+        } catch (IOException | RuntimeException e) {
+            for (LogSegment s : all) {
+                SegmentQueue.closeQuietly(s);
+            }
+            throw e;
+        }
+        return r;
+    }
+
+    private List<LogSegment> openSegments() throws IOException {
+        List<Path> files = new ArrayList<>();
+        try (Stream<Path> s = Files.list(logDir)) {
+            s.forEach(p -> {
+                if (IndexFiles.parseName(p) != null) {
+                    files.add(p);
+                } else {
+                    log.warn("{}: ignoring unexpected file {} in the log directory", store.name(), p);
+                }
+            });
+        }
+        files.sort(null);
+        List<LogSegment> segs = new ArrayList<>();
+        for (Path p : files) {
+            LogFile f = store.fileIo().open(p);
+            segs.add(new LogSegment(IndexFiles.parseName(p), f.size(), f));
+        }
+        return segs;
+    }
+
+    private void scan(Result r, List<LogSegment> all, Map<String, String> status) throws IOException {
+        // The segments the log lives in start at the one holding the first index.
+        int firstSeg = -1;
+        for (int i = 0; i < all.size(); i++) {
+            if (all.get(i).contains(r.firstIndexPos)
+                    || (i == all.size() - 1 && all.get(i).endPos() == r.firstIndexPos)) {
+                firstSeg = i;
+                break;
+            }
+        }
+        if (firstSeg < 0) {
+            if (r.commitIndex >= r.firstIndex || r.trustedIndex >= r.firstIndex) {
+                throw new LogCorruptedException(logDir.resolve(LogSegment.fileName(r.firstIndexPos)), 0,
+                        "the log segment holding the first index " + r.firstIndex + " (position " + r.firstIndexPos
+                                + ") is missing, but the commit index is " + r.commitIndex);
+            }
+            // A new log (or one that never got an item): files are only leftovers of preallocation
+            // if nothing was ever written in them. Anything else means the status file does not
+            // belong to these segments (lost, or restored from elsewhere): refuse, delete nothing.
+            for (LogSegment s : all) {
+                if (!headerIsZero(s)) {
+                    throw new LogCorruptedException(s.path(), 0, "the log segment holds items, but the status file"
+                            + " says the log starts at index " + r.firstIndex + " (position " + r.firstIndexPos
+                            + ") and no segment covers that position; the status file may be missing or stale");
+                }
+            }
+            for (LogSegment s : all) {
+                SegmentQueue.closeQuietly(s);
+                store.fileIo().delete(s.path());
+            }
+            r.lastIndex = r.firstIndex - 1;
+            r.lastTerm = r.firstPrevTerm;
+            r.nextPos = r.firstIndexPos;
+            r.scanStartIndex = r.firstIndex;
+            return;
+        }
+        for (int i = 0; i < firstSeg; i++) {
+            // Left behind by a deletion that saved the new first index but crashed before removing them.
+            LogSegment s = all.get(i);
+            SegmentQueue.closeQuietly(s);
+            store.fileIo().delete(s.path());
+            log.info("{}: deleted {}, wholly below the first index {}", store.name(), s, r.firstIndex);
+        }
+        List<LogSegment> segs = new ArrayList<>(all.subList(firstSeg, all.size()));
+        for (int i = 1; i < segs.size(); i++) {
+            if (segs.get(i).startPos != segs.get(i - 1).endPos()) {
+                throw new LogCorruptedException(segs.get(i).path(), 0, "log segments are not contiguous: "
+                        + segs.get(i - 1) + " is followed by " + segs.get(i));
+            }
+        }
+
+        long expect;
+        long pos;
+        int prevTerm;
+        if (r.trustedIndex >= r.firstIndex) {
+            expect = r.trustedIndex + 1;
+            pos = r.trustedNextPos;
+            prevTerm = r.trustedTerm;
+            r.terms.decode(status.get(K_TERMS));
+        } else {
+            expect = r.firstIndex;
+            pos = r.firstIndexPos;
+            prevTerm = r.firstPrevTerm;
+        }
+        r.scanStartIndex = expect;
+        r.lastIndex = expect - 1;
+        r.lastTerm = prevTerm;
+
+        int segIdx = indexOfSegment(segs, pos);
+        if (segIdx < 0) {
+            throw new LogCorruptedException(segs.get(segs.size() - 1).path(), 0, "the trusted position " + pos
+                    + " recorded in the status file is in no log segment");
+        }
+        LogItemCodec codec = new LogItemCodec();
+        LogItemCodec.ItemHeader h = new LogItemCodec.ItemHeader();
+        ByteBuffer buf = ByteBuffer.allocate(READ_CHUNK_BYTES);
+        long bufStart = -1;  // log position of buf[0]
+        int bufLen = 0;
+        String tornReason = null;
+        LogSegment seg = segs.get(segIdx);
+        while (true) {
+            if (seg.endPos() - pos < LogItemCodec.HEADER_BYTES) {
+                if (segIdx + 1 >= segs.size()) {
+                    break;  // the next item would have gone into a segment that was never made
+                }
+                seg = segs.get(++segIdx);
+                pos = seg.startPos;
+                continue;
+            }
+            if (pos < bufStart || pos + LogItemCodec.HEADER_BYTES > bufStart + bufLen) {
+                bufLen = read(seg, pos, buf, READ_CHUNK_BYTES);
+                bufStart = pos;
+            }
+            int off = (int) (pos - bufStart);
+            LogItemCodec.HeaderCheck check = codec.parseHeader(buf, off, h);
+            if (check == LogItemCodec.HeaderCheck.ZERO) {
+                break;
+            }
+            if (check == LogItemCodec.HeaderCheck.BAD) {
+                tornReason = h.problem;
+                break;
+            }
+            if (check == LogItemCodec.HeaderCheck.SEGMENT_END) {
+                if (h.index != expect) {
+                    tornReason = "segment-end marker names index " + h.index + ", expected " + expect;
+                    break;
+                }
+                if (segIdx + 1 >= segs.size()) {
+                    pos = seg.endPos();
+                    break;
+                }
+                seg = segs.get(++segIdx);
+                pos = seg.startPos;
+                continue;
+            }
+            if (h.totalBytes > seg.endPos() - pos) {
+                tornReason = "item of " + h.totalBytes + " bytes crosses the segment end";
+                break;
+            }
+            if (pos + h.totalBytes > bufStart + bufLen) {
+                if (h.totalBytes > buf.capacity()) {
+                    buf = ByteBuffer.allocate(h.totalBytes);
+                }
+                bufLen = read(seg, pos, buf, buf.capacity());
+                bufStart = pos;
+                off = 0;
+                if (bufLen < h.totalBytes) {
+                    tornReason = "item cut short by the end of the file";
+                    break;
+                }
+            }
+            String partProblem = codec.checkParts(buf, off, h);
+            if (partProblem != null) {
+                tornReason = partProblem;
+                break;
+            }
+            if (h.index != expect) {
+                tornReason = "index chain broken: found index " + h.index + ", expected " + expect;
+                break;
+            }
+            if (h.prevLogTerm != prevTerm || h.term < prevTerm) {
+                tornReason = "term chain broken at index " + h.index + ": prevLogTerm " + h.prevLogTerm + ", term "
+                        + h.term + ", previous item's term " + prevTerm;
+                break;
+            }
+            r.addPosition(pos);
+            r.terms.onAppend(h.index, h.term);
+            if (seg.firstIndex < 0) {
+                seg.firstIndex = h.index;
+            }
+            r.lastIndex = h.index;
+            r.lastTerm = h.term;
+            prevTerm = h.term;
+            expect++;
+            pos += h.totalBytes;
+        }
+
+        long offsetInSeg = pos - seg.startPos;
+        if (r.lastIndex < r.commitIndex) {
+            String what = tornReason != null ? tornReason + " at index " + expect
+                    : "the log ends at index " + r.lastIndex;
+            throw new LogCorruptedException(seg.path(), offsetInSeg, what + ", but the commit index saved in the"
+                    + " status file is " + r.commitIndex + ", so committed entries are damaged or missing");
+        }
+        r.nextPos = pos;
+        // Segments after the one the scan ended in are spares; when the next item would go to the
+        // next segment, that one stays a spare too and the appender rolls to it.
+        int endSeg = segIdx;
+        List<LogFile> touched = new ArrayList<>();
+        if (tornReason != null) {
+            long zeroLen = Math.min(ZERO_TORN_BYTES, seg.endPos() - pos);
+            zero(seg.file, offsetInSeg, (int) zeroLen);
+            touched.add(seg.file);
+            r.tornBytes = zeroLen;
+            log.warn("{}: cut a torn tail after index {} in {} at offset {} ({}); those items were never reported"
+                    + " persisted", store.name(), r.lastIndex, seg.path(), offsetInSeg, tornReason);
+        }
+        boolean spareBroken = false;
+        for (int i = 0; i < segs.size(); i++) {
+            LogSegment s = segs.get(i);
+            if (i <= endSeg) {
+                r.live.add(s);
+            } else if (spareBroken || s.sizeBytes != store.config().segmentBytes()) {
+                // A preallocation cut short by the crash (or made with another segment size): drop it
+                // and every spare after it, so the spares stay contiguous; new ones are made as needed.
+                spareBroken = true;
+                SegmentQueue.closeQuietly(s);
+                store.fileIo().delete(s.path());
+            } else {
+                s.firstIndex = -1;
+                if (!headerIsZero(s)) {
+                    zero(s.file, 0, LogItemCodec.HEADER_BYTES);
+                    touched.add(s.file);
+                }
+                r.spares.add(s);
+            }
+        }
+        for (LogFile f : touched) {
+            f.force(false);
+        }
+        // Segments of the trusted region were not scanned: read their first header for firstIndex.
+        for (LogSegment s : r.live) {
+            if (s.firstIndex < 0 && s.startPos < r.nextPos) {
+                s.firstIndex = firstIndexOf(s, codec, h);
+            }
+        }
+    }
+
+    private static int indexOfSegment(List<LogSegment> segs, long pos) {
+        for (int i = 0; i < segs.size(); i++) {
+            if (segs.get(i).contains(pos) || (pos == segs.get(i).endPos() && i == segs.size() - 1)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static int read(LogSegment seg, long pos, ByteBuffer buf, int max) throws IOException {
+        buf.clear();
+        buf.limit((int) Math.min(max, seg.endPos() - pos));
+        int n = seg.file.readFully(buf, pos - seg.startPos);
+        // Past the end of a shorter-than-expected file reads as zeros (a clean end).
+        while (buf.hasRemaining()) {
+            buf.put((byte) 0);
+        }
+        return n < 0 ? 0 : buf.position();
+    }
+
+    private static void zero(LogFile f, long offset, int len) throws IOException {
+        f.writeFully(ByteBuffer.allocate(len), offset);
+    }
+
+    private static boolean headerIsZero(LogSegment s) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(LogItemCodec.HEADER_BYTES);
+        s.file.readFully(b, 0);
+        for (int i = 0; i < b.position(); i++) {
+            if (b.get(i) != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static long firstIndexOf(LogSegment s, LogItemCodec codec, LogItemCodec.ItemHeader h) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(LogItemCodec.HEADER_BYTES);
+        s.file.readFully(b, 0);
+        if (b.position() < LogItemCodec.HEADER_BYTES) {
+            return -1;
+        }
+        LogItemCodec.HeaderCheck c = codec.parseHeader(b, 0, h);
+        if (c != LogItemCodec.HeaderCheck.ITEM) {
+            throw new LogCorruptedException(s.path(), 0, "the first item of a segment in the trusted part of the log"
+                    + " is unreadable (" + (c == LogItemCodec.HeaderCheck.BAD ? h.problem : c) + ")");
+        }
+        return h.index;
+    }
+
+    private static long longOf(Map<String, String> m, String key, long dflt) {
+        String v = m.get(key);
+        if (v == null) {
+            return dflt;
+        }
+        try {
+            return Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            throw new LogStoreException("status file value " + key + "=" + v + " is not a number");
+        }
+    }
+}

@@ -1,0 +1,876 @@
+package io.poyang.raft.store;
+
+import io.poyang.buf.SharedBufferPool;
+import io.poyang.buf.ThreadBufferPool;
+import io.poyang.fiber.Fiber;
+import io.poyang.fiber.FiberCondition;
+import io.poyang.fiber.FiberFrame;
+import io.poyang.fiber.FiberFuture;
+import io.poyang.fiber.FiberGroup;
+import io.poyang.fiber.FrameCallResult;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.function.LongConsumer;
+
+/**
+ * The raft log of one group: append, read, truncate, delete, and the group's status file.
+ *
+ * <p>A store lives in its group's {@link FiberGroup}: every method is called on the group's
+ * dispatcher thread (the frames from a fiber of the group), so its state needs no locks. Blocking
+ * file I/O runs on the configured I/O executor and comes back through fiber futures.
+ *
+ * <p>Indexes: {@code commit ≤ persisted ≤ written ≤ last}. {@link #lastIndex()} moves when
+ * {@link #append} returns; {@link #writtenIndex()} when every write up to it completed;
+ * {@link #persistedIndex()} when the fsync covering it returned (or with {@code syncForce=false},
+ * when the write completed). Raft hears of persisted progress through
+ * {@link #persistedCondition()} and {@link #setPersistedListener}.
+ *
+ * <p>Typical use by raft:
+ * <pre>{@code
+ * LogStore store = new LogStore("group-1", group, new LogStoreConfig(dir, ioExecutor));
+ * return Fiber.call(store.init(), this::afterInit);          // RecoveredState
+ * ...
+ * store.append(items);                                        // returns at once; writes are in flight
+ * store.setCommitIndex(commit);                               // truncation below it is refused
+ * return store.persistedCondition().await(this::afterPersist);
+ * return Fiber.call(store.load(next, 64, 1 << 20), this::send);
+ * return Fiber.call(store.saveStatus(term, votedFor, commit), this::afterSave);
+ * }</pre>
+ */
+public final class LogStore {
+
+    private static final PoyangLog log = PoyangLogs.get(LogStore.class);
+    /** The trusted point moves (and the status file is saved for it) every this many index flushes. */
+    static final int TRUSTED_STEP_FLUSHES = 8;
+    /** At most this much of a truncated tail is zeroed on disk. */
+    static final long MAX_TRUNCATE_ZERO_BYTES = 4L << 20;
+
+    private final String name;
+    private final FiberGroup group;
+    private final LogStoreConfig config;
+    private final Path logDir;
+    private final Path idxDir;
+    private final StatusFile statusFile;
+    private final SegmentQueue segments;
+    private final IndexFiles index;
+    private final TermIndex terms = new TermIndex();
+    private final FsyncScheduler fsync;
+    private final FiberCondition persistedCondition;
+    private final FiberCondition idleCondition;
+    private LogAppender appender;
+    private ThreadBufferPool bufferPool;
+    private LongConsumer persistedListener;
+
+    private boolean initialized;
+    private boolean closing;
+    private boolean closed;
+    private boolean truncating;
+    private LogStoreFailedException failure;
+
+    private long firstIndex = 1;
+    private long firstIndexPos;
+    /** The term of the entry just before {@link #firstIndex} (in a snapshot, or 0). */
+    private int firstPrevTerm;
+    private long persistedIndex;
+    private long commitIndex;
+    private long trustedIndex;
+    private long trustedNextPos;
+    private int trustedTerm;
+    private int currentTerm;
+    private int votedFor;
+
+    public LogStore(String name, FiberGroup group, LogStoreConfig config) {
+        this.name = name;
+        this.group = group;
+        this.config = config;
+        this.logDir = config.dir().resolve("log");
+        this.idxDir = config.dir().resolve("idx");
+        this.statusFile = new StatusFile(config.dir(), config.fileIo(), config.ioExecutor(), group, this::statusContent);
+        this.segments = new SegmentQueue(this, logDir, config.segmentBytes(), config.zeroFillSegments());
+        this.index = new IndexFiles(this, idxDir, config.indexEntriesPerFile(), config.indexFlushEntries());
+        this.fsync = new FsyncScheduler(this);
+        this.persistedCondition = group.newCondition(name + "-persisted");
+        this.idleCondition = group.newCondition(name + "-io-idle");
+    }
+
+    // ---------------------------------------------------------------- init
+
+    /**
+     * Opens the store: creates the directory layout for a new group, or recovers an existing one
+     * (see {@link LogRecovery}); fails with {@link LogCorruptedException} when data at or below the
+     * saved commit index is damaged. Call once, from a fiber of the group.
+     */
+    public FiberFrame<RecoveredState> init() {
+        return new InitFrame();
+    }
+
+    private final class InitFrame extends FiberFrame<RecoveredState> {
+        @Override
+        public FrameCallResult execute(Object input) {
+            checkThread();
+            if (initialized) {
+                throw new IllegalStateException(name + " is already initialised");
+            }
+            FiberFuture<LogRecovery.Result> f = group.executeBlocking("log-recovery", config.ioExecutor(),
+                    () -> new LogRecovery(LogStore.this, logDir, idxDir).run());
+            return f.await(this::afterRecovery);
+        }
+
+        private FrameCallResult afterRecovery(LogRecovery.Result r) {
+            SharedBufferPool shared = new SharedBufferPool(true, config.bufferPoolBytes());
+            bufferPool = new ThreadBufferPool(Thread.currentThread(), group.getDispatcher().timestamp(),
+                    config.bufferPoolBytes(), shared, ThreadBufferPool.DEFAULT_IDLE_NANOS);
+            appender = new LogAppender(LogStore.this, segments, index, fsync, bufferPool, config.maxWriteBytes(),
+                    config.syncForce());
+            segments.init(r.live, r.spares);
+            firstIndex = r.firstIndex;
+            firstIndexPos = r.firstIndexPos;
+            firstPrevTerm = r.firstPrevTerm;
+            trustedIndex = r.trustedIndex;
+            trustedNextPos = r.trustedNextPos;
+            trustedTerm = r.trustedTerm;
+            commitIndex = r.commitIndex;
+            currentTerm = r.currentTerm;
+            votedFor = r.votedFor;
+            terms.clear();
+            for (int i = 0; i < r.terms.size(); i++) {
+                terms.onAppend(r.terms.startIndexAt(i), r.terms.termAt(i));
+            }
+            index.ring.reset(r.scanStartIndex);
+            for (int i = 0; i < r.positionCount; i++) {
+                index.ring.add(r.positions[i]);
+            }
+            index.init(r.scanStartIndex - 1);
+            appender.reset(r.lastIndex, r.lastTerm, r.nextPos);
+            persistedIndex = r.lastIndex;
+            fsync.init(r.lastIndex);
+            initialized = true;
+            segments.prepareSpare();
+            log.info("{}: opened {} (first index {}, last index {} term {}, commit {}, trusted {}{})", name,
+                    config.dir(), firstIndex, r.lastIndex, r.lastTerm, commitIndex, trustedIndex,
+                    r.tornBytes > 0 ? ", torn tail cut" : "");
+            return Fiber.frameReturn(new RecoveredState(firstIndex, r.lastIndex, r.lastTerm, commitIndex, currentTerm,
+                    votedFor, r.tornBytes));
+        }
+    }
+
+    // ---------------------------------------------------------------- append
+
+    /**
+     * Appends items with consecutive indexes from {@code lastIndex() + 1}, each with prevLogTerm
+     * equal to the term before it. Returns at once: the items are encoded into write buffers and
+     * their writes issued before this returns (unless the next segment is still being
+     * preallocated). Throws {@link LogStoreFailedException} after an unrecoverable I/O error,
+     * {@link IllegalArgumentException} for items that do not follow the log, and
+     * {@link IllegalStateException} while closing or truncating. Dispatcher thread.
+     */
+    public void append(List<LogItem> items) {
+        checkReady();
+        if (items.isEmpty()) {
+            return;
+        }
+        appender.checkAppendable(items);
+        appender.append(items);
+    }
+
+    public long firstIndex() {
+        return firstIndex;
+    }
+
+    public long lastIndex() {
+        return appender.lastIndex();
+    }
+
+    public int lastTerm() {
+        return appender.lastTerm();
+    }
+
+    public long writtenIndex() {
+        return appender.writtenIndex();
+    }
+
+    public long persistedIndex() {
+        return persistedIndex;
+    }
+
+    /** Signalled (signalAll) whenever {@link #persistedIndex()} advances, and when the store fails. */
+    public FiberCondition persistedCondition() {
+        return persistedCondition;
+    }
+
+    /** Called on the dispatcher thread with the new persisted index each time it advances. */
+    public void setPersistedListener(LongConsumer listener) {
+        this.persistedListener = listener;
+    }
+
+    /** The commit index raft has declared; truncation at or below it is refused. */
+    public long commitIndex() {
+        return commitIndex;
+    }
+
+    /** Declares raft's commit index (it only grows). It must not pass the persisted index. Dispatcher thread. */
+    public void setCommitIndex(long commit) {
+        checkThread();
+        if (commit > commitIndex) {
+            commitIndex = commit;
+        }
+    }
+
+    /** The error that failed the store, or null. */
+    public LogStoreFailedException failure() {
+        return failure;
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    /**
+     * Reads up to {@code maxItems} items from {@code startIndex}, stopping before {@code maxBytes}
+     * (but returning at least one item), never past {@link #writtenIndex()} or a segment boundary.
+     * Items come from disk (raft keeps its own cache of recent items); their header and body are
+     * {@link ByteBody}s. Fails with {@link IllegalArgumentException} below {@link #firstIndex()} (the
+     * entries are in a snapshot) and with {@link LogCorruptedException} when an item fails its CRC.
+     */
+    public FiberFrame<List<LogItem>> load(long startIndex, int maxItems, int maxBytes) {
+        return new LogReader(this, startIndex, maxItems, maxBytes);
+    }
+
+    /**
+     * The term of {@code index}, for {@code firstIndex() - 1 ≤ index ≤ lastIndex()} (0 for index 0).
+     * No disk I/O.
+     */
+    public int termOf(long index) {
+        checkThread();
+        if (index == 0) {
+            return 0;
+        }
+        if (index == firstIndex - 1) {
+            return firstPrevTerm;
+        }
+        if (index < firstIndex || index > lastIndex()) {
+            throw new IllegalArgumentException(name + ": no term for index " + index + "; the log holds "
+                    + firstIndex + ".." + lastIndex());
+        }
+        return terms.termOf(index);
+    }
+
+    /**
+     * The conflict search a follower needs: the largest index ≤ {@code maxIndex} whose term is ≤
+     * {@code term}, with its term; null when even {@code firstIndex() - 1} has a larger term (the
+     * leader must send a snapshot). No disk I/O.
+     */
+    public IndexTerm findLastMatch(int term, long maxIndex) {
+        checkThread();
+        long max = Math.min(maxIndex, lastIndex());
+        if (max < firstIndex - 1) {
+            return null;
+        }
+        if (max == firstIndex - 1) {
+            return firstPrevTerm <= term ? new IndexTerm(max, firstPrevTerm) : null;
+        }
+        long idx = terms.lastIndexWithTermAtMost(term, max, firstIndex);
+        if (idx < firstIndex) {
+            return firstPrevTerm <= term ? new IndexTerm(firstIndex - 1, firstPrevTerm) : null;
+        }
+        return new IndexTerm(idx, terms.termOf(idx));
+    }
+
+    // ---------------------------------------------------------------- truncate
+
+    /**
+     * Removes {@code index} and everything after it (a follower's conflicting tail). Waits for the
+     * writes in flight, then zeroes the removed part on disk (up to 4 MiB of it, and the first
+     * header of every later segment) and fsyncs, so a
+     * restart cannot bring the old items back. Fails with {@link TruncateBelowCommitException} at or
+     * below the commit index.
+     */
+    public FiberFrame<Void> truncateTail(long index) {
+        return new TruncateFrame(index);
+    }
+
+    private final class TruncateFrame extends FiberFrame<Void> {
+        private final long truncIndex;
+        private long pos;
+        private LogSegment seg;
+
+        TruncateFrame(long index) {
+            this.truncIndex = index;
+        }
+
+        @Override
+        public FrameCallResult execute(Object input) {
+            checkReady();
+            if (truncIndex <= commitIndex) {
+                throw new TruncateBelowCommitException(truncIndex, commitIndex);
+            }
+            if (truncIndex > lastIndex()) {
+                return Fiber.frameReturn();
+            }
+            truncating = true;
+            return waitQuiet(null);
+        }
+
+        private FrameCallResult waitQuiet(Void v) {
+            checkFailed();
+            if (!appender.isIdle() || fsync.isRunning()) {
+                return idleCondition.await(this::waitQuiet);
+            }
+            long p = index.positionInMemory(truncIndex);
+            if (p >= 0) {
+                return afterPosition(p);
+            }
+            return group.executeBlocking("index-read", config.ioExecutor(), () -> index.readPositionBlocking(truncIndex))
+                    .await(this::afterPosition);
+        }
+
+        private FrameCallResult afterPosition(Long p) {
+            pos = p;
+            seg = segments.find(pos);
+            if (seg == null) {
+                throw new LogCorruptedException(logDir, pos, "position of index " + truncIndex + " is in no segment");
+            }
+            List<LogSegment> later = new ArrayList<>();
+            for (LogSegment s = segments.next(seg); s != null; s = segments.next(s)) {
+                later.add(s);
+            }
+            LogSegment at = seg;
+            long offset = pos - seg.startPos;
+            // The removed bytes in this segment end where the appender stopped, or at the segment end.
+            // (Capped: past that, the index and term chain checks keep stale items out of the log.)
+            long removedEnd = Math.min(offset + MAX_TRUNCATE_ZERO_BYTES,
+                    (seg == segments.current() ? appender.nextPos() : seg.endPos()) - seg.startPos);
+            return group.executeBlocking("log-truncate", config.ioExecutor(), () -> {
+                // Zero the removed part of this segment and the first header of every later one, then
+                // sync: recovery stops at a zero header, and new items written over the removed part
+                // later never sit next to a stale old item.
+                ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(1 << 20,
+                        Math.max(LogItemCodec.HEADER_BYTES, removedEnd - offset)));
+                for (long off = offset; off < Math.max(removedEnd, offset + LogItemCodec.HEADER_BYTES); ) {
+                    zeros.clear();
+                    zeros.limit((int) Math.min(zeros.capacity(), Math.max(removedEnd, offset + LogItemCodec.HEADER_BYTES) - off));
+                    int n = zeros.remaining();
+                    at.file.writeFully(zeros, off);
+                    off += n;
+                }
+                at.file.force(false);
+                for (LogSegment s : later) {
+                    s.file.writeFully(ByteBuffer.allocate(LogItemCodec.HEADER_BYTES), 0);
+                    s.file.force(false);
+                }
+                return null;
+            }).await(this::afterZero);
+        }
+
+        private FrameCallResult afterZero(Object ignored) {
+            int termBefore = termOf(truncIndex - 1);
+            appender.truncateTo(truncIndex, termBefore, pos);
+            terms.truncateFrom(truncIndex);
+            index.truncateFrom(truncIndex);
+            segments.truncateAfter(seg);
+            if (seg.firstIndex >= truncIndex) {
+                seg.firstIndex = -1;
+            }
+            if (persistedIndex >= truncIndex) {
+                persistedIndex = truncIndex - 1;
+            }
+            fsync.init(Math.min(fsync.syncedIndex(), truncIndex - 1));
+            log.info("{}: truncated the log from index {} (position {})", name, truncIndex, pos);
+            return Fiber.frameReturn();
+        }
+
+        @Override
+        protected FrameCallResult doFinally() {
+            truncating = false;
+            return Fiber.frameReturn();
+        }
+    }
+
+    // ---------------------------------------------------------------- snapshot reset
+
+    /**
+     * Discards the whole log after a follower installed a snapshot ending at
+     * {@code snapshotIndex} (of {@code snapshotTerm}) that its log does not match: the log becomes
+     * empty, starting at {@code snapshotIndex + 1}, and the next append must carry that index with
+     * prevLogTerm {@code snapshotTerm}. The new start is saved in the status file before the old
+     * segments are deleted (those being read are deleted when their reads end). Refused with
+     * {@link TruncateBelowCommitException} when {@code snapshotIndex} is below the commit index.
+     * (When the log does match the snapshot's last entry, keep it and use {@link #deleteBelow}.)
+     */
+    public FiberFrame<Void> resetAfterSnapshot(long snapshotIndex, int snapshotTerm) {
+        return new ResetFrame(snapshotIndex, snapshotTerm);
+    }
+
+    private final class ResetFrame extends FiberFrame<Void> {
+        private final long snapshotIndex;
+        private final int snapshotTerm;
+        private List<LogSegment> doomed;
+
+        ResetFrame(long snapshotIndex, int snapshotTerm) {
+            this.snapshotIndex = snapshotIndex;
+            this.snapshotTerm = snapshotTerm;
+        }
+
+        @Override
+        public FrameCallResult execute(Object input) {
+            checkReady();
+            if (snapshotIndex < commitIndex) {
+                throw new TruncateBelowCommitException(snapshotIndex + 1, commitIndex);
+            }
+            if (snapshotTerm < 0 || snapshotIndex < 0) {
+                throw new IllegalArgumentException("bad snapshot (index " + snapshotIndex + ", term " + snapshotTerm + ")");
+            }
+            truncating = true;
+            return waitQuiet(null);
+        }
+
+        private FrameCallResult waitQuiet(Void v) {
+            checkFailed();
+            if (!appender.isIdle() || fsync.isRunning() || index.isFlushing()) {
+                return idleCondition.await(this::waitQuiet);
+            }
+            // The new log starts where the next byte would have gone: never-written space (when
+            // fewer than a header's bytes are left there, recovery and the appender move on).
+            long start = appender.nextPos();
+            LogSegment cur = segments.current();
+            long first = snapshotIndex + 1;
+            firstIndex = first;
+            firstIndexPos = start;
+            firstPrevTerm = snapshotTerm;
+            trustedIndex = 0;
+            trustedNextPos = 0;
+            trustedTerm = 0;
+            commitIndex = snapshotIndex;
+            terms.clear();
+            index.truncateFrom(0);
+            index.ring.reset(first);
+            index.init(snapshotIndex);
+            appender.reset(snapshotIndex, snapshotTerm, appender.nextPos());
+            persistedIndex = snapshotIndex;
+            fsync.init(snapshotIndex);
+            doomed = cur == null ? new ArrayList<>() : segments.removeBefore(cur);
+            if (cur != null) {
+                cur.firstIndex = -1;
+            }
+            return statusFile.save().await(this::afterSave);
+        }
+
+        private FrameCallResult afterSave(Void v) {
+            List<LogSegment> now = new ArrayList<>();
+            for (LogSegment s : doomed) {
+                if (s.readers > 0) {
+                    s.deleteWhenUnread = true;
+                } else {
+                    now.add(s);
+                }
+            }
+            long first = firstIndex;
+            return group.executeBlocking("log-reset", config.ioExecutor(), () -> {
+                deleteSegmentsBlocking(now);
+                index.deleteBelowBlocking(first);
+                return null;
+            }).await(this::done);
+        }
+
+        private FrameCallResult done(Object ignored) {
+            log.info("{}: reset the log after a snapshot at index {} term {}; it now starts at {}", name,
+                    snapshotIndex, snapshotTerm, firstIndex);
+            return Fiber.frameReturn();
+        }
+
+        @Override
+        protected FrameCallResult doFinally() {
+            truncating = false;
+            return Fiber.frameReturn();
+        }
+    }
+
+    // ---------------------------------------------------------------- delete
+
+    /**
+     * Deletes the segments (and index files) whose items are all below {@code index}, typically
+     * the index after a snapshot; {@code index} must not pass {@code commitIndex() + 1}. The new
+     * first index (the first item of the first kept segment) is saved in the status file before
+     * any file is removed. A segment being read is deleted when its last reader finishes.
+     */
+    public FiberFrame<Void> deleteBelow(long index) {
+        return new DeleteFrame(index);
+    }
+
+    private final class DeleteFrame extends FiberFrame<Void> {
+        private final long below;
+        private List<LogSegment> doomed;
+        private long newFirst;
+
+        DeleteFrame(long below) {
+            this.below = below;
+        }
+
+        @Override
+        public FrameCallResult execute(Object input) {
+            checkReady();
+            if (below > commitIndex + 1) {
+                throw new IllegalArgumentException(name + ": cannot delete below index " + below
+                        + ", past the commit index " + commitIndex + " + 1; delete only what a snapshot covers");
+            }
+            LogSegment keep = null;
+            for (LogSegment s : segments.live()) {
+                if (s.firstIndex >= 0 && s.firstIndex <= below) {
+                    keep = s;
+                }
+            }
+            if (keep == null || keep == segments.first()) {
+                return Fiber.frameReturn();
+            }
+            newFirst = keep.firstIndex;
+            firstPrevTerm = termOf(newFirst - 1);
+            firstIndex = newFirst;
+            firstIndexPos = keep.startPos;
+            terms.removeBefore(newFirst);
+            index.onFirstIndexMoved(newFirst);
+            doomed = segments.removeBefore(keep);
+            return statusFile.save().await(this::afterSave);
+        }
+
+        private FrameCallResult afterSave(Void v) {
+            List<LogSegment> now = new ArrayList<>();
+            for (LogSegment s : doomed) {
+                if (s.readers > 0) {
+                    s.deleteWhenUnread = true;  // deleted by the last reader's release
+                } else {
+                    now.add(s);
+                }
+            }
+            long first = newFirst;
+            return group.executeBlocking("log-delete", config.ioExecutor(), () -> {
+                deleteSegmentsBlocking(now);
+                index.deleteBelowBlocking(first);
+                return null;
+            }).await(this::afterDelete);
+        }
+
+        private FrameCallResult afterDelete(Object ignored) {
+            log.info("{}: deleted {} segments below index {}; the log now starts at {}", name, doomed.size(), below,
+                    newFirst);
+            return Fiber.frameReturn();
+        }
+    }
+
+    void deleteSegmentsBlocking(List<LogSegment> list) throws IOException {
+        for (LogSegment s : list) {
+            s.file.close();
+            config.fileIo().delete(s.path());
+        }
+        if (!list.isEmpty()) {
+            config.fileIo().syncDirectory(logDir);
+        }
+    }
+
+    /** A reader finished with {@code s}. */
+    void releaseReader(LogSegment s) {
+        s.readers--;
+        if (s.readers == 0 && s.deleteWhenUnread) {
+            s.deleteWhenUnread = false;
+            List<LogSegment> one = new ArrayList<>(1);
+            one.add(s);
+            group.executeBlocking("log-delete", config.ioExecutor(), () -> {
+                deleteSegmentsBlocking(one);
+                return null;
+            }).whenComplete((v, e) -> {
+                if (e != null) {
+                    log.warn("{}: deleting {} after its last reader failed; it is removed on the next start", name, s, e);
+                }
+            });
+        }
+    }
+
+    // ---------------------------------------------------------------- status
+
+    /** The term saved in the status file (as recovered or last saved). */
+    public int currentTerm() {
+        return currentTerm;
+    }
+
+    /** The vote saved in the status file (0: none). */
+    public int votedFor() {
+        return votedFor;
+    }
+
+    /**
+     * Saves raft's term, vote and commit index in the status file (with the store's own recovery
+     * positions). The frame returns after the temp file was fsynced, renamed over the status file
+     * and the directory fsynced. Concurrent saves are coalesced.
+     */
+    public FiberFrame<Void> saveStatus(int term, int votedFor, long commit) {
+        return new FiberFrame<Void>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                checkThread();
+                currentTerm = term;
+                LogStore.this.votedFor = votedFor;
+                setCommitIndex(commit);
+                return statusFile.save().await(this::done);
+            }
+
+            private FrameCallResult done(Void v) {
+                return Fiber.frameReturn();
+            }
+        };
+    }
+
+    private Map<String, String> statusContent() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put(LogRecovery.K_TERM, Integer.toString(currentTerm));
+        m.put(LogRecovery.K_VOTED_FOR, Integer.toString(votedFor));
+        // Never claim a commit index beyond what is persisted: recovery refuses to start below it.
+        m.put(LogRecovery.K_COMMIT_INDEX, Long.toString(Math.min(commitIndex, persistedIndex)));
+        m.put(LogRecovery.K_FIRST_INDEX, Long.toString(firstIndex));
+        m.put(LogRecovery.K_FIRST_INDEX_POS, Long.toString(firstIndexPos));
+        m.put(LogRecovery.K_FIRST_PREV_TERM, Integer.toString(firstPrevTerm));
+        m.put(LogRecovery.K_TRUSTED_INDEX, Long.toString(trustedIndex));
+        m.put(LogRecovery.K_TRUSTED_NEXT_POS, Long.toString(trustedNextPos));
+        m.put(LogRecovery.K_TRUSTED_TERM, Integer.toString(trustedTerm));
+        m.put(LogRecovery.K_TERMS, terms.encode(trustedIndex));
+        return m;
+    }
+
+    /** Index entries were fsynced: move the trusted point up (at most to persisted and commit) and save it. */
+    void onIndexFlushed() {
+        long t = Math.min(index.flushedIndex(), Math.min(persistedIndex, commitIndex));
+        if (t <= trustedIndex || t < firstIndex || closed) {
+            return;
+        }
+        // A status save costs two fsyncs: move the trusted point in big steps (recovery scans at
+        // most this far after a crash), except when closing.
+        if (!closing && t - trustedIndex < TRUSTED_STEP_FLUSHES * (long) config.indexFlushEntries()) {
+            return;
+        }
+        long next = index.positionInMemory(t + 1);
+        if (next < 0) {
+            return;  // the next item's position is not at hand; a later flush moves the point
+        }
+        trustedIndex = t;
+        trustedNextPos = next;
+        trustedTerm = terms.termOf(t);
+        statusFile.save().whenComplete((v, e) -> {
+            if (e != null) {
+                log.warn("{}: saving the trusted point {} failed; recovery will scan from the previous one", name, t, e);
+            }
+        });
+    }
+
+    // ---------------------------------------------------------------- close
+
+    /**
+     * Stops appends, waits for the writes in flight and a final fsync, flushes the index, saves the
+     * status file and closes the files. Any fiber of the group.
+     */
+    public FiberFrame<Void> close() {
+        return new CloseFrame();
+    }
+
+    private final class CloseFrame extends FiberFrame<Void> {
+        @Override
+        public FrameCallResult execute(Object input) {
+            checkThread();
+            if (closing) {
+                return Fiber.frameReturn();
+            }
+            closing = true;
+            return waitQuiet(null);
+        }
+
+        private FrameCallResult waitQuiet(Void v) {
+            if (failure == null && (!appender.isIdle() || fsync.isRunning() || fsync.hasDirty() || index.isFlushing())) {
+                fsync.kick();
+                return idleCondition.await(this::waitQuiet);
+            }
+            if (failure != null) {
+                return closeFiles(null);
+            }
+            FiberFuture<Void> f = index.flush();
+            if (f == null) {
+                return afterFlush(null);
+            }
+            return f.await(this::afterFlush);
+        }
+
+        private FrameCallResult afterFlush(Void v) {
+            onIndexFlushed();
+            return statusFile.save().await(this::closeFiles);
+        }
+
+        private FrameCallResult closeFiles(Void v) {
+            closed = true;
+            List<LogSegment> all = segments.all();
+            return group.executeBlocking("log-close", config.ioExecutor(), () -> {
+                for (LogSegment s : all) {
+                    SegmentQueue.closeQuietly(s);
+                }
+                index.closeBlocking();
+                return null;
+            }).await(this::done);
+        }
+
+        private FrameCallResult done(Object ignored) {
+            log.info("{}: closed at index {} (persisted {})", name, lastIndex(), persistedIndex);
+            return Fiber.frameReturn();
+        }
+    }
+
+    // ---------------------------------------------------------------- statistics
+
+    /** fsyncs completed. */
+    public long fsyncCount() {
+        return fsync.fsyncCount();
+    }
+
+    /** Positional writes issued. */
+    public long writeCount() {
+        return appender.writeCount();
+    }
+
+    /** Bytes written to the log (items and markers). */
+    public long writtenBytes() {
+        return appender.writtenBytes();
+    }
+
+    // ---------------------------------------------------------------- for the store's parts
+
+    String name() {
+        return name;
+    }
+
+    FiberGroup group() {
+        return group;
+    }
+
+    LogStoreConfig config() {
+        return config;
+    }
+
+    ExecutorService ioExecutor() {
+        return config.ioExecutor();
+    }
+
+    FileIo fileIo() {
+        return config.fileIo();
+    }
+
+    StatusFile statusFile() {
+        return statusFile;
+    }
+
+    SegmentQueue segments() {
+        return segments;
+    }
+
+    IndexFiles index() {
+        return index;
+    }
+
+    TermIndex terms() {
+        return terms;
+    }
+
+    LogAppender appender() {
+        return appender;
+    }
+
+    boolean isFailed() {
+        return failure != null;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** The fsync covering {@code index} returned. */
+    void onSynced(long syncedIndex) {
+        if (config.syncForce()) {
+            onPersisted(syncedIndex);
+        }
+    }
+
+    void onPersisted(long newPersisted) {
+        if (newPersisted <= persistedIndex) {
+            return;
+        }
+        persistedIndex = newPersisted;
+        persistedCondition.signalAll();
+        LongConsumer l = persistedListener;
+        if (l != null) {
+            l.accept(newPersisted);
+        }
+    }
+
+    /** Something in flight finished: wake the frames waiting for the I/O to settle (they re-check what they need). */
+    void checkIdle() {
+        idleCondition.signalAll();
+    }
+
+    /** Marks the store failed: appends are refused from now on and every waiter wakes to see it. */
+    void fail(LogStoreFailedException e) {
+        if (failure != null) {
+            return;
+        }
+        failure = e;
+        log.error("{}: the log store has FAILED and refuses further appends: {}", name, e.getMessage(), e);
+        persistedCondition.signalAll();
+        idleCondition.signalAll();
+    }
+
+    long backoffMillis(int attempt) {
+        long d = config.writeRetryInitialBackoffMillis() << Math.min(20, Math.max(0, attempt - 1));
+        return Math.min(d, config.writeRetryMaxBackoffMillis());
+    }
+
+    /** Runs {@code task} on the dispatcher thread after {@code delayMillis}. Dispatcher thread. */
+    void runLater(long delayMillis, Runnable task) {
+        new Fiber(name + "-retry", group, new FiberFrame<Void>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                return Fiber.sleep(delayMillis, this::run);
+            }
+
+            private FrameCallResult run(Void v) {
+                task.run();
+                return Fiber.frameReturn();
+            }
+        }, true).start();
+    }
+
+    private void checkThread() {
+        if (!group.isInGroupThread()) {
+            throw new IllegalStateException(name + ": log store methods run on the dispatcher thread of group '"
+                    + group.getName() + "', not on '" + Thread.currentThread().getName() + "'");
+        }
+    }
+
+    private void checkFailed() {
+        if (failure != null) {
+            throw new LogStoreFailedException(name + " has failed: " + failure.getMessage(), failure);
+        }
+    }
+
+    void checkReady() {
+        checkThread();
+        if (!initialized) {
+            throw new IllegalStateException(name + " is not initialised; call init() first");
+        }
+        checkFailed();
+        if (closing) {
+            throw new IllegalStateException(name + " is closed");
+        }
+        if (truncating) {
+            throw new IllegalStateException(name + " is truncating its tail; wait for truncateTail to return");
+        }
+    }
+}

@@ -1,0 +1,194 @@
+package io.poyang.raft.store;
+
+import java.nio.file.Path;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** Settings of one group's log store. Setters return this; the defaults suit production. */
+public final class LogStoreConfig {
+
+    private final Path dir;
+    private final ExecutorService ioExecutor;
+    private long segmentBytes = 64L << 20;
+    private int indexEntriesPerFile = 1 << 20;
+    private int indexFlushEntries = 16 * 1024;
+    private int maxWriteBytes = 1 << 20;
+    private boolean syncForce = true;
+    private boolean zeroFillSegments = false;
+    private int writeRetryLimit = 5;
+    private long writeRetryInitialBackoffMillis = 10;
+    private long writeRetryMaxBackoffMillis = 1000;
+    private long bufferPoolBytes = 64L << 20;
+    private FileIo fileIo = FileIo.DEFAULT;
+
+    /**
+     * @param dir        the group's directory ({@code log/}, {@code idx/}, {@code snapshot/} and
+     *                   {@code status} live in it); created when missing
+     * @param ioExecutor where the blocking file I/O runs. Needs at least two threads so writes go on
+     *                   while an fsync blocks (see {@link #newIoExecutor}); may be shared by groups
+     */
+    public LogStoreConfig(Path dir, ExecutorService ioExecutor) {
+        if (dir == null || ioExecutor == null) {
+            throw new NullPointerException("a log store needs a directory and an I/O executor");
+        }
+        this.dir = dir;
+        this.ioExecutor = ioExecutor;
+    }
+
+    /** An executor of daemon threads named {@code name-N}, for {@link #LogStoreConfig(Path, ExecutorService)}. */
+    public static ExecutorService newIoExecutor(String name, int threads) {
+        AtomicInteger n = new AtomicInteger();
+        return new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    public Path dir() {
+        return dir;
+    }
+
+    public ExecutorService ioExecutor() {
+        return ioExecutor;
+    }
+
+    public long segmentBytes() {
+        return segmentBytes;
+    }
+
+    /** Size of each preallocated log segment (default 64 MiB; 1 GiB suits busy production groups). */
+    public LogStoreConfig segmentBytes(long segmentBytes) {
+        if (segmentBytes < 4096 || segmentBytes > (1L << 40)) {
+            throw new IllegalArgumentException("segmentBytes must be between 4 KiB and 1 TiB: " + segmentBytes);
+        }
+        this.segmentBytes = segmentBytes;
+        return this;
+    }
+
+    public int indexEntriesPerFile() {
+        return indexEntriesPerFile;
+    }
+
+    /** Entries (8 bytes each) per index file (default 1 Mi, an 8 MiB file). */
+    public LogStoreConfig indexEntriesPerFile(int entries) {
+        if (entries < 16) {
+            throw new IllegalArgumentException("indexEntriesPerFile must be at least 16: " + entries);
+        }
+        this.indexEntriesPerFile = entries;
+        return this;
+    }
+
+    public int indexFlushEntries() {
+        return indexFlushEntries;
+    }
+
+    /**
+     * Index entries gathered before they are written to the index file in one batch (default 16 Ki).
+     * Bigger batches mean fewer writes and status saves, and a longer scan on recovery.
+     */
+    public LogStoreConfig indexFlushEntries(int entries) {
+        if (entries < 1) {
+            throw new IllegalArgumentException("indexFlushEntries must be positive: " + entries);
+        }
+        this.indexFlushEntries = entries;
+        return this;
+    }
+
+    public int maxWriteBytes() {
+        return maxWriteBytes;
+    }
+
+    /** Largest single positional write (default 1 MiB); a bigger append is split into several writes in flight. */
+    public LogStoreConfig maxWriteBytes(int bytes) {
+        if (bytes < 4096) {
+            throw new IllegalArgumentException("maxWriteBytes must be at least 4 KiB: " + bytes);
+        }
+        this.maxWriteBytes = bytes;
+        return this;
+    }
+
+    public boolean syncForce() {
+        return syncForce;
+    }
+
+    /**
+     * true (default): an index is reported persisted after the fsync that covers it. false: after its
+     * write completed, before fsync (fsyncs still run behind it) — safe unless a majority of the group
+     * loses power together.
+     */
+    public LogStoreConfig syncForce(boolean syncForce) {
+        this.syncForce = syncForce;
+        return this;
+    }
+
+    public boolean zeroFillSegments() {
+        return zeroFillSegments;
+    }
+
+    /**
+     * false (default): a new segment is created at its full size as a sparse file and fsynced with
+     * its directory before it is used; the blocks are allocated by the appends themselves (fdatasync
+     * then also commits that allocation). true: the segment is also filled with zeros, so the disk
+     * space is really reserved (a full disk shows up when the segment is made, not in an append)
+     * and appends overwrite allocated blocks — at the price of writing every segment twice, which
+     * halves the append bandwidth when the disk is the bound.
+     */
+    public LogStoreConfig zeroFillSegments(boolean zeroFill) {
+        this.zeroFillSegments = zeroFill;
+        return this;
+    }
+
+    public int writeRetryLimit() {
+        return writeRetryLimit;
+    }
+
+    public long writeRetryInitialBackoffMillis() {
+        return writeRetryInitialBackoffMillis;
+    }
+
+    public long writeRetryMaxBackoffMillis() {
+        return writeRetryMaxBackoffMillis;
+    }
+
+    /**
+     * How often a failed write is retried (default 5), with a back-off doubling from
+     * {@code initialBackoffMillis} up to {@code maxBackoffMillis}, before the store gives up and fails.
+     */
+    public LogStoreConfig writeRetry(int limit, long initialBackoffMillis, long maxBackoffMillis) {
+        if (limit < 0 || initialBackoffMillis < 1 || maxBackoffMillis < initialBackoffMillis) {
+            throw new IllegalArgumentException("bad write retry settings: " + limit + ", " + initialBackoffMillis
+                    + ", " + maxBackoffMillis);
+        }
+        this.writeRetryLimit = limit;
+        this.writeRetryInitialBackoffMillis = initialBackoffMillis;
+        this.writeRetryMaxBackoffMillis = maxBackoffMillis;
+        return this;
+    }
+
+    public long bufferPoolBytes() {
+        return bufferPoolBytes;
+    }
+
+    /** Cap on pooled direct write buffers kept by the store (default 64 MiB). */
+    public LogStoreConfig bufferPoolBytes(long bytes) {
+        this.bufferPoolBytes = bytes;
+        return this;
+    }
+
+    public FileIo fileIo() {
+        return fileIo;
+    }
+
+    /** The file-system seam (tests inject faults through it). */
+    public LogStoreConfig fileIo(FileIo fileIo) {
+        if (fileIo == null) {
+            throw new NullPointerException("fileIo");
+        }
+        this.fileIo = fileIo;
+        return this;
+    }
+}

@@ -1,0 +1,200 @@
+package io.poyang.raft.store;
+
+import io.poyang.fiber.FiberFuture;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The segments of one log in position order: the live ones (holding items, the last being the one
+ * appended to) and the spare ones, preallocated ahead so that rolling to a new segment never waits
+ * for a file to be created. As soon as the spare is taken, the next one is prepared on the I/O
+ * executor. Dispatcher thread only.
+ */
+final class SegmentQueue {
+
+    private static final PoyangLog log = PoyangLogs.get(SegmentQueue.class);
+    private static final int ZERO_CHUNK_BYTES = 1 << 20;
+
+    private final LogStore store;
+    private final Path logDir;
+    private final long segmentBytes;
+    private final boolean zeroFill;
+    private final List<LogSegment> live = new ArrayList<>();
+    private final ArrayDeque<LogSegment> spares = new ArrayDeque<>();
+    private boolean allocating;
+    private int allocationFailures;
+    /** Runs when a spare becomes ready (the appender may be waiting for one). */
+    private Runnable onSpareReady;
+
+    SegmentQueue(LogStore store, Path logDir, long segmentBytes, boolean zeroFill) {
+        this.store = store;
+        this.logDir = logDir;
+        this.segmentBytes = segmentBytes;
+        this.zeroFill = zeroFill;
+    }
+
+    void setOnSpareReady(Runnable r) {
+        this.onSpareReady = r;
+    }
+
+    /** Used by recovery: the segments found on disk, split into live and spare. */
+    void init(List<LogSegment> liveSegments, List<LogSegment> spareSegments) {
+        live.clear();
+        live.addAll(liveSegments);
+        spares.clear();
+        spares.addAll(spareSegments);
+    }
+
+    List<LogSegment> live() {
+        return live;
+    }
+
+    LogSegment current() {
+        return live.isEmpty() ? null : live.get(live.size() - 1);
+    }
+
+    LogSegment first() {
+        return live.isEmpty() ? null : live.get(0);
+    }
+
+    /** The live segment holding {@code pos}, or null. */
+    LogSegment find(long pos) {
+        int lo = 0;
+        int hi = live.size() - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            LogSegment s = live.get(mid);
+            if (pos < s.startPos) {
+                hi = mid - 1;
+            } else if (pos >= s.endPos()) {
+                lo = mid + 1;
+            } else {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    /** The live segment after {@code s}, or null. */
+    LogSegment next(LogSegment s) {
+        int i = live.indexOf(s);
+        return i >= 0 && i + 1 < live.size() ? live.get(i + 1) : null;
+    }
+
+    boolean hasSpare() {
+        return !spares.isEmpty();
+    }
+
+    /** Makes the first spare the current segment and prepares the next spare. */
+    LogSegment roll() {
+        LogSegment s = spares.poll();
+        if (s == null) {
+            throw new IllegalStateException("no spare segment to roll to");
+        }
+        live.add(s);
+        prepareSpare();
+        return s;
+    }
+
+    /** Starts preallocating a spare unless one is ready or on its way. */
+    void prepareSpare() {
+        if (allocating || !spares.isEmpty() || store.isClosed() || store.isFailed()) {
+            return;
+        }
+        allocating = true;
+        LogSegment last = current();
+        long start = last == null ? 0 : last.endPos();
+        FiberFuture<LogSegment> f = store.group().executeBlocking("segment-alloc", store.ioExecutor(),
+                () -> allocateBlocking(start));
+        f.whenComplete((segment, error) -> {
+            allocating = false;
+            if (error != null) {
+                allocationFailures++;
+                long delay = store.backoffMillis(allocationFailures);
+                log.warn("{}: preallocating the log segment at position {} failed (attempt {}); retrying in {} ms",
+                        store.name(), start, allocationFailures, delay, error);
+                store.runLater(delay, this::prepareSpare);
+                return;
+            }
+            allocationFailures = 0;
+            if (store.isClosed() || (current() != null && current().endPos() != segment.startPos)) {
+                closeQuietly(segment);  // the log was closed or moved on meanwhile; the file stays as a spare on disk
+                return;
+            }
+            spares.add(segment);
+            if (onSpareReady != null) {
+                onSpareReady.run();
+            }
+        });
+    }
+
+    private LogSegment allocateBlocking(long startPos) throws IOException {
+        Path p = logDir.resolve(LogSegment.fileName(startPos));
+        LogFile f = store.fileIo().open(p);
+        try {
+            if (zeroFill) {
+                ByteBuffer zeros = ByteBuffer.allocateDirect(ZERO_CHUNK_BYTES);
+                for (long pos = 0; pos < segmentBytes; pos += ZERO_CHUNK_BYTES) {
+                    zeros.clear();
+                    zeros.limit((int) Math.min(ZERO_CHUNK_BYTES, segmentBytes - pos));
+                    f.writeFully(zeros, pos);
+                }
+            } else {
+                f.setLength(segmentBytes);
+            }
+            f.force(true);
+            store.fileIo().syncDirectory(logDir);
+        } catch (IOException | RuntimeException e) {
+            try {
+                f.close();
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        return new LogSegment(startPos, segmentBytes, f);
+    }
+
+    /** After a truncation to {@code pos}: live segments after the one holding it become spares again. */
+    void truncateAfter(LogSegment keep) {
+        int i = live.indexOf(keep);
+        List<LogSegment> back = new ArrayList<>(live.subList(i + 1, live.size()));
+        live.subList(i + 1, live.size()).clear();
+        for (int k = back.size() - 1; k >= 0; k--) {
+            LogSegment s = back.get(k);
+            s.firstIndex = -1;
+            s.dirty = false;
+            spares.addFirst(s);
+        }
+    }
+
+    /** Removes and returns the live segments before {@code keepFrom}. */
+    List<LogSegment> removeBefore(LogSegment keepFrom) {
+        int i = live.indexOf(keepFrom);
+        List<LogSegment> removed = new ArrayList<>(live.subList(0, i));
+        live.subList(0, i).clear();
+        return removed;
+    }
+
+    /** Every open segment, live and spare (for closing). */
+    List<LogSegment> all() {
+        List<LogSegment> all = new ArrayList<>(live);
+        all.addAll(spares);
+        return all;
+    }
+
+    static void closeQuietly(LogSegment s) {
+        try {
+            s.file.close();
+        } catch (IOException e) {
+            log.warn("closing {} failed", s, e);
+        }
+    }
+}

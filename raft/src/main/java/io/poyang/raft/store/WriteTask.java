@@ -1,0 +1,74 @@
+package io.poyang.raft.store;
+
+import io.poyang.fiber.FiberFuture;
+
+import java.nio.ByteBuffer;
+import java.util.function.BiConsumer;
+
+/**
+ * One positional write of encoded items (and maybe a segment-end marker) into one segment. Runs on
+ * an I/O thread; its completion comes back to the dispatcher thread through a fiber future. A write
+ * is idempotent (same bytes, same position), so a failed one can simply be issued again.
+ */
+final class WriteTask implements Runnable, BiConsumer<Void, Throwable> {
+
+    final LogAppender appender;
+    final LogSegment segment;
+    final long position;
+    final ByteBuffer buffer;
+    final int length;
+    /** The last item index fully inside this write (or before it, for a bare marker). */
+    final long lastIndex;
+    /** Items in this write (0 for a bare marker). */
+    final int itemCount;
+    int attempts;
+    boolean done;
+    private FiberFuture<Void> future;
+
+    WriteTask(LogAppender appender, LogSegment segment, long position, ByteBuffer buffer, int length, long lastIndex,
+              int itemCount) {
+        this.appender = appender;
+        this.segment = segment;
+        this.position = position;
+        this.buffer = buffer;
+        this.length = length;
+        this.lastIndex = lastIndex;
+        this.itemCount = itemCount;
+    }
+
+    /** Issues the write. Dispatcher thread. */
+    void submit(LogStore store) {
+        attempts++;
+        buffer.limit(length).position(0);
+        future = store.group().newFuture("log-write");
+        future.whenComplete(this);
+        try {
+            store.ioExecutor().execute(this);
+        } catch (RuntimeException e) {
+            future.completeExceptionally(e);
+        }
+    }
+
+    /** I/O thread. */
+    @Override
+    public void run() {
+        try {
+            segment.file.writeFully(buffer, position - segment.startPos);
+        } catch (Throwable e) {
+            future.fireCompleteExceptionally(e);
+            return;
+        }
+        future.fireComplete(null);
+    }
+
+    /** Dispatcher thread. */
+    @Override
+    public void accept(Void ignored, Throwable error) {
+        appender.onWriteComplete(this, error);
+    }
+
+    @Override
+    public String toString() {
+        return "write of " + length + " bytes at position " + position + " (" + segment + ", up to index " + lastIndex + ")";
+    }
+}

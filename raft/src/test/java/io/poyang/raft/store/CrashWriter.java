@@ -1,0 +1,100 @@
+package io.poyang.raft.store;
+
+import io.poyang.fiber.Dispatcher;
+import io.poyang.fiber.Fiber;
+import io.poyang.fiber.FiberFrame;
+import io.poyang.fiber.FiberGroup;
+import io.poyang.fiber.FrameCallResult;
+
+import java.io.PrintStream;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+
+/**
+ * The child process of {@link CrashTest}: opens the store, prints {@code START <lastIndex>}, then
+ * appends as fast as it can and prints {@code P <index>} each time the store reports an index
+ * persisted, until it is killed. Bodies are {@code bodyFor(index, round)}. It also declares the
+ * commit index, saves the status now and then and deletes old segments, so a kill can land in any
+ * of those.
+ */
+public final class CrashWriter {
+
+    public static void main(String[] args) throws Exception {
+        String dir = args[0];
+        int round = Integer.parseInt(args[1]);
+        PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, "UTF-8");
+        Dispatcher dispatcher = new Dispatcher("crash-writer");
+        dispatcher.start();
+        FiberGroup group = new FiberGroup("crash-writer", dispatcher);
+        dispatcher.startGroup(group).get();
+        ExecutorService io = LogStoreConfig.newIoExecutor("crash-io", 3);
+        LogStoreConfig config = new LogStoreConfig(Paths.get(dir), io).segmentBytes(1 << 20).indexEntriesPerFile(4096)
+                .indexFlushEntries(2048);
+        LogStore store = new LogStore("crash", group, config);
+        store.setPersistedListener(p -> {
+            out.println("P " + p);
+            out.flush();
+            store.setCommitIndex(p);
+        });
+        group.fireFiber("writer", new WriterFrame(store, round, out));
+        Thread.sleep(Long.MAX_VALUE);   // until killed
+    }
+
+    private static final class WriterFrame extends FiberFrame<Void> {
+        private final LogStore store;
+        private final int round;
+        private final PrintStream out;
+        private int term;
+        private long batches;
+        private long lastDelete;
+
+        WriterFrame(LogStore store, int round, PrintStream out) {
+            this.store = store;
+            this.round = round;
+            this.out = out;
+        }
+
+        @Override
+        public FrameCallResult execute(Object input) {
+            return Fiber.call(store.init(), this::started);
+        }
+
+        private FrameCallResult started(RecoveredState s) {
+            term = s.getLastTerm() + 1;   // a new "leader" each round
+            out.println("START " + s.getLastIndex() + " " + s.getFirstIndex());
+            out.flush();
+            return loop(null);
+        }
+
+        private FrameCallResult loop(Void v) {
+            long last = store.lastIndex();
+            if (last - store.persistedIndex() > 3000) {
+                return store.persistedCondition().await(this::loop);
+            }
+            int n = 1 + (int) (batches++ % 37);
+            List<LogItem> items = new ArrayList<>(n);
+            int prev = store.lastTerm();
+            for (long i = last + 1; i <= last + n; i++) {
+                items.add(new LogItem(LogItem.TYPE_NORMAL, round, term, prev, i, i, null,
+                        new ByteBody(CrashTest.bodyFor(i, round))));
+                prev = term;
+            }
+            store.append(items);
+            if (batches % 500 == 0) {
+                return Fiber.call(store.saveStatus(term, 1, store.persistedIndex()), this::afterSave);
+            }
+            return Fiber.yield(this::loop);
+        }
+
+        private FrameCallResult afterSave(Void v) {
+            long commit = store.commitIndex();
+            if (commit - lastDelete > 60_000) {
+                lastDelete = commit;
+                return Fiber.call(store.deleteBelow(commit - 30_000), this::loop);
+            }
+            return loop(null);
+        }
+    }
+}

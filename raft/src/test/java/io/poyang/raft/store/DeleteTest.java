@@ -1,0 +1,113 @@
+package io.poyang.raft.store;
+
+import io.poyang.log.ImpossibleStates;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static io.poyang.raft.store.StoreHarness.bodyFor;
+import static io.poyang.raft.store.StoreHarness.bodyOf;
+import static io.poyang.raft.store.StoreHarness.items;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class DeleteTest {
+
+    @TempDir
+    Path dir;
+
+    @BeforeEach
+    void reset() {
+        ImpossibleStates.reset();
+    }
+
+    @AfterEach
+    void noImpossibleStates() {
+        assertEquals(0, ImpossibleStates.count());
+    }
+
+    @Test
+    void deletesBelowButNotUnderAnActiveReader() {
+        FaultyFileIo io = new FaultyFileIo();
+        Path seg0 = dir.resolve("log").resolve(LogSegment.fileName(0));
+        Path seg1 = dir.resolve("log").resolve(LogSegment.fileName(64 * 1024));
+        long newFirst;
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io))) {
+            h.open();
+            h.append(items(1, 3000, 1, 0, 1, 40));
+            h.awaitPersisted(3000);
+            h.on(() -> {
+                h.store.setCommitIndex(3000);
+                return null;
+            });
+            assertThrows(IllegalArgumentException.class, () -> h.call(() -> h.store.deleteBelow(3002)));
+
+            CountDownLatch readEntered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            AtomicBoolean holdRead = new AtomicBoolean(true);
+            io.hook = new FaultyFileIo.Hook() {
+                @Override
+                public void beforeRead(Path file, long position) throws IOException {
+                    if (file.equals(seg0) && holdRead.compareAndSet(true, false)) {
+                        readEntered.countDown();
+                        try {
+                            release.await();
+                        } catch (InterruptedException e) {
+                            throw new InterruptedIOException();
+                        }
+                    }
+                }
+            };
+            CompletableFuture<List<LogItem>> reading = h.callAsync(() -> h.store.load(1, 100, 1 << 20));
+            await(readEntered);
+
+            h.call(() -> h.store.deleteBelow(2000));
+            newFirst = h.on(h.store::firstIndex);
+            assertTrue(newFirst > 1 && newFirst <= 2000, "first index moved to a segment start: " + newFirst);
+            assertTrue(Files.exists(seg0), "the segment being read is kept");
+            assertFalse(Files.exists(seg1), "an unread segment below the index is deleted");
+            assertThrows(IllegalArgumentException.class, () -> h.load(1, 10, 1 << 20));
+
+            release.countDown();
+            List<LogItem> got = StoreHarness.join(reading);
+            assertEquals(100, got.size());
+            for (LogItem it : got) {
+                assertArrayEquals(bodyFor(it.getIndex(), 1, 40), bodyOf(it));
+            }
+            StoreHarness.waitFor("the read segment to be deleted after its reader left", () -> !Files.exists(seg0));
+            assertEquals(3000 - newFirst + 1, h.loadAll(newFirst, 3000).size());
+        }
+        try (StoreHarness h = new StoreHarness(dir, null)) {
+            RecoveredState s = h.open();
+            assertEquals(newFirst, s.getFirstIndex());
+            assertEquals(3000, s.getLastIndex());
+            List<LogItem> all = h.loadAll(newFirst, 3000);
+            assertEquals(newFirst, all.get(0).getIndex());
+            assertArrayEquals(bodyFor(3000, 1, 40), bodyOf(all.get(all.size() - 1)));
+            assertEquals(1, (int) h.on(() -> h.store.termOf(newFirst - 1)));
+        }
+    }
+
+    private static void await(CountDownLatch l) {
+        try {
+            if (!l.await(StoreHarness.TIMEOUT_SECONDS, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw new AssertionError("timed out");
+            }
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+}

@@ -1,0 +1,91 @@
+package io.poyang.raft.store;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+
+/** A {@link FileIo} whose operations pass through a {@link Hook} first (delay or fail them). */
+final class FaultyFileIo implements FileIo {
+
+    /** Called on the I/O thread before each operation; may block or throw. */
+    interface Hook {
+        default void beforeWrite(Path file, long position, int length) throws IOException {
+        }
+
+        default void beforeRead(Path file, long position) throws IOException {
+        }
+
+        default void beforeForce(Path file, boolean metadata) throws IOException {
+        }
+
+        default void beforeMove(Path from, Path to) throws IOException {
+        }
+
+        default void beforeSyncDirectory(Path dir) throws IOException {
+        }
+    }
+
+    volatile Hook hook = new Hook() {
+    };
+
+    @Override
+    public LogFile open(Path path) throws IOException {
+        LogFile f = FileIo.DEFAULT.open(path);
+        return new LogFile() {
+            @Override
+            public Path path() {
+                return path;
+            }
+
+            @Override
+            public int write(ByteBuffer src, long position) throws IOException {
+                hook.beforeWrite(path, position, src.remaining());
+                return f.write(src, position);
+            }
+
+            @Override
+            public int read(ByteBuffer dst, long position) throws IOException {
+                hook.beforeRead(path, position);
+                return f.read(dst, position);
+            }
+
+            @Override
+            public void force(boolean metadata) throws IOException {
+                hook.beforeForce(path, metadata);
+                f.force(metadata);
+            }
+
+            @Override
+            public long size() throws IOException {
+                return f.size();
+            }
+
+            @Override
+            public void setLength(long length) throws IOException {
+                f.setLength(length);
+            }
+
+            @Override
+            public void close() throws IOException {
+                f.close();
+            }
+        };
+    }
+
+    @Override
+    public void syncDirectory(Path dir) throws IOException {
+        hook.beforeSyncDirectory(dir);
+        FileIo.DEFAULT.syncDirectory(dir);
+    }
+
+    @Override
+    public void atomicMove(Path from, Path to) throws IOException {
+        hook.beforeMove(from, to);
+        FileIo.DEFAULT.atomicMove(from, to);
+    }
+
+    @Override
+    public void delete(Path path) throws IOException {
+        FileIo.DEFAULT.delete(path);
+    }
+}

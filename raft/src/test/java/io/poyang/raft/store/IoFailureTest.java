@@ -1,0 +1,118 @@
+package io.poyang.raft.store;
+
+import io.poyang.log.ImpossibleStates;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static io.poyang.raft.store.StoreHarness.items;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Failed writes are retried with back-off; a failed fsync fails the store, loudly and for good. */
+class IoFailureTest {
+
+    @TempDir
+    Path dir;
+
+    @BeforeEach
+    void reset() {
+        ImpossibleStates.reset();
+    }
+
+    @AfterEach
+    void noImpossibleStates() {
+        assertEquals(0, ImpossibleStates.count());
+    }
+
+    private static boolean isLog(Path file) {
+        return file.getParent().getFileName().toString().equals("log");
+    }
+
+    @Test
+    void failedWritesAreRetried() {
+        FaultyFileIo io = new FaultyFileIo();
+        AtomicInteger failures = new AtomicInteger();
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).writeRetry(5, 1, 4))) {
+            h.open();
+            h.append(items(1, 10, 1, 0, 0, 20));
+            h.awaitPersisted(10);
+            io.hook = new FaultyFileIo.Hook() {
+                @Override
+                public void beforeWrite(Path file, long position, int length) throws IOException {
+                    if (isLog(file) && failures.incrementAndGet() <= 3) {
+                        throw new IOException("No space left on device (injected)");
+                    }
+                }
+            };
+            h.append(items(11, 20, 1, 1, 0, 20));
+            h.awaitPersisted(20);
+            assertTrue(failures.get() >= 4, "three failures and a success: " + failures.get());
+            assertNull(h.on(h.store::failure));
+            assertEquals(20, h.loadAll(1, 20).size());
+        }
+    }
+
+    @Test
+    void writeFailingPastTheRetryLimitFailsTheStore() {
+        FaultyFileIo io = new FaultyFileIo();
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).writeRetry(2, 1, 2))) {
+            h.open();
+            io.hook = new FaultyFileIo.Hook() {
+                @Override
+                public void beforeWrite(Path file, long position, int length) throws IOException {
+                    if (isLog(file)) {
+                        throw new IOException("Input/output error (injected)");
+                    }
+                }
+            };
+            h.append(items(1, 10, 1, 0, 0, 20));
+            assertThrows(LogStoreFailedException.class, () -> h.awaitPersisted(10));
+            assertEquals(0, h.persisted());
+            assertThrows(LogStoreFailedException.class, () -> h.append(items(11, 11, 1, 1, 0, 20)));
+            io.hook = new FaultyFileIo.Hook() {
+            };
+        }
+    }
+
+    @Test
+    void failedFsyncFailsTheStoreAndIsNotRetried() {
+        FaultyFileIo io = new FaultyFileIo();
+        AtomicInteger fsyncs = new AtomicInteger();
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io))) {
+            h.open();
+            h.append(items(1, 10, 1, 0, 0, 20));
+            h.awaitPersisted(10);
+            io.hook = new FaultyFileIo.Hook() {
+                @Override
+                public void beforeForce(Path file, boolean metadata) throws IOException {
+                    if (isLog(file) && !metadata) {
+                        fsyncs.incrementAndGet();
+                        throw new IOException("Input/output error (injected)");
+                    }
+                }
+            };
+            h.append(items(11, 20, 1, 1, 0, 20));
+            LogStoreFailedException e = assertThrows(LogStoreFailedException.class, () -> h.awaitPersisted(20));
+            assertTrue(e.getMessage().contains("fsync"), e.getMessage());
+            assertEquals(10, h.persisted(), "nothing the failed fsync covered is reported persisted");
+            assertEquals(1, fsyncs.get(), "a failed fsync is never retried");
+            assertNotNull(h.on(h.store::failure));
+            assertThrows(LogStoreFailedException.class, () -> h.append(items(21, 21, 1, 1, 0, 20)));
+            io.hook = new FaultyFileIo.Hook() {
+            };
+        }
+        // A restart recovers what is really on disk.
+        try (StoreHarness h = new StoreHarness(dir, null)) {
+            assertTrue(h.open().getLastIndex() >= 10);
+        }
+    }
+}
