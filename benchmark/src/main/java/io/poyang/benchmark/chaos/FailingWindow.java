@@ -22,24 +22,51 @@ public final class FailingWindow {
     private final List<Operation> operations;
     private final List<Operation> optional;
     private final Set<Long> lastCompletedIds;
-    private final List<String> stateBefore;
-    private final boolean stateBeforeKnown;
-    private final boolean fromTheStart;
+    private final StateBefore stateBefore;
     private final int readsLeftOut;
     private final boolean minimised;
 
     FailingWindow(String key, List<Operation> operations, List<Operation> optional, Set<Long> lastCompletedIds,
-                  List<String> stateBefore, boolean stateBeforeKnown, boolean fromTheStart, int readsLeftOut,
-                  boolean minimised) {
+                  StateBefore stateBefore, int readsLeftOut, boolean minimised) {
         this.key = key;
         this.operations = Collections.unmodifiableList(new ArrayList<>(operations));
         this.optional = Collections.unmodifiableList(new ArrayList<>(optional));
         this.lastCompletedIds = lastCompletedIds;
         this.stateBefore = stateBefore;
-        this.stateBeforeKnown = stateBeforeKnown;
-        this.fromTheStart = fromTheStart;
         this.readsLeftOut = readsLeftOut;
         this.minimised = minimised;
+    }
+
+    /** What the key may have held just before the window. */
+    static final class StateBefore {
+        enum Kind { FROM_THE_START, ALL, EXAMPLE, UNKNOWN }
+
+        final Kind kind;
+        final List<String> values;
+
+        private StateBefore(Kind kind, List<String> values) {
+            this.kind = kind;
+            this.values = Collections.unmodifiableList(new ArrayList<>(values));
+        }
+
+        /** The window starts with the history: the key was absent. */
+        static StateBefore fromTheStart() {
+            return new StateBefore(Kind.FROM_THE_START, Collections.singletonList(null));
+        }
+
+        /** Every state the history before the window can leave. */
+        static StateBefore all(List<String> values) {
+            return new StateBefore(Kind.ALL, values);
+        }
+
+        /** One state the history before the window can leave (finding them all ran out of budget). */
+        static StateBefore example(String value) {
+            return new StateBefore(Kind.EXAMPLE, Collections.singletonList(value));
+        }
+
+        static StateBefore unknown() {
+            return new StateBefore(Kind.UNKNOWN, Collections.emptyList());
+        }
     }
 
     public String key() {
@@ -68,9 +95,12 @@ public final class FailingWindow {
         return optional;
     }
 
-    /** The values the key may have held just before the window (null: absent); empty if not computed. */
+    /**
+     * The values the key may have held just before the window (null: absent): all of them, or one example when
+     * finding them all ran out of budget; empty if not computed.
+     */
     public List<String> stateBefore() {
-        return stateBeforeKnown ? Collections.unmodifiableList(stateBefore) : Collections.emptyList();
+        return stateBefore.values;
     }
 
     /** False when the search budget ran out before the window could be made as short as possible. */
@@ -84,7 +114,8 @@ public final class FailingWindow {
         b.append("key ").append(HistoryLine.quote(key)).append(": NOT LINEARIZABLE: no order of the ")
                 .append(operations.size()).append(operations.size() == 1 ? " operation" : " operations")
                 .append(" below gives the results they returned")
-                .append(fromTheStart ? ", starting from an absent key" : ", whatever the key held before them")
+                .append(stateBefore.kind == StateBefore.Kind.FROM_THE_START ? ", starting from an absent key"
+                        : ", whatever the key held before them")
                 .append('\n');
         b.append("  before the window the key held: ").append(describeStateBefore()).append('\n');
         long origin = operations.isEmpty() ? 0 : operations.get(0).invokeNanos();
@@ -129,17 +160,22 @@ public final class FailingWindow {
     }
 
     private String describeStateBefore() {
-        if (fromTheStart) {
-            return "nothing (absent: this window starts at the beginning of the history)";
+        switch (stateBefore.kind) {
+            case FROM_THE_START:
+                return "nothing (absent: this window starts at the beginning of the history)";
+            case UNKNOWN:
+                return "not computed (the search budget ran out)";
+            case EXAMPLE:
+                return HistoryLine.quote(stateBefore.values.get(0))
+                        + " in one valid order of the operations before it (listing every possible state ran out of budget)";
+            default:
+                break;
         }
-        if (!stateBeforeKnown) {
-            return "not computed (the search budget ran out); any value written before it may be";
-        }
-        if (stateBefore.isEmpty()) {
+        if (stateBefore.values.isEmpty()) {
             return "no possible state: the history before the window is not linearizable either";
         }
         List<String> shown = new ArrayList<>();
-        for (String v : stateBefore) {
+        for (String v : stateBefore.values) {
             shown.add(HistoryLine.quote(v));
         }
         return shown.size() == 1 ? shown.get(0) : "one of " + String.join(", ", shown);

@@ -1,7 +1,11 @@
 package io.poyang.benchmark.chaos;
 
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * One linearizability question about a key, in the int-indexed form the search runs on: definite operations
@@ -30,7 +34,19 @@ final class KeyProblem {
     final int[] optionalA;
     final int[] optionalB;
     final long[] optionalInvokeNanos;
-    final boolean anyOptionalCas;
+    /**
+     * Optional puts of values no operation compares against (no get reads them, no CAS expects them), by
+     * invocation: the register cannot tell these values apart, so the search only ever needs to try one of them.
+     */
+    final int[] unobservedPuts;
+    /** Optional puts of values some operation compares against, by invocation. */
+    final int[] observedPuts;
+    /** Optional puts by the value they write (observed values only). */
+    final Map<Integer, int[]> observedPutsByValue;
+    /** Optional removes, by invocation: all alike, so the search only ever needs to try one of them. */
+    final int[] optionalRemoves;
+    /** Optional compare-and-sets, by invocation. */
+    final int[] optionalCases;
 
     final int[] initialStates;
     /** Events by time: {@code i} is the call of definite operation i, {@code ~i} its return. */
@@ -78,7 +94,6 @@ final class KeyProblem {
         optionalA = new int[optionalCount];
         optionalB = new int[optionalCount];
         optionalInvokeNanos = new long[optionalCount];
-        boolean cas = false;
         for (int j = 0; j < optionalCount; j++) {
             Operation op = optional[j];
             optionalCode[j] = RegisterModel.optionalCode(op);
@@ -89,15 +104,74 @@ final class KeyProblem {
                 case CAS:
                     optionalA[j] = values.id(op.expected());
                     optionalB[j] = values.id(op.value());
-                    cas = true;
                     break;
                 default:
                     break;
             }
             optionalInvokeNanos[j] = op.invokeNanos();
         }
-        anyOptionalCas = cas;
         events = mergeEvents();
+
+        Set<Integer> compared = new HashSet<>();
+        for (int i = 0; i < definiteCount; i++) {
+            if (code[i] == RegisterModel.GET || code[i] == RegisterModel.CAS_SWAPPED
+                    || code[i] == RegisterModel.CAS_MISMATCH) {
+                compared.add(argA[i]);
+            }
+        }
+        IntList unobserved = new IntList();
+        IntList observed = new IntList();
+        IntList removes = new IntList();
+        IntList cases = new IntList();
+        Map<Integer, IntList> byValue = new HashMap<>();
+        for (int j = 0; j < optionalCount; j++) {
+            if (optionalCode[j] == RegisterModel.OPTIONAL_CAS) {
+                compared.add(optionalA[j]);
+            }
+        }
+        for (int j = 0; j < optionalCount; j++) {
+            switch (optionalCode[j]) {
+                case RegisterModel.OPTIONAL_PUT:
+                    if (compared.contains(optionalA[j])) {
+                        observed.add(j);
+                        byValue.computeIfAbsent(optionalA[j], v -> new IntList()).add(j);
+                    } else {
+                        unobserved.add(j);
+                    }
+                    break;
+                case RegisterModel.OPTIONAL_CAS:
+                    cases.add(j);
+                    break;
+                default:
+                    removes.add(j);
+                    break;
+            }
+        }
+        unobservedPuts = unobserved.toArray();
+        observedPuts = observed.toArray();
+        optionalRemoves = removes.toArray();
+        optionalCases = cases.toArray();
+        observedPutsByValue = new HashMap<>();
+        for (Map.Entry<Integer, IntList> e : byValue.entrySet()) {
+            observedPutsByValue.put(e.getKey(), e.getValue().toArray());
+        }
+    }
+
+    /** A growable list of ints, for building the index arrays. */
+    private static final class IntList {
+        private int[] items = new int[8];
+        private int size;
+
+        void add(int v) {
+            if (size == items.length) {
+                items = Arrays.copyOf(items, size * 2);
+            }
+            items[size++] = v;
+        }
+
+        int[] toArray() {
+            return Arrays.copyOf(items, size);
+        }
     }
 
     private int[] mergeEvents() {

@@ -25,6 +25,10 @@ import java.util.concurrent.TimeUnit;
  */
 public final class LinearizabilityChecker {
 
+    /** The quick first search: this many configurations, plus some per operation of the key. */
+    private static final long QUICK_CONFIGURATIONS = 100_000;
+    private static final long QUICK_CONFIGURATIONS_PER_OPERATION = 20;
+
     private final CheckBudget budget;
     private final int threads;
 
@@ -85,30 +89,56 @@ public final class LinearizabilityChecker {
         return new CheckReport(verdicts, history.size(), System.nanoTime() - start);
     }
 
-    /** Checks the operations of one key (all must be on {@code key}). */
+    /**
+     * Checks the operations of one key (all must be on {@code key}).
+     *
+     * <p>A linearizable history is found linearizable by a quick search: the depth-first search goes straight
+     * down a valid order, so it needs about one configuration per operation. A history that is not linearizable
+     * is where a search can take long: proving that no order works means exploring every alternative, and
+     * unknown-outcome writes multiply them. So when the quick search does not succeed, the checker first looks
+     * for a short window that fails on its own where the search got stuck (that proves the violation, cheaply),
+     * and only then runs the search with the whole budget.
+     */
     public KeyVerdict checkKey(String key, List<Operation> operations) {
         long start = System.nanoTime();
+        long deadline = deadline();
         KeyHistory h = new KeyHistory(key, operations);
-        LinearizationSearch search = new LinearizationSearch(h.whole(), budget.maxConfigurationsPerKey(),
-                deadline(), false);
+        long quickBudget = Math.min(budget.maxConfigurationsPerKey(), QUICK_CONFIGURATIONS
+                + QUICK_CONFIGURATIONS_PER_OPERATION * h.checkedCount());
+        LinearizationSearch search = new LinearizationSearch(h.whole(), quickBudget, deadline, false);
         LinearizationSearch.Outcome outcome = search.run();
+        long configurations = search.configurations();
+        if (outcome == LinearizationSearch.Outcome.BUDGET_EXCEEDED && !search.outOfTime()) {
+            FailingWindow window = FailingWindowFinder.find(h, search.furthestNanos(), false,
+                    budget.maxConfigurationsPerKey(), deadline);
+            if (window != null) {
+                return new KeyVerdict(h, Verdict.NOT_LINEARIZABLE, configurations, System.nanoTime() - start,
+                        window, null);
+            }
+            if (quickBudget < budget.maxConfigurationsPerKey()) {
+                search = new LinearizationSearch(h.whole(), budget.maxConfigurationsPerKey(), deadline, false);
+                outcome = search.run();
+                configurations += search.configurations();
+            }
+        }
         switch (outcome) {
             case LINEARIZABLE:
-                return new KeyVerdict(h, Verdict.LINEARIZABLE, search.configurations(), System.nanoTime() - start,
-                        null, null);
+                return new KeyVerdict(h, Verdict.LINEARIZABLE, configurations, System.nanoTime() - start, null, null);
             case BUDGET_EXCEEDED: {
                 String reason = search.outOfTime()
                         ? String.format(Locale.ROOT, "the time budget of %.1f s per key ran out",
                         budget.maxMillisPerKey() / 1e3)
                         : String.format(Locale.ROOT, "the budget of %,d configurations per key ran out",
                         budget.maxConfigurationsPerKey());
-                return new KeyVerdict(h, Verdict.INCONCLUSIVE, search.configurations(), System.nanoTime() - start,
-                        null, reason);
+                return new KeyVerdict(h, Verdict.INCONCLUSIVE, configurations, System.nanoTime() - start, null,
+                        reason);
             }
             default: {
-                FailingWindow window = FailingWindowFinder.find(h, budget.maxConfigurationsPerKey(), deadline());
-                return new KeyVerdict(h, Verdict.NOT_LINEARIZABLE, search.configurations(),
-                        System.nanoTime() - start, window, null);
+                // Proven not linearizable; the window gets a fresh time budget of its own.
+                FailingWindow window = FailingWindowFinder.find(h, search.furthestNanos(), true,
+                        budget.maxConfigurationsPerKey(), deadline());
+                return new KeyVerdict(h, Verdict.NOT_LINEARIZABLE, configurations, System.nanoTime() - start,
+                        window, null);
             }
         }
     }

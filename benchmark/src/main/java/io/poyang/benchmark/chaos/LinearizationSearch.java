@@ -1,6 +1,7 @@
 package io.poyang.benchmark.chaos;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.TreeSet;
 
@@ -17,10 +18,21 @@ import java.util.TreeSet;
  * <ul>
  * <li>only when some definite candidate reads the state (a get, CAS or remove): before a put, whatever they
  *     did is overwritten, so leaving them for later loses nothing;</li>
- * <li>right after one, no put and no other blind write (for the same reason), only readers and CASes;</li>
- * <li>only if they change the state, and only if a reader or CAS that could come next accepts the new state.</li>
+ * <li>right after one, no put and no other blind write (for the same reason), only CASes;</li>
+ * <li>only to give a reader that could come next a state it accepts and the current state is not (before a
+ *     reader that accepts the current state too, the optional operation can as well come after it, or, before a
+ *     remove, not at all), or to let an optional CAS fire;</li>
+ * <li>of the optional puts of values nothing ever compares against, only one: the register cannot tell those
+ *     values apart, and the one invoked last is as good as any (the others stay available longer); likewise only
+ *     one optional remove.</li>
  * </ul>
- * Each rule removes only orders for which an equivalent order without the pruned step is also searched.
+ * Each rule removes only orders for which an equivalent order is also searched. They matter: a chaos history
+ * has many unknown-outcome writes, and each one applied where it is not needed would split the rest of the
+ * search in two.
+ *
+ * <p>The search also notes how far it got ({@link #furthestNanos()}): the latest completion time of the first
+ * operation it could not place, over all configurations. No configuration gets past the point where the history
+ * stops being linearizable, so that is where to look for a failing window.
  *
  * <p>A configuration key is (state, index of the first unplaced definite operation, the placed bits from there
  * to the highest placed one): the placed set of a long history is mostly a solid prefix, so keys stay a few
@@ -63,13 +75,17 @@ final class LinearizationSearch {
     private long[] keyBuffer;
     private final long[] noBits = new long[0];
 
-    // Set up for the optional phase of the current configuration.
-    private long optionalBoundNanos;
-    private boolean optionalAllowed;
-    private int[] readers = new int[8];
-    private int readerCount;
+    // The optional operations worth trying next from the current configuration, in the order to try them.
+    private int[] candidates = new int[16];
+    private int candidateCount;
+    private final int[] candidateMark;
+    private int markRound;
+    private int[] wanted = new int[8];
+    private int wantedCount;
 
     private final TreeSet<Integer> endStates = new TreeSet<>();
+    private int linearizedEndState = RegisterModel.ABSENT;
+    private long furthestNanos = Long.MIN_VALUE;
     private boolean outOfTime;
 
     /**
@@ -104,6 +120,7 @@ final class LinearizationSearch {
         }
         placed = new long[(n + 63) >>> 6];
         applied = new long[(problem.optionalCount + 63) >>> 6];
+        candidateMark = new int[problem.optionalCount];
         keyBuffer = new long[2 + placed.length];
         int depthMax = n + problem.optionalCount + 1;
         stackOp = new int[depthMax];
@@ -129,6 +146,19 @@ final class LinearizationSearch {
     /** Whether a {@link Outcome#BUDGET_EXCEEDED} came from the time limit rather than the state limit. */
     boolean outOfTime() {
         return outOfTime;
+    }
+
+    /**
+     * The completion time of the first operation that could not be placed, at the configuration that got
+     * furthest; Long.MAX_VALUE once every definite operation was placed.
+     */
+    long furthestNanos() {
+        return furthestNanos;
+    }
+
+    /** After {@link Outcome#LINEARIZABLE} without {@code allEndStates}: the state the linearization found ends in. */
+    int linearizedEndState() {
+        return linearizedEndState;
     }
 
     /** With {@code allEndStates}: the states (value ids) the register can hold after every operation. */
@@ -191,17 +221,13 @@ final class LinearizationSearch {
                 }
                 definitePhase = false;
                 optionalCursor = 0;
-                prepareOptionalPhase(cursor);
+                findOptionalCandidates(cursor, afterOptional);
             }
             boolean descended = false;
-            while (optionalAllowed && optionalCursor < p.optionalCount
-                    && p.optionalInvokeNanos[optionalCursor] <= optionalBoundNanos) {
-                int j = optionalCursor++;
-                if (isSet(applied, j) || (afterOptional && p.optionalCode[j] != RegisterModel.OPTIONAL_CAS)) {
-                    continue;
-                }
+            while (optionalCursor < candidateCount) {
+                int j = candidates[optionalCursor++];
                 int after = RegisterModel.stepOptional(p.optionalCode[j], p.optionalA[j], p.optionalB[j], state);
-                if (after == state || !worthApplying(after, j)) {
+                if (after == state) {
                     continue;
                 }
                 int before = state;
@@ -236,10 +262,15 @@ final class LinearizationSearch {
                 cursor = next[callNode[op]];
                 definitePhase = true;
             } else {
-                clear(applied, ~op);
-                optionalCursor = ~op + 1;
+                int j = ~op;
+                clear(applied, j);
                 definitePhase = false;
-                prepareOptionalPhase(firstReturn());
+                findOptionalCandidates(firstReturn(), depth > 0 && stackOp[depth - 1] < 0);
+                optionalCursor = 0;
+                while (candidates[optionalCursor] != j) {
+                    optionalCursor++;
+                }
+                optionalCursor++;
             }
         }
     }
@@ -247,9 +278,16 @@ final class LinearizationSearch {
     /** After entering a new configuration: true if it ends the search with a linearization. */
     private boolean entered() {
         if (placedCount < p.definiteCount) {
+            int blocking = firstReturn();
+            long reached = p.completeNanos[~nodeEvent[blocking]];
+            if (reached > furthestNanos) {
+                furthestNanos = reached;
+            }
             return false;
         }
+        furthestNanos = Long.MAX_VALUE;
         if (!allEndStates) {
+            linearizedEndState = state;
             return true;
         }
         collectEndStates();
@@ -291,41 +329,167 @@ final class LinearizationSearch {
     }
 
     /**
-     * Sets up the optional phase: optional operations invoked before the first remaining return may go next, and
-     * only if a definite candidate reads the state.
+     * Lists the optional operations worth trying from the current configuration (see the class comment): those
+     * invoked before the first remaining return that give a definite reader among the candidates a state it
+     * accepts and the current one is not, or let an optional CAS fire. The list depends on the configuration
+     * only, so backtracking can rebuild it and carry on after the operation it had tried.
      */
-    private void prepareOptionalPhase(int firstReturnNode) {
-        optionalBoundNanos = firstReturnNode == NIL ? Long.MAX_VALUE : p.completeNanos[~nodeEvent[firstReturnNode]];
-        readerCount = 0;
+    private void findOptionalCandidates(int firstReturnNode, boolean afterOptional) {
+        candidateCount = 0;
+        if (p.optionalCount == 0) {
+            return;
+        }
+        long bound = firstReturnNode == NIL ? Long.MAX_VALUE : p.completeNanos[~nodeEvent[firstReturnNode]];
+        boolean anyReader = false;
+        boolean anyChange = false;
+        wantedCount = 0;
         for (int node = next[HEAD]; node != firstReturnNode; node = next[node]) {
             int i = nodeEvent[node];
-            if (RegisterModel.observes(p.code[i])) {
-                if (readerCount == readers.length) {
-                    readers = java.util.Arrays.copyOf(readers, readerCount * 2);
-                }
-                readers[readerCount++] = i;
+            byte code = p.code[i];
+            if (!RegisterModel.observes(code)) {
+                continue;
+            }
+            anyReader = true;
+            if (RegisterModel.stepDefinite(code, p.argA[i], p.argB[i], state) != RegisterModel.ILLEGAL) {
+                continue;
+            }
+            switch (code) {
+                case RegisterModel.GET:
+                case RegisterModel.CAS_SWAPPED:
+                    want(p.argA[i]);
+                    break;
+                case RegisterModel.NOT_FOUND:
+                    want(RegisterModel.ABSENT);
+                    break;
+                default:
+                    // A mismatched CAS rejecting the state expects exactly it, and a remove that found a value
+                    // rejects only absent: any change of state will do.
+                    anyChange = true;
+                    break;
             }
         }
-        optionalAllowed = readerCount > 0 && p.optionalCount > 0;
+        if (!anyReader) {
+            return;
+        }
+        int available = invokedBy(bound);
+        for (int j : p.optionalCases) {
+            if (j >= available) {
+                break;
+            }
+            if (!isSet(applied, j) && p.optionalA[j] != state && p.optionalB[j] != p.optionalA[j]) {
+                want(p.optionalA[j]);
+            }
+        }
+        if (anyChange || wantedCount > 0) {
+            markRound++;
+        }
+        if (anyChange) {
+            if (!afterOptional) {
+                addCandidate(latestUnapplied(p.unobservedPuts, available));
+                if (state != RegisterModel.ABSENT) {
+                    addCandidate(latestUnapplied(p.optionalRemoves, available));
+                }
+                for (int j : p.observedPuts) {
+                    if (j >= available) {
+                        break;
+                    }
+                    addCandidate(j);
+                }
+            }
+            for (int j : p.optionalCases) {
+                if (j >= available) {
+                    break;
+                }
+                if (p.optionalA[j] == state) {
+                    addCandidate(j);
+                }
+            }
+            return;
+        }
+        for (int w = 0; w < wantedCount; w++) {
+            int value = wanted[w];
+            if (!afterOptional) {
+                if (value == RegisterModel.ABSENT) {
+                    addCandidate(latestUnapplied(p.optionalRemoves, available));
+                } else {
+                    int[] puts = p.observedPutsByValue.get(value);
+                    if (puts != null) {
+                        for (int j : puts) {
+                            if (j >= available) {
+                                break;
+                            }
+                            addCandidate(j);
+                        }
+                    }
+                }
+            }
+            for (int j : p.optionalCases) {
+                if (j >= available) {
+                    break;
+                }
+                if (p.optionalA[j] == state && p.optionalB[j] == value) {
+                    addCandidate(j);
+                }
+            }
+        }
     }
 
-    /** Whether applying optional {@code j} to reach {@code after} can be followed by anything. */
-    private boolean worthApplying(int after, int j) {
-        for (int r = 0; r < readerCount; r++) {
-            int i = readers[r];
-            if (RegisterModel.stepDefinite(p.code[i], p.argA[i], p.argB[i], after) != RegisterModel.ILLEGAL) {
-                return true;
+    private void want(int value) {
+        for (int w = 0; w < wantedCount; w++) {
+            if (wanted[w] == value) {
+                return;
             }
         }
-        if (p.anyOptionalCas) {
-            for (int k = 0; k < p.optionalCount && p.optionalInvokeNanos[k] <= optionalBoundNanos; k++) {
-                if (k != j && p.optionalCode[k] == RegisterModel.OPTIONAL_CAS && !isSet(applied, k)
-                        && p.optionalA[k] == after && p.optionalB[k] != after) {
-                    return true;
-                }
+        if (wantedCount == wanted.length) {
+            wanted = Arrays.copyOf(wanted, wantedCount * 2);
+        }
+        wanted[wantedCount++] = value;
+    }
+
+    private void addCandidate(int j) {
+        if (j < 0 || isSet(applied, j) || candidateMark[j] == markRound) {
+            return;
+        }
+        candidateMark[j] = markRound;
+        if (candidateCount == candidates.length) {
+            candidates = Arrays.copyOf(candidates, candidateCount * 2);
+        }
+        candidates[candidateCount++] = j;
+    }
+
+    /** How many optional operations (a prefix, as they are sorted by invocation) were invoked by {@code bound}. */
+    private int invokedBy(long bound) {
+        int lo = 0;
+        int hi = p.optionalCount;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (p.optionalInvokeNanos[mid] <= bound) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
             }
         }
-        return false;
+        return lo;
+    }
+
+    /** The last of {@code ops} (ascending optional indices) below {@code available} not yet applied, or -1. */
+    private int latestUnapplied(int[] ops, int available) {
+        int lo = 0;
+        int hi = ops.length;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (ops[mid] < available) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        for (int k = lo - 1; k >= 0; k--) {
+            if (!isSet(applied, ops[k])) {
+                return ops[k];
+            }
+        }
+        return -1;
     }
 
     private void place(int i) {
