@@ -119,8 +119,35 @@ final class FailingWindowFinder {
             }
             window = history.window(start, end, excluded);
         }
-        return new FailingWindow(history.key, Arrays.asList(window.definite), Arrays.asList(window.optional),
+        return new FailingWindow(history.key, Arrays.asList(window.definite), mostRelevantFirst(window),
                 lastCompleted, stateBefore(start), readsLeftOut, minimised);
+    }
+
+    /**
+     * The window's optional operations for the report: first those that write a value an operation of the window
+     * reads or expects (the ones a reader would suspect), then the others, most recent first.
+     */
+    private static List<Operation> mostRelevantFirst(KeyProblem window) {
+        Set<String> compared = new HashSet<>();
+        boolean absentCompared = false;
+        for (Operation op : window.definite) {
+            String v = op.kind() == OpKind.GET ? op.readValue() : op.kind() == OpKind.CAS ? op.expected() : null;
+            if (v != null) {
+                compared.add(v);
+            } else if (op.kind() != OpKind.PUT) {
+                absentCompared = true;
+            }
+        }
+        List<Operation> relevant = new ArrayList<>();
+        List<Operation> others = new ArrayList<>();
+        for (Operation op : window.optional) {
+            boolean writesCompared = op.kind() == OpKind.REMOVE ? absentCompared : compared.contains(op.value());
+            (writesCompared ? relevant : others).add(op);
+        }
+        Collections.reverse(relevant);
+        Collections.reverse(others);
+        relevant.addAll(others);
+        return relevant;
     }
 
     /** What the key may hold just before {@code start}. */
