@@ -1,11 +1,14 @@
 package io.poyang.benchmark.chaos;
 
+import java.io.BufferedInputStream;
 import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.Reader;
+import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -16,50 +19,72 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Reads a history file written by {@link HistoryWriter}: one operation per line; blank lines and lines starting
- * with {@code #} are skipped. A bad line stops the read with a {@link HistoryFormatException} naming the line
- * and the problem; so does an operation id used twice.
+ * Reads a history file written by {@link HistoryWriter}: one operation per line in UTF-8; blank lines and lines
+ * starting with {@code #} are skipped. A bad line stops the read with a {@link HistoryFormatException} naming the
+ * line and the problem; so does an operation id used twice, and text that is not valid UTF-8.
  */
 public final class HistoryReader {
+
+    private final List<Operation> operations = new ArrayList<>();
+    private final Map<Long, Long> lineOfId = new HashMap<>();
 
     private HistoryReader() {
     }
 
     public static List<Operation> read(Path file) throws IOException, HistoryFormatException {
-        try (InputStream in = Files.newInputStream(file)) {
-            return read(new InputStreamReader(in, StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)));
+        // Lines are split as bytes and decoded one by one, so an encoding error is reported on its own line.
+        CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
+        HistoryReader reader = new HistoryReader();
+        try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
+            ByteArrayOutputStream line = new ByteArrayOutputStream(256);
+            long lineNumber = 0;
+            while (true) {
+                int b = in.read();
+                if (b == '\n' || (b < 0 && line.size() > 0)) {
+                    lineNumber++;
+                    String text;
+                    try {
+                        text = utf8.decode(ByteBuffer.wrap(line.toByteArray())).toString();
+                    } catch (CharacterCodingException e) {
+                        throw new HistoryFormatException(lineNumber, "not valid UTF-8 text");
+                    }
+                    reader.accept(text.endsWith("\r") ? text.substring(0, text.length() - 1) : text, lineNumber);
+                    line.reset();
+                }
+                if (b < 0) {
+                    return reader.operations;
+                }
+                if (b != '\n') {
+                    line.write(b);
+                }
+            }
         }
     }
 
-    /** Reads every operation from {@code in} (closing it is the caller's job). */
+    /** Reads every operation from text already decoded (closing {@code in} is the caller's job). */
     public static List<Operation> read(Reader in) throws IOException, HistoryFormatException {
         BufferedReader lines = in instanceof BufferedReader ? (BufferedReader) in : new BufferedReader(in, 1 << 16);
-        List<Operation> ops = new ArrayList<>();
-        Map<Long, Long> lineOfId = new HashMap<>();
+        HistoryReader reader = new HistoryReader();
         long lineNumber = 0;
-        while (true) {
-            String line;
-            try {
-                line = lines.readLine();
-            } catch (CharacterCodingException e) {
-                throw new HistoryFormatException(lineNumber + 1, "not valid UTF-8 text");
-            }
-            if (line == null) {
-                return ops;
-            }
-            lineNumber++;
-            String trimmed = line.trim();
-            if (trimmed.isEmpty() || trimmed.startsWith("#")) {
-                continue;
-            }
-            Operation op = HistoryLine.parse(line, lineNumber);
-            Long first = lineOfId.putIfAbsent(op.id(), lineNumber);
-            if (first != null) {
-                throw new HistoryFormatException(lineNumber, "id=" + op.id() + " was already used on line " + first);
-            }
-            ops.add(op);
+        String line;
+        while ((line = lines.readLine()) != null) {
+            reader.accept(line, ++lineNumber);
         }
+        return reader.operations;
+    }
+
+    private void accept(String line, long lineNumber) throws HistoryFormatException {
+        String trimmed = line.trim();
+        if (trimmed.isEmpty() || trimmed.startsWith("#")) {
+            return;
+        }
+        Operation op = HistoryLine.parse(line, lineNumber);
+        Long first = lineOfId.putIfAbsent(op.id(), lineNumber);
+        if (first != null) {
+            throw new HistoryFormatException(lineNumber, "id=" + op.id() + " was already used on line " + first);
+        }
+        operations.add(op);
     }
 }
