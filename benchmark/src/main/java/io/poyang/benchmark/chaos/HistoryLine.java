@@ -264,7 +264,7 @@ final class HistoryLine {
                 throw new HistoryFormatException(lineNumber, "expected name=value at column " + (nameStart + 1)
                         + ", got '" + name + "'");
             }
-            if (!name.matches("[a-z]+")) {
+            if (!isFieldName(name)) {
                 throw new HistoryFormatException(lineNumber, "bad field name '" + name + "' (fields: " + FIELDS + ")");
             }
             i++;
@@ -294,6 +294,19 @@ final class HistoryLine {
                 throw new HistoryFormatException(lineNumber, "field " + name + "= appears twice");
             }
         }
+    }
+
+    private static boolean isFieldName(String name) {
+        if (name.isEmpty()) {
+            return false;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c < 'a' || c > 'z') {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Reads a quoted string body starting after its opening quote; returns the index after the closing quote. */

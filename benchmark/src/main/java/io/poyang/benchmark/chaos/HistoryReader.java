@@ -1,6 +1,5 @@
 package io.poyang.benchmark.chaos;
 
-import java.io.BufferedInputStream;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -37,30 +36,45 @@ public final class HistoryReader {
                 .onMalformedInput(CodingErrorAction.REPORT)
                 .onUnmappableCharacter(CodingErrorAction.REPORT);
         HistoryReader reader = new HistoryReader();
-        try (InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
-            ByteArrayOutputStream line = new ByteArrayOutputStream(256);
+        try (InputStream in = Files.newInputStream(file)) {
+            byte[] chunk = new byte[1 << 16];
+            ByteArrayOutputStream partial = new ByteArrayOutputStream(256);
             long lineNumber = 0;
-            while (true) {
-                int b = in.read();
-                if (b == '\n' || (b < 0 && line.size() > 0)) {
-                    lineNumber++;
-                    String text;
-                    try {
-                        text = utf8.decode(ByteBuffer.wrap(line.toByteArray())).toString();
-                    } catch (CharacterCodingException e) {
-                        throw new HistoryFormatException(lineNumber, "not valid UTF-8 text");
+            int n;
+            while ((n = in.read(chunk)) > 0) {
+                int lineStart = 0;
+                for (int i = 0; i < n; i++) {
+                    if (chunk[i] != '\n') {
+                        continue;
                     }
-                    reader.accept(text.endsWith("\r") ? text.substring(0, text.length() - 1) : text, lineNumber);
-                    line.reset();
+                    ByteBuffer bytes;
+                    if (partial.size() == 0) {
+                        bytes = ByteBuffer.wrap(chunk, lineStart, i - lineStart);
+                    } else {
+                        partial.write(chunk, lineStart, i - lineStart);
+                        bytes = ByteBuffer.wrap(partial.toByteArray());
+                        partial.reset();
+                    }
+                    reader.accept(decode(utf8, bytes, ++lineNumber), lineNumber);
+                    lineStart = i + 1;
                 }
-                if (b < 0) {
-                    return reader.operations;
-                }
-                if (b != '\n') {
-                    line.write(b);
-                }
+                partial.write(chunk, lineStart, n - lineStart);
             }
+            if (partial.size() > 0) {
+                reader.accept(decode(utf8, ByteBuffer.wrap(partial.toByteArray()), ++lineNumber), lineNumber);
+            }
+            return reader.operations;
         }
+    }
+
+    private static String decode(CharsetDecoder utf8, ByteBuffer bytes, long lineNumber) throws HistoryFormatException {
+        String text;
+        try {
+            text = utf8.decode(bytes).toString();
+        } catch (CharacterCodingException e) {
+            throw new HistoryFormatException(lineNumber, "not valid UTF-8 text");
+        }
+        return text.endsWith("\r") ? text.substring(0, text.length() - 1) : text;
     }
 
     /** Reads every operation from text already decoded (closing {@code in} is the caller's job). */
