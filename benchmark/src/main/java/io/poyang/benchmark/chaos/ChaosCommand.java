@@ -144,7 +144,8 @@ public final class ChaosCommand {
                     break;
             }
         }
-        return String.format(Locale.ROOT, "%,d operations on %,d keys (%,d acknowledged, %,d unknown outcome, "
-                + "%,d failed and left out)", history.size(), keys.size(), ok, unknown, failed);
+        return String.format(Locale.ROOT, "%,d operations on %,d %s (%,d acknowledged, %,d unknown outcome, "
+                + "%,d failed and left out)", history.size(), keys.size(), keys.size() == 1 ? "key" : "keys", ok,
+                unknown, failed);
     }
 }

@@ -95,8 +95,9 @@ public final class CheckReport {
         double seconds = elapsedNanos / 1e9;
         switch (verdict()) {
             case LINEARIZABLE:
-                return String.format(Locale.ROOT, "linearizable: all %,d keys (%,d operations) in %.2f s",
-                        keys.size(), operations, seconds);
+                return String.format(Locale.ROOT, "linearizable: %s (%,d operations) in %.2f s",
+                        keys.size() == 1 ? "the one key" : "all " + String.format(Locale.ROOT, "%,d", keys.size()) + " keys",
+                        operations, seconds);
             case NOT_LINEARIZABLE: {
                 List<String> names = new ArrayList<>();
                 for (KeyVerdict k : keys(Verdict.NOT_LINEARIZABLE)) {

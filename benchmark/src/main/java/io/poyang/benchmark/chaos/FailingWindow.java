@@ -167,7 +167,8 @@ public final class FailingWindow {
                 return "not computed (the search budget ran out)";
             case EXAMPLE:
                 return HistoryLine.quote(stateBefore.values.get(0))
-                        + " in one valid order of the operations before it (listing every possible state ran out of budget)";
+                        + " (where one valid order of the earlier operations leaves it; listing every possible state"
+                        + " ran out of budget)";
             default:
                 break;
         }
