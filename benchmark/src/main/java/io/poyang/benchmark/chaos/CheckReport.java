@@ -78,7 +78,9 @@ public final class CheckReport {
         }
         List<KeyVerdict> failing = keys(Verdict.NOT_LINEARIZABLE);
         for (int i = 0; i < failing.size() && i < MAX_WINDOWS_PRINTED; i++) {
-            b.append('\n').append(failing.get(i).window().format());
+            FailingWindow window = failing.get(i).window();
+            b.append('\n').append(window != null ? window.format()
+                    : "key " + HistoryLine.quote(failing.get(i).key()) + ": NOT LINEARIZABLE (no failing window found)\n");
         }
         if (failing.size() > MAX_WINDOWS_PRINTED) {
             b.append("\n(").append(failing.size() - MAX_WINDOWS_PRINTED).append(" more failing keys not shown)\n");

@@ -131,7 +131,7 @@ final class KeyHistory {
         optional.sort(BY_INVOKE);
         int[] initialStates = fromStart ? new int[]{RegisterModel.ABSENT}
                 : initialStates(writtenBefore, inside, optional);
-        return new KeyProblem(this, inside, optional, initialStates, startNanos, endNanos);
+        return new KeyProblem(this, inside, optional, initialStates);
     }
 
     private static String writtenValue(Operation op) {

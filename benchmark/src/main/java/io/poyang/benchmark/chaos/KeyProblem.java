@@ -17,8 +17,6 @@ import java.util.Set;
 final class KeyProblem {
 
     final KeyHistory history;
-    final long startNanos;
-    final long endNanos;
 
     final int definiteCount;
     final Operation[] definite;
@@ -52,11 +50,8 @@ final class KeyProblem {
     /** Events by time: {@code i} is the call of definite operation i, {@code ~i} its return. */
     final int[] events;
 
-    KeyProblem(KeyHistory history, List<Operation> definiteOps, List<Operation> optionalOps, int[] initialStates,
-               long startNanos, long endNanos) {
+    KeyProblem(KeyHistory history, List<Operation> definiteOps, List<Operation> optionalOps, int[] initialStates) {
         this.history = history;
-        this.startNanos = startNanos;
-        this.endNanos = endNanos;
         this.initialStates = initialStates;
         ValueTable values = history.values;
 

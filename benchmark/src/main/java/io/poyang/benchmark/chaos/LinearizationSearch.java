@@ -72,7 +72,7 @@ final class LinearizationSearch {
     private int depth;
 
     private final VisitedConfigurations visited = new VisitedConfigurations();
-    private long[] keyBuffer;
+    private final long[] keyBuffer;
     private final long[] noBits = new long[0];
 
     // The optional operations worth trying next from the current configuration, in the order to try them.
@@ -266,13 +266,23 @@ final class LinearizationSearch {
                 clear(applied, j);
                 definitePhase = false;
                 findOptionalCandidates(firstReturn(), depth > 0 && stackOp[depth - 1] < 0);
-                optionalCursor = 0;
-                while (candidates[optionalCursor] != j) {
-                    optionalCursor++;
-                }
-                optionalCursor++;
+                optionalCursor = positionAfter(j);
             }
         }
+    }
+
+    /**
+     * Where to carry on in the rebuilt candidate list of a configuration after backtracking from optional {@code j}:
+     * the list depends on the configuration only, so {@code j} is in it.
+     */
+    private int positionAfter(int j) {
+        for (int k = 0; k < candidateCount; k++) {
+            if (candidates[k] == j) {
+                return k + 1;
+            }
+        }
+        throw new IllegalStateException("linearization search lost its place: optional operation "
+                + p.optional[j].id() + " is not a candidate of the configuration it was tried from");
     }
 
     /** After entering a new configuration: true if it ends the search with a linearization. */

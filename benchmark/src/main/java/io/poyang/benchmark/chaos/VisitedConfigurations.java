@@ -28,11 +28,6 @@ final class VisitedConfigurations {
         return configurations;
     }
 
-    /** Bytes of memory held, for reports. */
-    long bytes() {
-        return arena.length * 8L + slots.length * 8L;
-    }
-
     /**
      * Stores a configuration unless it or one that dominates it is already stored.
      *
