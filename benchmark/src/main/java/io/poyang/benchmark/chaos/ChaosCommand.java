@@ -1,0 +1,151 @@
+package io.poyang.benchmark.chaos;
+
+import io.poyang.benchmark.UsageException;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * {@code ./poyang chaos}: runs the fault-injection test, or with {@code --check FILE} checks a recorded history
+ * for linearizability. Exit codes: 0 linearizable (and, after a run, consistent), 1 not (the failing windows are
+ * printed) or the run failed, 2 bad usage, a bad history file or the runner not built yet, 3 inconclusive (the
+ * search budget ran out).
+ */
+public final class ChaosCommand {
+
+    public static final int LINEARIZABLE = 0;
+    public static final int VIOLATION = 1;
+    public static final int USAGE = 2;
+    public static final int INCONCLUSIVE = 3;
+
+    private ChaosCommand() {
+    }
+
+    public static void main(String[] args) {
+        int code = run(args, System.out, System.err);
+        System.out.flush();
+        System.exit(code);
+    }
+
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        return run(args, out, err, ChaosRunner::create);
+    }
+
+    /** As {@link #run(String[], PrintStream, PrintStream)}, with the runner to use (tests pass their own). */
+    static int run(String[] args, PrintStream out, PrintStream err, Supplier<ChaosRunner> runners) {
+        ChaosOptions o;
+        try {
+            o = ChaosOptions.parse(args);
+        } catch (UsageException e) {
+            err.println("poyang chaos: " + e.getMessage());
+            return USAGE;
+        }
+        if (o.help) {
+            out.print(ChaosOptions.usage());
+            return 0;
+        }
+        if (o.check != null) {
+            return check(o, out, err);
+        }
+        ChaosRunner runner = runners.get();
+        if (runner == null) {
+            err.println("poyang chaos: the fault-injecting runner is not built yet: it arrives with the DtKV node "
+                    + "(the second half of issue 11). The options are valid (" + o.describeRun() + "). Until then, "
+                    + "check a recorded history with: ./poyang chaos --check FILE");
+            return USAGE;
+        }
+        return runAndCheck(runner, o, out, err);
+    }
+
+    private static int check(ChaosOptions o, PrintStream out, PrintStream err) {
+        List<Operation> history;
+        try {
+            history = HistoryReader.read(o.check);
+        } catch (NoSuchFileException e) {
+            err.println("poyang chaos: no such history file: " + o.check);
+            return USAGE;
+        } catch (IOException e) {
+            err.println("poyang chaos: cannot read " + o.check + ": " + e);
+            return USAGE;
+        } catch (HistoryFormatException e) {
+            err.println("poyang chaos: " + o.check + ": " + e.getMessage());
+            return USAGE;
+        }
+        out.println("checking " + o.check + ": " + describe(history));
+        CheckReport report = checker(o).check(history);
+        out.print(report.format(o.verbose));
+        return exitCode(report.verdict());
+    }
+
+    private static int runAndCheck(ChaosRunner runner, ChaosOptions o, PrintStream out, PrintStream err) {
+        Path file = o.historyFile();
+        out.println("chaos: " + o.describeRun() + (o.seedGiven ? "" : " (random seed: rerun with --seed "
+                + o.seed + ")"));
+        out.println("history: " + file);
+        Map<String, Map<String, String>> finalValues;
+        List<Operation> history;
+        try (HistoryRecorder recorder = new HistoryRecorder(HistoryWriter.create(file))) {
+            recorder.note(o.describeRun());
+            finalValues = runner.run(o, recorder, out);
+            history = recorder.operations();
+        } catch (Exception e) {
+            err.println("poyang chaos: the run failed: " + e);
+            e.printStackTrace(err);
+            err.println("poyang chaos: what was recorded is in " + file + "; check it with ./poyang chaos --check "
+                    + file);
+            return VIOLATION;
+        }
+        out.println("checking " + describe(history));
+        FinalStateCheck.Result result = new FinalStateCheck(checker(o)).check(history, finalValues);
+        out.print(result.format(o.verbose));
+        out.println("replay the check: ./poyang chaos --check " + file);
+        return exitCode(result.verdict());
+    }
+
+    private static LinearizabilityChecker checker(ChaosOptions o) {
+        return new LinearizabilityChecker(o.budget(), Runtime.getRuntime().availableProcessors());
+    }
+
+    private static int exitCode(Verdict v) {
+        switch (v) {
+            case LINEARIZABLE:
+                return LINEARIZABLE;
+            case NOT_LINEARIZABLE:
+                return VIOLATION;
+            default:
+                return INCONCLUSIVE;
+        }
+    }
+
+    private static String describe(List<Operation> history) {
+        long ok = 0;
+        long unknown = 0;
+        long failed = 0;
+        Set<String> keys = new HashSet<>();
+        for (Operation op : history) {
+            keys.add(op.key());
+            switch (op.status()) {
+                case OK:
+                    ok++;
+                    break;
+                case UNKNOWN:
+                    unknown++;
+                    break;
+                default:
+                    failed++;
+                    break;
+            }
+        }
+        return String.format(Locale.ROOT, "%,d operations on %,d %s (%,d acknowledged, %,d unknown outcome, "
+                + "%,d failed and left out)", history.size(), keys.size(), keys.size() == 1 ? "key" : "keys", ok,
+                unknown, failed);
+    }
+}

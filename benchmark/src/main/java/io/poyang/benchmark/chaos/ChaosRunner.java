@@ -1,0 +1,27 @@
+package io.poyang.benchmark.chaos;
+
+import java.io.PrintStream;
+import java.util.Map;
+
+/**
+ * The fault-injecting half of {@code ./poyang chaos}: starts the node processes, drives the clients (recording
+ * every operation through the {@link HistoryRecorder}: invocation stamped just before the request, completion as
+ * soon as the answer or the timeout is known), injects the faults of the schedule, heals everything, and reads the
+ * final value of every key from every node. {@link ChaosCommand} does the rest: the history file, the checks, the
+ * report and the exit code. Not built yet: it arrives with the DtKV node ({@link #create()} returns null until then).
+ */
+public interface ChaosRunner {
+
+    /**
+     * Runs the test.
+     *
+     * @return node name to the keys it holds at the end and their values (a key a node does not list is absent)
+     */
+    Map<String, Map<String, String>> run(ChaosOptions options, HistoryRecorder recorder, PrintStream out)
+            throws Exception;
+
+    /** The runner, or null while it is not built. */
+    static ChaosRunner create() {
+        return null;
+    }
+}

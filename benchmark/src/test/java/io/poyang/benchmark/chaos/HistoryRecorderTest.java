@@ -1,0 +1,86 @@
+package io.poyang.benchmark.chaos;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+class HistoryRecorderTest {
+
+    @Test
+    void manyClientThreadsLoseNoLineAndShareOneClock(@TempDir Path dir) throws Exception {
+        int threads = 8;
+        int perThread = 5_000;
+        Path file = dir.resolve("history.txt");
+        HistoryRecorder recorder = new HistoryRecorder(HistoryWriter.create(file));
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> clients = new ArrayList<>();
+        for (int c = 0; c < threads; c++) {
+            int client = c;
+            Thread t = new Thread(() -> {
+                try {
+                    start.await();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                for (int i = 0; i < perThread; i++) {
+                    String key = "k" + (i % 4);
+                    switch (i % 4) {
+                        case 0:
+                            recorder.record(recorder.invokePut(client, key, "c" + client + "-" + i).putOk(recorder.nowNanos()));
+                            break;
+                        case 1:
+                            recorder.record(recorder.invokeGet(client, key).getOk(recorder.nowNanos(), null));
+                            break;
+                        case 2:
+                            recorder.record(recorder.invokeCas(client, key, null, "x").unknown(recorder.nowNanos(), "timeout"));
+                            break;
+                        default:
+                            recorder.record(recorder.invokeRemove(client, key).failed(recorder.nowNanos(), "NOT_LEADER"));
+                            break;
+                    }
+                }
+            });
+            clients.add(t);
+            t.start();
+        }
+        recorder.note("fault: kill n2");
+        start.countDown();
+        for (Thread t : clients) {
+            t.join();
+        }
+        recorder.close();
+
+        List<Operation> inMemory = recorder.operations();
+        List<Operation> inFile = HistoryReader.read(file);
+        assertEquals(threads * perThread, inMemory.size());
+        assertEquals(threads * perThread, inFile.size());
+        Set<Long> ids = new HashSet<>();
+        for (Operation op : inFile) {
+            assertTrue(ids.add(op.id()), "ids are unique");
+            assertTrue(op.completeNanos() >= op.invokeNanos());
+            assertTrue(op.invokeNanos() >= 0, "times count from the recorder's start");
+        }
+        // Each client's operations are sequential on the one clock.
+        long[] lastComplete = new long[threads];
+        for (Operation op : inMemory) {
+            assertTrue(op.invokeNanos() >= lastComplete[op.clientId()], "client " + op.clientId() + " went back in time");
+            lastComplete[op.clientId()] = op.completeNanos();
+        }
+    }
+
+    @Test
+    void completingWithTheWrongKindIsRefused() {
+        Invocation put = Invocation.put(1, 0, "k", "v", 0);
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> put.getOk(1, "v"));
+        assertEquals("operation #1 is a put, not a get", e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> put.putOk(-1));
+    }
+}
