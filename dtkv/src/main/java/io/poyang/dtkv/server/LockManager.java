@@ -130,20 +130,22 @@ final class LockManager {
         if (lock == null) {
             return notHeld(index, key);
         }
+        // A waiter leaves the queue before a run-out lease is handled, so it is never granted the
+        // lock it is giving up on.
+        KvLock.LockWaiter w = lock.waiter(most, least);
+        if (w != null) {
+            lock.waiters.remove(w);
+        }
         expireIfRunOut(lock, index, clock);
         KvResp r;
-        if (lock.heldBy(most, least)) {
+        if (w != null) {
+            r = KvResp.success(index);
+        } else if (lock.heldBy(most, least)) {
             release(lock);
             grantNext(lock, index, clock);
             r = KvResp.success(index);
         } else {
-            KvLock.LockWaiter w = lock.waiter(most, least);
-            if (w != null) {
-                lock.waiters.remove(w);
-                r = KvResp.success(index);
-            } else {
-                r = notHeld(index, key);
-            }
+            r = notHeld(index, key);
         }
         dropIfUnused(lock);
         return r;

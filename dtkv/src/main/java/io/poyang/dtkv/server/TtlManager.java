@@ -18,9 +18,9 @@ import java.util.List;
  * nothing. So a proposal that races an updateTtl, a re-creation or an unlock is harmless.
  *
  * <p>Leader changes never shorten a TTL. Deadlines are in the old leader's clock; the new leader
- * measures with its own. {@link #onLeaderStart} takes the new leader's clock reading when it starts
- * leading (after it applied everything committed before its term) and, when it is ahead of the log
- * clock, shifts every deadline by the difference: the remaining time of each TTL is counted again
+ * measures with its own. {@link #onLeaderStart} takes the new leader's clock reading when it is elected
+ * (before its own first entry is applied) and, when it is ahead of the log clock, shifts every
+ * deadline by the difference: the remaining time of each TTL is counted again
  * from the start of the new term. A TTL can thus be lengthened by up to the leaderless gap plus the
  * clock skew, never shortened. A proposal that is not applied within {@code expireRetryMillis}
  * (lost in a leader change, say) is proposed again.
@@ -44,12 +44,14 @@ public final class TtlManager {
     }
 
     /**
-     * This node became leader. Call once it has applied every entry before its first one (its
-     * no-op), with its wall clock.
+     * This node became leader. Call when it is elected, with its wall clock, before it applies its
+     * own first entry (whose timestamp would move the log clock to the new leader's clock and hide
+     * the gap). A store that has applied nothing has no deadlines and gets no offset.
      */
     public void onLeaderStart(long localNowMillis) {
         leader = true;
-        offsetMillis = Math.max(0, localNowMillis - store.logClockMillis());
+        long clock = store.logClockMillis();
+        offsetMillis = clock == 0 ? 0 : Math.max(0, localNowMillis - clock);
         clearProposed(nodes);
         clearProposed(leases);
     }
