@@ -44,7 +44,13 @@ public final class KvReq implements Encodable {
 
     private byte[] keyUtf8;
     private List<byte[]> keysUtf8;
-    private int size = -1;
+    /**
+     * -1 until computed. Volatile because the same message may be encoded by several threads (a log
+     * entry sent to several followers, a recorded answer sent again): the UTF-8 copies are written
+     * before it, so a thread that reads a computed size also sees them; one that reads -1 computes
+     * the same values itself.
+     */
+    private volatile int size = -1;
 
     public KvReq() {
     }
@@ -285,7 +291,8 @@ public final class KvReq implements Encodable {
 
     @Override
     public int encodedSize() {
-        if (size < 0) {
+        int sz = size;
+        if (sz < 0) {
             keyUtf8 = key == null ? null : key.getBytes(StandardCharsets.UTF_8);
             if (keys != null) {
                 List<byte[]> k = new ArrayList<>(keys.size());
@@ -294,7 +301,7 @@ public final class KvReq implements Encodable {
                 }
                 keysUtf8 = k;
             }
-            size = PbUtil.sizeOfInt32Field(1, opNumber) + PbUtil.sizeOfInt32Field(2, groupId)
+            sz = PbUtil.sizeOfInt32Field(1, opNumber) + PbUtil.sizeOfInt32Field(2, groupId)
                     + PbUtil.sizeOfBytesField(3, keyUtf8) + PbUtil.sizeOfBytesField(4, value)
                     + PbUtil.sizeOfRepeatedBytesField(5, keysUtf8) + PbUtil.sizeOfRepeatedBytesField(6, values)
                     + PbUtil.sizeOfBytesField(7, expectedValue) + PbUtil.sizeOfBoolField(8, expectAbsent)
@@ -302,8 +309,9 @@ public final class KvReq implements Encodable {
                     + PbUtil.sizeOfInt64Field(11, expectIndex) + PbUtil.sizeOfFixed64Field(12, clientUuidMost)
                     + PbUtil.sizeOfFixed64Field(13, clientUuidLeast) + PbUtil.sizeOfInt64Field(14, seq)
                     + PbUtil.sizeOfInt64Field(15, ackedBelow);
+            size = sz;
         }
-        return size;
+        return sz;
     }
 
     @Override

@@ -32,7 +32,13 @@ public final class KvResp implements Encodable {
     private long leaseExpireAtMillis;
 
     private byte[] messageUtf8;
-    private int size = -1;
+    /**
+     * -1 until computed. Volatile because the same message may be encoded by several threads (a log
+     * entry sent to several followers, a recorded answer sent again): the UTF-8 copies are written
+     * before it, so a thread that reads a computed size also sees them; one that reads -1 computes
+     * the same values itself.
+     */
+    private volatile int size = -1;
 
     public KvResp() {
     }
@@ -144,15 +150,17 @@ public final class KvResp implements Encodable {
 
     @Override
     public int encodedSize() {
-        if (size < 0) {
+        int sz = size;
+        if (sz < 0) {
             messageUtf8 = message == null ? null : message.getBytes(StandardCharsets.UTF_8);
-            size = PbUtil.sizeOfInt32Field(1, code) + PbUtil.sizeOfBytesField(2, messageUtf8)
+            sz = PbUtil.sizeOfInt32Field(1, code) + PbUtil.sizeOfBytesField(2, messageUtf8)
                     + PbUtil.sizeOfInt64Field(3, raftIndex) + PbUtil.sizeOfMessageField(4, node)
                     + PbUtil.sizeOfRepeatedMessageField(5, nodes) + PbUtil.sizeOfInt32Field(6, failedPosition)
                     + PbUtil.sizeOfInt32Field(7, lockState) + PbUtil.sizeOfInt64Field(8, fencingToken)
                     + PbUtil.sizeOfInt64Field(9, leaseExpireAtMillis);
+            size = sz;
         }
-        return size;
+        return sz;
     }
 
     @Override

@@ -359,7 +359,9 @@ public final class KvStore {
             return failed(index, c);
         }
         KvEntry e = doPut(index, key, value, req, temp);
-        return KvResp.success(index, e.latest.toNode(key));
+        // A plain put answers with the index alone (it is the node's new update index): the hot
+        // path builds no node for the answer. putTemp returns the node, for its deadline.
+        return temp ? KvResp.success(index, e.latest.toNode(key)) : KvResp.success(index);
     }
 
     private KvResp batchPut(long index, KvReq req) {
