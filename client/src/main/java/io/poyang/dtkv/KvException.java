@@ -7,6 +7,7 @@ import io.poyang.common.PoyangException;
  * A DtKV operation failed for a reason the state machine named: {@link #kvCode()} says which
  * ({@link KvCode#NOT_FOUND}, {@link KvCode#CAS_MISMATCH} …), the message names the key and what to do.
  * Transport failures (timeouts, flow control, a stopped client) are other {@link PoyangException}s.
+ * Its {@link #code()} is {@link ErrorCode#BUSINESS}.
  */
 public class KvException extends PoyangException {
 
@@ -19,7 +20,7 @@ public class KvException extends PoyangException {
 
     /** For a code number received from a server that may be newer than this client. */
     public KvException(int kvCodeNumber, String key, String message) {
-        super(ErrorCode.INTERNAL, KvCode.nameOf(kvCodeNumber) + (key == null ? "" : " [" + key + "]") + ": "
+        super(ErrorCode.BUSINESS, KvCode.nameOf(kvCodeNumber) + (key == null ? "" : " [" + key + "]") + ": "
                 + (message == null || message.isEmpty() ? meaningOf(kvCodeNumber) : message));
         this.kvCodeNumber = kvCodeNumber;
         this.key = key;

@@ -107,6 +107,7 @@ class KvKeysTest {
         assertNull(e.kvCode());
         assertTrue(e.getMessage().contains("upgrade"), e.getMessage());
         assertEquals("k", new KvException(KvCode.NOT_FOUND, "k", "x").key());
+        assertEquals(io.poyang.common.ErrorCode.BUSINESS, e.code());
     }
 
     @Test
