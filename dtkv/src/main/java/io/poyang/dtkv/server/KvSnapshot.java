@@ -17,8 +17,10 @@ public final class KvSnapshot implements AutoCloseable {
     private final long index;
     private final long logClockMillis;
     private final int chunkBytes;
-    private List<KvLockRecord> locks;
-    private List<KvSessionRecord> sessions;
+    private final List<KvLockRecord> locks;
+    private final List<KvSessionRecord> sessions;
+    private int nextLock;
+    private int nextSession;
     private KvEntry cursor;
     private boolean done;
     private boolean closed;
@@ -60,16 +62,28 @@ public final class KvSnapshot implements AutoCloseable {
     }
 
     /**
-     * The next chunk: nodes worth about the configured chunk size (the first chunk also holds locks
-     * and sessions). The one with {@link KvSnapshotChunk#isLast()} ends the snapshot; calling again
-     * after it is an error.
+     * The next chunk, of about the configured size: the locks and sessions copied at open come
+     * first, then the nodes (parents before children). The one with {@link KvSnapshotChunk#isLast()}
+     * ends the snapshot; calling again after it is an error.
      */
     public KvSnapshotChunk nextChunk() {
         if (closed || done) {
             throw new IllegalStateException("snapshot at " + index + (closed ? " is closed" : " has no more chunks"));
         }
-        List<KvNode> nodes = new ArrayList<>();
         int bytes = 0;
+        List<KvLockRecord> chunkLocks = new ArrayList<>();
+        while (nextLock < locks.size() && bytes < chunkBytes) {
+            KvLockRecord l = locks.get(nextLock++);
+            chunkLocks.add(l);
+            bytes += l.encodedSize() + 8;
+        }
+        List<KvSessionRecord> chunkSessions = new ArrayList<>();
+        while (nextSession < sessions.size() && bytes < chunkBytes) {
+            KvSessionRecord r = sessions.get(nextSession++);
+            chunkSessions.add(r);
+            bytes += r.encodedSize() + 8;
+        }
+        List<KvNode> nodes = new ArrayList<>();
         while (cursor != null && bytes < chunkBytes) {
             KvEntry e = cursor;
             cursor = e.listNext;
@@ -80,12 +94,9 @@ public final class KvSnapshot implements AutoCloseable {
                 bytes += n.encodedSize() + 8;
             }
         }
-        done = cursor == null;
+        done = cursor == null && nextLock == locks.size() && nextSession == sessions.size();
         nodeCount += nodes.size();
-        KvSnapshotChunk chunk = new KvSnapshotChunk(index, logClockMillis, nodes, locks, sessions, done);
-        locks = null;
-        sessions = null;
-        return chunk;
+        return new KvSnapshotChunk(index, logClockMillis, nodes, chunkLocks, chunkSessions, done);
     }
 
     /** Releases the versions kept for this snapshot. Idempotent. */

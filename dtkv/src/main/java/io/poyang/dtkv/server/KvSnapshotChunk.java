@@ -13,9 +13,9 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * One piece of a DtKV snapshot (message {@code KvSnapshotChunk} in docs/proto/dtkv.proto): nodes
- * (parents before children), and in the first chunk the locks and client sessions; the last chunk
- * has {@link #isLast()}. Every chunk repeats the snapshot index and log clock. Immutable.
+ * One piece of a DtKV snapshot (message {@code KvSnapshotChunk} in docs/proto/dtkv.proto): locks
+ * and client sessions first, then nodes (parents before children), each chunk about the configured
+ * size; the last chunk has {@link #isLast()}. Every chunk repeats the snapshot index and log clock. Immutable.
  */
 public final class KvSnapshotChunk implements Encodable {
 

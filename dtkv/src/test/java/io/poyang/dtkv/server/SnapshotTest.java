@@ -221,9 +221,13 @@ class SnapshotTest {
         log.apply(KvReq.tryLock("l", 1000, 0).session(1, 1));
         log.apply(KvReq.tryLock("l", 1000, 5000).session(2, 2));
         log.apply(KvReq.put("a", b("1")).session(3, 3).seq(1, 1));
-        KvStore restored = restoreFrom(log.store, 1 << 20);
+        for (int c = 10; c < 300; c++) {
+            log.apply(KvReq.tryLock("many" + c, 1000, 0).session(c, c));
+            log.apply(KvReq.put("a", b("1")).session(c, c).seq(1, 1));
+        }
+        KvStore restored = restoreFrom(log.store, 256); // locks and sessions span many chunks
         assertEquals(log.store.describeState(), restored.describeState());
-        assertEquals(1, restored.ttlManager().trackedLeaseCount());
+        assertEquals(291, restored.ttlManager().trackedLeaseCount(), "every held lock has its lease deadline");
         // the waiter is granted on the restored replica just as on the original
         KvResp r = restored.apply(log.index + 1, log.clockMillis, KvReq.unlock("l").session(1, 1));
         assertEquals(KvCode.SUCCESS, r.code());
