@@ -21,4 +21,6 @@ public final class KvConfig {
     public int snapshotChunkBytes = 1 << 20;
     /** Local: most events in one watch notification (the rest follow in the next one). */
     public int maxEventsPerNotify = 1000;
+    /** Local: a watch notification stops taking events past this many encoded bytes (it always takes one). */
+    public int maxNotifyBytes = 2 << 20;
 }

@@ -46,7 +46,7 @@ public final class KvStore {
         this.config = config;
         this.locks = new LockManager(leaseHeap, config.groupId);
         this.ttlManager = new TtlManager(this, ttlHeap, leaseHeap, config.expireRetryMillis);
-        this.watchManager = new WatchManager(this, config.groupId, config.maxEventsPerNotify);
+        this.watchManager = new WatchManager(this, config.groupId, config.maxEventsPerNotify, config.maxNotifyBytes);
     }
 
     public KvStore() {

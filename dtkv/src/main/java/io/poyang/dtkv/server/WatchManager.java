@@ -50,14 +50,16 @@ public final class WatchManager {
     private final KvStore store;
     private final int groupId;
     private final int maxEventsPerNotify;
+    private final int maxNotifyBytes;
     private final HashMap<String, WatchedKey> watchedKeys = new HashMap<>();
     private final HashMap<Long, Watcher> watchers = new HashMap<>();
     private final ArrayDeque<Watcher> ready = new ArrayDeque<>();
 
-    WatchManager(KvStore store, int groupId, int maxEventsPerNotify) {
+    WatchManager(KvStore store, int groupId, int maxEventsPerNotify, int maxNotifyBytes) {
         this.store = store;
         this.groupId = groupId;
         this.maxEventsPerNotify = maxEventsPerNotify;
+        this.maxNotifyBytes = maxNotifyBytes;
     }
 
     /** Watched keys (over all watchers). */
@@ -246,7 +248,8 @@ public final class WatchManager {
 
     /**
      * Builds the next notification for a watcher, with the current state of its pending keys (at
-     * most the configured number of events), and marks it in flight. Null when it has nothing
+     * most the configured number of events and about the configured bytes; a directory re-sync is
+     * one event however large its subtree), and marks it in flight. Null when it has nothing
      * pending, a notification is already in flight, or it is unknown.
      */
     public KvWatchNotify nextNotify(long watcherId) {
@@ -255,7 +258,9 @@ public final class WatchManager {
             return null;
         }
         List<KvWatchEvent> events = new ArrayList<>();
-        for (Iterator<String> it = w.pendingResync.iterator(); it.hasNext() && events.size() < maxEventsPerNotify; ) {
+        int bytes = 0;
+        for (Iterator<String> it = w.pendingResync.iterator(); it.hasNext() && events.size() < maxEventsPerNotify
+                && bytes < maxNotifyBytes; ) {
             String k = it.next();
             it.remove();
             KvEntry e = store.tree.live(k);
@@ -264,14 +269,18 @@ public final class WatchManager {
                 KvTree.collectSubtree(e, subtree);
             }
             KvNode self = e == null ? KvNode.absent(k) : (k.isEmpty() ? null : e.latest.toNode(k));
-            events.add(new KvWatchEvent(k, self, true, subtree));
+            KvWatchEvent event = new KvWatchEvent(k, self, true, subtree);
+            events.add(event);
+            bytes += event.encodedSize();
             w.inFlightResyncs.add(k);
         }
         for (Iterator<Map.Entry<String, String>> it = w.pending.entrySet().iterator();
-             it.hasNext() && events.size() < maxEventsPerNotify; ) {
+             it.hasNext() && events.size() < maxEventsPerNotify && bytes < maxNotifyBytes; ) {
             Map.Entry<String, String> change = it.next();
             it.remove();
-            events.add(KvWatchEvent.change(change.getValue(), store.nodeOf(change.getKey())));
+            KvWatchEvent event = KvWatchEvent.change(change.getValue(), store.nodeOf(change.getKey()));
+            events.add(event);
+            bytes += event.encodedSize();
             w.inFlightChanges.add(new String[]{change.getKey(), change.getValue()});
         }
         w.inFlight = true;

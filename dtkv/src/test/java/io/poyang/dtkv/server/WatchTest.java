@@ -116,6 +116,29 @@ class WatchTest {
     }
 
     @Test
+    void largeValuesAreSpreadOverSeveralNotifications() {
+        log.apply(KvReq.mkdir("d"));
+        watches.watch(1, add("d", log.index));
+        drain(1);
+        byte[] mib = new byte[1 << 20];
+        for (int i = 0; i < 5; i++) {
+            log.apply(KvReq.put("d.big" + i, mib));
+        }
+        watches.takeReady();
+        int notifies = 0;
+        int events = 0;
+        KvWatchNotify n;
+        while ((n = watches.nextNotify(1)) != null) {
+            assertTrue(n.encodedSize() < (3 << 20), "a notification stays well under a frame: " + n.encodedSize());
+            notifies++;
+            events += n.events().size();
+            watches.onNotifyDone(1, true);
+        }
+        assertEquals(5, events);
+        assertTrue(notifies >= 2, "split over " + notifies);
+    }
+
+    @Test
     void anUndeliveredNotificationIsSentAgainWithTheLatestState() {
         log.apply(KvReq.put("k", b("1")));
         watches.watch(1, add("k", log.index));
