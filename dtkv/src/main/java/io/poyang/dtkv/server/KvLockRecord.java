@@ -51,7 +51,8 @@ final class KvLockRecord implements Encodable {
 
     KvLock toLock() {
         KvLock lock = new KvLock(key);
-        lock.held = fencingToken != 0;
+        // lock operations need a client id, so a holder is never (0, 0); a released lock keeps its old token
+        lock.held = holderMost != 0 || holderLeast != 0;
         lock.holderMost = holderMost;
         lock.holderLeast = holderLeast;
         lock.fencingToken = fencingToken;

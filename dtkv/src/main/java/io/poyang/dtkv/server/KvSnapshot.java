@@ -31,8 +31,6 @@ public final class KvSnapshot implements AutoCloseable {
         this.index = index;
         this.logClockMillis = logClockMillis;
         this.chunkBytes = store.config().snapshotChunkBytes;
-        store.tree.openSnapshot(index);
-        this.cursor = store.tree.listHead();
         this.locks = new ArrayList<>(store.locks.size());
         for (KvLock lock : store.locks.all()) {
             locks.add(KvLockRecord.of(lock));
@@ -41,6 +39,9 @@ public final class KvSnapshot implements AutoCloseable {
         for (ClientSession s : store.sessions.all()) {
             sessions.add(KvSessionRecord.of(s));
         }
+        // last, so nothing above can fail and leave versions kept for a snapshot nobody will close
+        store.tree.openSnapshot(index);
+        this.cursor = store.tree.listHead();
     }
 
     /** The raft index this snapshot shows the state at. */
