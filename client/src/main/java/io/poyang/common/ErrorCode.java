@@ -16,7 +16,12 @@ public enum ErrorCode {
     /** The component is stopping or stopped and takes no more work. */
     STOPPED(4),
     /** Malformed or oversized protobuf input. */
-    CODEC(5);
+    CODEC(5),
+    /**
+     * The operation was refused for a reason of its own domain, named by the exception's own code
+     * (for DtKV, {@code KvException.kvCode()}: NOT_FOUND, CAS_MISMATCH …); not a fault of Poyang.
+     */
+    BUSINESS(6);
 
     private static final ErrorCode[] BY_CODE;
 

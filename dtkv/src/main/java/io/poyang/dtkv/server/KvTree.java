@@ -1,0 +1,277 @@
+package io.poyang.dtkv.server;
+
+import io.poyang.dtkv.KvKeys;
+import io.poyang.dtkv.KvNode;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+
+/**
+ * The tree's storage: a hash index from full key to {@link KvEntry}, directories linked to their
+ * children, all entries on one list in creation order, and multi-versioning while snapshots are
+ * open. It knows nothing about operations' rules (that is {@link KvStore}); it installs versions.
+ *
+ * <h3>Versions and snapshots</h3>
+ * With no snapshot open, installing a version drops the previous one and a removal unlinks the
+ * entry at once: a put costs one hash lookup and one version object. While snapshots are open, a
+ * version some open snapshot can see (its modIndex is at or below the newest open snapshot's index)
+ * is kept behind the new one ({@link KvVersion#prev}), a removal leaves a tombstone version and the
+ * entry stays on the index and the list, and the entry is remembered; when the last snapshot
+ * closes, those entries are trimmed back to their newest version and tombstoned ones are unlinked.
+ *
+ * <p>A snapshot walks the creation-ordered list from the head; entries are never unlinked while a
+ * snapshot is open, so its cursor stays valid, and entries appended after it opened are skipped
+ * because nothing in them is visible at its index. A live entry is always after its parent on the
+ * list (a parent exists before its children, and an entry only leaves the list when no snapshot is
+ * open, when its children are gone too), so a snapshot lists parents before children.
+ *
+ * <p>Single-threaded: the apply thread owns it.
+ */
+final class KvTree {
+
+    private final HashMap<String, KvEntry> index = new HashMap<>(1024);
+    final KvEntry root;
+    private KvEntry listHead;
+    private KvEntry listTail;
+    private int liveCount;
+
+    /** Indexes of open snapshots, in the order they were opened (so ascending). */
+    private final ArrayList<Long> openSnapshots = new ArrayList<>(2);
+    private long newestOpenSnapshotIndex = -1;
+    private final ArrayList<KvEntry> garbage = new ArrayList<>();
+    /** Versions kept for snapshots right now (a gauge for tests and metrics). */
+    private long keptVersions;
+
+    KvTree() {
+        root = new KvEntry(KvKeys.ROOT, null);
+        root.latest = new KvVersion(null, true, false, 0, 0, 0, 0, 0, 0, 0);
+    }
+
+    /** The entry for the key (live or, while snapshots are open, a tombstone), or null. */
+    KvEntry lookup(String key) {
+        return key.isEmpty() ? root : index.get(key);
+    }
+
+    /** The live entry for the key, or null. */
+    KvEntry live(String key) {
+        KvEntry e = lookup(key);
+        return e != null && e.live() ? e : null;
+    }
+
+    int liveCount() {
+        return liveCount;
+    }
+
+    /** Entries on the index (live ones and tombstones kept for snapshots). */
+    int entryCount() {
+        return index.size();
+    }
+
+    long keptVersions() {
+        return keptVersions;
+    }
+
+    int openSnapshotCount() {
+        return openSnapshots.size();
+    }
+
+    /**
+     * Creates the key under {@code parent} (a live directory) with version {@code v}, reusing a
+     * tombstoned entry of the same key if a snapshot kept one.
+     */
+    KvEntry create(String key, KvEntry parent, KvVersion v) {
+        KvEntry e = index.get(key);
+        if (e == null) {
+            e = new KvEntry(key, parent);
+            index.put(key, e);
+            appendToList(e);
+        } else {
+            e.parent = parent;
+        }
+        install(e, v);
+        linkChild(parent, e);
+        liveCount++;
+        return e;
+    }
+
+    /** Installs a new version of a live entry. */
+    void update(KvEntry e, KvVersion v) {
+        install(e, v);
+    }
+
+    /** Removes a live entry (the caller checked it has no children). */
+    void remove(KvEntry e, long modIndex) {
+        unlinkChild(e.parent, e);
+        liveCount--;
+        if (openSnapshots.isEmpty()) {
+            e.latest = null;
+            dropEntry(e);
+        } else {
+            install(e, KvVersion.tombstone(modIndex));
+        }
+    }
+
+    private void install(KvEntry e, KvVersion v) {
+        KvVersion old = e.latest;
+        if (old != null && !openSnapshots.isEmpty()) {
+            if (old.modIndex <= newestOpenSnapshotIndex) {
+                v.prev = old; // some open snapshot may read it
+                keptVersions++;
+            } else {
+                v.prev = old.prev; // no snapshot sees old, but older ones may still be needed
+            }
+            // A tombstone must be dropped when snapshots close even if nothing older is kept.
+            if ((v.prev != null || v.removed) && !e.inGarbage) {
+                e.inGarbage = true;
+                garbage.add(e);
+            }
+        }
+        e.latest = v;
+    }
+
+    private void dropEntry(KvEntry e) {
+        index.remove(e.key);
+        unlinkFromList(e);
+    }
+
+    // ---- snapshots ----
+
+    /** Registers a snapshot at {@code snapshotIndex} (the index applied last); versions it sees are kept until it closes. */
+    void openSnapshot(long snapshotIndex) {
+        if (snapshotIndex < newestOpenSnapshotIndex) {
+            throw new IllegalStateException("snapshot at " + snapshotIndex + " opened after one at "
+                    + newestOpenSnapshotIndex + "; snapshots are opened at the applied index, which only grows");
+        }
+        openSnapshots.add(snapshotIndex);
+        newestOpenSnapshotIndex = snapshotIndex;
+    }
+
+    /** Closes a snapshot; when none is left open, drops every version kept for snapshots. */
+    void closeSnapshot(long snapshotIndex) {
+        if (!openSnapshots.remove(Long.valueOf(snapshotIndex))) {
+            throw new IllegalStateException("no snapshot at " + snapshotIndex + " is open");
+        }
+        if (!openSnapshots.isEmpty()) {
+            // Trimming below a still-open snapshot would need per-version bookkeeping; versions
+            // wait until the last one closes (snapshots are rare and short).
+            return;
+        }
+        newestOpenSnapshotIndex = -1;
+        for (int i = 0, n = garbage.size(); i < n; i++) {
+            KvEntry e = garbage.get(i);
+            e.inGarbage = false;
+            if (e.latest != null) {
+                e.latest.prev = null;
+                if (e.latest.removed) {
+                    e.latest = null;
+                    dropEntry(e);
+                }
+            }
+        }
+        garbage.clear();
+        keptVersions = 0;
+    }
+
+    /** Drops every node (for a restore; no snapshot may be open). */
+    void clearAll() {
+        index.clear();
+        listHead = null;
+        listTail = null;
+        liveCount = 0;
+        root.firstChild = null;
+        root.childCount = 0;
+        garbage.clear();
+        keptVersions = 0;
+    }
+
+    KvEntry listHead() {
+        return listHead;
+    }
+
+    // ---- children ----
+
+    private static void linkChild(KvEntry parent, KvEntry e) {
+        e.prevSibling = null;
+        e.nextSibling = parent.firstChild;
+        if (parent.firstChild != null) {
+            parent.firstChild.prevSibling = e;
+        }
+        parent.firstChild = e;
+        parent.childCount++;
+    }
+
+    private static void unlinkChild(KvEntry parent, KvEntry e) {
+        if (e.prevSibling != null) {
+            e.prevSibling.nextSibling = e.nextSibling;
+        } else {
+            parent.firstChild = e.nextSibling;
+        }
+        if (e.nextSibling != null) {
+            e.nextSibling.prevSibling = e.prevSibling;
+        }
+        e.prevSibling = null;
+        e.nextSibling = null;
+        parent.childCount--;
+    }
+
+    private static final Comparator<KvEntry> BY_KEY = Comparator.comparing(e -> e.key);
+
+    /** The live children of a directory, sorted by key. */
+    static List<KvEntry> sortedChildren(KvEntry dir) {
+        if (dir.childCount == 0) {
+            return Collections.emptyList();
+        }
+        ArrayList<KvEntry> out = new ArrayList<>(dir.childCount);
+        for (KvEntry c = dir.firstChild; c != null; c = c.nextSibling) {
+            out.add(c);
+        }
+        out.sort(BY_KEY);
+        return out;
+    }
+
+    /** Every live node under {@code dir} (any depth), parents before children, siblings by key. */
+    static void collectSubtree(KvEntry dir, List<KvNode> out) {
+        for (KvEntry c : sortedChildren(dir)) {
+            out.add(c.latest.toNode(c.key));
+            if (c.latest.dir) {
+                collectSubtree(c, out);
+            }
+        }
+    }
+
+    // ---- the creation-ordered list ----
+
+    private void appendToList(KvEntry e) {
+        e.listPrev = listTail;
+        e.listNext = null;
+        if (listTail != null) {
+            listTail.listNext = e;
+        } else {
+            listHead = e;
+        }
+        listTail = e;
+        e.inList = true;
+    }
+
+    private void unlinkFromList(KvEntry e) {
+        if (!e.inList) {
+            return;
+        }
+        if (e.listPrev != null) {
+            e.listPrev.listNext = e.listNext;
+        } else {
+            listHead = e.listNext;
+        }
+        if (e.listNext != null) {
+            e.listNext.listPrev = e.listPrev;
+        } else {
+            listTail = e.listPrev;
+        }
+        e.listPrev = null;
+        e.listNext = null;
+        e.inList = false;
+    }
+}

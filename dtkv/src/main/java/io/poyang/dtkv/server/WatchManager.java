@@ -1,0 +1,323 @@
+package io.poyang.dtkv.server;
+
+import io.poyang.dtkv.KvCode;
+import io.poyang.dtkv.KvKeys;
+import io.poyang.dtkv.KvNode;
+import io.poyang.dtkv.KvResp;
+import io.poyang.dtkv.KvWatchEvent;
+import io.poyang.dtkv.KvWatchNotify;
+import io.poyang.dtkv.KvWatchReq;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Watches of the clients connected to this node (not replicated: each node serves its own
+ * clients, and a client that moves to another node registers there again).
+ *
+ * <p>A watch on a key fires when that key is created, changed or removed; a watch on a directory
+ * (or on the root, "") fires for the directory itself and for every key under it, at any depth.
+ * TTL refreshes (updateTtl) do not fire: they change no value.
+ *
+ * <p>Flow, for the server (phase B) to drive:
+ * <ol>
+ *   <li>{@link #watch} registers or removes watches. Each key comes with the raft index of the
+ *   latest state the client has seen of it: a key whose state is newer (or that is gone, or that
+ *   the client has never seen) is queued at once, and a directory is always queued for a full
+ *   re-sync (its whole current subtree), so a client that reconnects, here or to another node,
+ *   ends up with the latest state of everything it watches.</li>
+ *   <li>Applies mark changed keys pending for each watcher (a hash-free walk up the parents of
+ *   the changed node; nothing at all when no one watches).</li>
+ *   <li>After applying, {@link #takeReady} gives the watchers with something pending and no
+ *   notification in flight; {@link #nextNotify} builds the next notification for one of them,
+ *   reading the <em>current</em> state of each pending key, and marks it in flight.</li>
+ *   <li>When the client acknowledges (or the push fails), {@link #onNotifyDone}: a watcher with more
+ *   pending goes back to the ready queue; an undelivered notification's keys become pending again.</li>
+ * </ol>
+ * A slow watcher therefore never holds up writes: while its notification is in flight, changes
+ * only add keys to its pending set, where repeated changes of a key coalesce into one (its latest
+ * state is what is sent). Notifications carry the applied index they were read at; clients ignore
+ * a state older than one they already have (possible after failing over to a lagging node).
+ *
+ * <p>Single-threaded: the apply thread.
+ */
+public final class WatchManager {
+
+    private final KvStore store;
+    private final int groupId;
+    private final int maxEventsPerNotify;
+    private final int maxNotifyBytes;
+    private final HashMap<String, WatchedKey> watchedKeys = new HashMap<>();
+    private final HashMap<Long, Watcher> watchers = new HashMap<>();
+    private final ArrayDeque<Watcher> ready = new ArrayDeque<>();
+
+    WatchManager(KvStore store, int groupId, int maxEventsPerNotify, int maxNotifyBytes) {
+        this.store = store;
+        this.groupId = groupId;
+        this.maxEventsPerNotify = maxEventsPerNotify;
+        this.maxNotifyBytes = maxNotifyBytes;
+    }
+
+    /** Watched keys (over all watchers). */
+    public int watchedKeyCount() {
+        return watchedKeys.size();
+    }
+
+    public int watcherCount() {
+        return watchers.size();
+    }
+
+    /** Keys pending for a watcher (0 for an unknown one): bounded by what it watches. */
+    public int pendingCount(long watcherId) {
+        Watcher w = watchers.get(watcherId);
+        return w == null ? 0 : w.pending.size() + w.pendingResync.size();
+    }
+
+    /**
+     * Adds, replaces ({@code syncAll}) or removes watches of a watcher (a connection or client id
+     * chosen by the server). Returns SUCCESS, or INVALID_KEY / KEY_TOO_LONG with the failed position
+     * (nothing is changed then).
+     */
+    public KvResp watch(long watcherId, KvWatchReq req) {
+        List<String> keys = req.keys();
+        for (int i = 0; i < keys.size(); i++) {
+            KvCode c = KvKeys.checkDirOrRoot(keys.get(i));
+            if (c != KvCode.SUCCESS) {
+                return KvResp.fail(c, store.lastAppliedIndex(), KvKeys.explain(c, keys.get(i))).failedPosition(i + 1);
+            }
+        }
+        Watcher w = watchers.get(watcherId);
+        if (req.isRemove()) {
+            if (w != null) {
+                for (String k : keys) {
+                    unwatch(w, k);
+                }
+                dropIfEmpty(w);
+            }
+            return KvResp.success(store.lastAppliedIndex());
+        }
+        if (w == null) {
+            w = new Watcher(watcherId);
+            watchers.put(watcherId, w);
+        }
+        if (req.isSyncAll()) {
+            for (String k : new ArrayList<>(w.watches.keySet())) {
+                if (!keys.contains(k)) {
+                    unwatch(w, k);
+                }
+            }
+        }
+        long[] known = req.knownIndexes();
+        for (int i = 0; i < keys.size(); i++) {
+            String k = keys.get(i);
+            if (!w.watches.containsKey(k)) {
+                WatchedKey wk = watchedKeys.get(k);
+                if (wk == null) {
+                    wk = new WatchedKey(k);
+                    watchedKeys.put(k, wk);
+                    KvEntry e = store.tree.lookup(k);
+                    if (e != null) {
+                        e.watched = wk;
+                    }
+                }
+                wk.watchers.add(w);
+                w.watches.put(k, wk);
+            }
+            queueInitialState(w, k, known[i]);
+        }
+        dropIfEmpty(w);
+        return KvResp.success(store.lastAppliedIndex());
+    }
+
+    /** What a client that has seen {@code key} at {@code knownIndex} is missing. */
+    private void queueInitialState(Watcher w, String key, long knownIndex) {
+        KvEntry e = store.tree.live(key);
+        if (e != null && e.latest.dir) {
+            w.pendingResync.add(key);
+        } else if (e == null || knownIndex == 0 || e.latest.updateIndex > knownIndex) {
+            w.pending.putIfAbsent(key, key);
+        } else {
+            return;
+        }
+        makeReady(w);
+    }
+
+    /** Drops a watcher and all its watches (its connection closed). */
+    public void removeWatcher(long watcherId) {
+        Watcher w = watchers.remove(watcherId);
+        if (w == null) {
+            return;
+        }
+        for (String k : new ArrayList<>(w.watches.keySet())) {
+            unwatch(w, k);
+        }
+        w.pending.clear();
+        w.pendingResync.clear();
+        ready.remove(w);
+    }
+
+    private void unwatch(Watcher w, String key) {
+        WatchedKey wk = w.watches.remove(key);
+        if (wk == null) {
+            return;
+        }
+        wk.watchers.remove(w);
+        if (wk.watchers.isEmpty()) {
+            watchedKeys.remove(key);
+            KvEntry e = store.tree.lookup(key);
+            if (e != null && e.watched == wk) {
+                e.watched = null;
+            }
+        }
+        w.pendingResync.remove(key);
+        for (Iterator<Map.Entry<String, String>> it = w.pending.entrySet().iterator(); it.hasNext(); ) {
+            if (it.next().getValue().equals(key)) {
+                it.remove();
+            }
+        }
+    }
+
+    private void dropIfEmpty(Watcher w) {
+        if (w.watches.isEmpty() && !w.inFlight) {
+            removeWatcher(w.id);
+        }
+    }
+
+    // ---- called by the store while applying ----
+
+    void onCreated(KvEntry e) {
+        if (!watchedKeys.isEmpty()) {
+            e.watched = watchedKeys.get(e.key);
+        }
+    }
+
+    void onChanged(KvEntry e) {
+        if (watchedKeys.isEmpty()) {
+            return;
+        }
+        for (KvEntry x = e; x != null; x = x.parent) {
+            WatchedKey wk = x.watched;
+            if (wk != null) {
+                for (int i = 0, n = wk.watchers.size(); i < n; i++) {
+                    Watcher w = wk.watchers.get(i);
+                    w.pending.putIfAbsent(e.key, wk.key);
+                    makeReady(w);
+                }
+            }
+        }
+    }
+
+    /** The whole state was replaced (a snapshot was installed): relink and re-send everything watched. */
+    void onStateReplaced() {
+        for (WatchedKey wk : watchedKeys.values()) {
+            KvEntry e = store.tree.lookup(wk.key);
+            if (e != null) {
+                e.watched = wk;
+            }
+        }
+        for (Watcher w : watchers.values()) {
+            for (String k : w.watches.keySet()) {
+                queueInitialState(w, k, 0);
+            }
+        }
+    }
+
+    private void makeReady(Watcher w) {
+        if (!w.queued && !w.inFlight) {
+            w.queued = true;
+            ready.addLast(w);
+        }
+    }
+
+    // ---- the push loop (phase B) ----
+
+    /** The watchers with changes to send and nothing in flight, in the order they became ready. */
+    public List<Long> takeReady() {
+        List<Long> out = new ArrayList<>(ready.size());
+        for (Watcher w : ready) {
+            w.queued = false;
+            out.add(w.id);
+        }
+        ready.clear();
+        return out;
+    }
+
+    /**
+     * Builds the next notification for a watcher, with the current state of its pending keys (at
+     * most the configured number of events and about the configured bytes; a directory re-sync is
+     * one event however large its subtree), and marks it in flight. Null when it has nothing
+     * pending, a notification is already in flight, or it is unknown.
+     */
+    public KvWatchNotify nextNotify(long watcherId) {
+        Watcher w = watchers.get(watcherId);
+        if (w == null || w.inFlight || !w.hasPending()) {
+            return null;
+        }
+        List<KvWatchEvent> events = new ArrayList<>();
+        int bytes = 0;
+        for (Iterator<String> it = w.pendingResync.iterator(); it.hasNext() && events.size() < maxEventsPerNotify
+                && bytes < maxNotifyBytes; ) {
+            String k = it.next();
+            it.remove();
+            KvEntry e = store.tree.live(k);
+            List<KvNode> subtree = new ArrayList<>();
+            if (e != null && e.latest.dir) {
+                KvTree.collectSubtree(e, subtree);
+            }
+            KvNode self = e == null ? KvNode.absent(k) : (k.isEmpty() ? null : e.latest.toNode(k));
+            KvWatchEvent event = new KvWatchEvent(k, self, true, subtree);
+            events.add(event);
+            bytes += event.encodedSize();
+            w.inFlightResyncs.add(k);
+        }
+        for (Iterator<Map.Entry<String, String>> it = w.pending.entrySet().iterator();
+             it.hasNext() && events.size() < maxEventsPerNotify && bytes < maxNotifyBytes; ) {
+            Map.Entry<String, String> change = it.next();
+            it.remove();
+            KvWatchEvent event = KvWatchEvent.change(change.getValue(), store.nodeOf(change.getKey()));
+            events.add(event);
+            bytes += event.encodedSize();
+            w.inFlightChanges.add(new String[]{change.getKey(), change.getValue()});
+        }
+        w.inFlight = true;
+        w.queued = false;
+        ready.remove(w);
+        return new KvWatchNotify(groupId, store.lastAppliedIndex(), events);
+    }
+
+    /**
+     * The notification in flight was acknowledged ({@code delivered}) or failed. A failed one's keys
+     * are pending again (their state is read anew when sent); anything pending makes the watcher
+     * ready again.
+     */
+    public void onNotifyDone(long watcherId, boolean delivered) {
+        Watcher w = watchers.get(watcherId);
+        if (w == null) {
+            return;
+        }
+        if (!delivered) {
+            for (String[] c : w.inFlightChanges) {
+                if (w.watches.containsKey(c[1])) {
+                    w.pending.putIfAbsent(c[0], c[1]);
+                }
+            }
+            for (String k : w.inFlightResyncs) {
+                if (w.watches.containsKey(k)) {
+                    w.pendingResync.add(k);
+                }
+            }
+        }
+        w.inFlightChanges.clear();
+        w.inFlightResyncs.clear();
+        w.inFlight = false;
+        if (w.hasPending()) {
+            makeReady(w);
+        } else {
+            dropIfEmpty(w);
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package io.poyang.dtkv.server;
+
+import io.poyang.dtkv.KvCode;
+import io.poyang.dtkv.KvReq;
+import io.poyang.dtkv.KvResp;
+import org.junit.jupiter.api.Test;
+
+import static io.poyang.dtkv.server.KvLog.b;
+import static org.junit.jupiter.api.Assertions.*;
+
+/** Exactly-once writes through client sessions. */
+class ClientSessionTest {
+
+    private final KvLog log = new KvLog();
+    private final KvStore store = log.store;
+
+    private static KvReq s(KvReq r, long seq, long ackedBelow) {
+        return r.session(7, 8).seq(seq, ackedBelow);
+    }
+
+    @Test
+    void aRetryGetsTheFirstAnswerAndIsNotAppliedAgain() {
+        KvResp first = log.apply(s(KvReq.put("a", b("1")), 1, 1));
+        log.apply(KvReq.put("a", b("other")));
+        KvResp retry = log.apply(s(KvReq.put("a", b("1")), 1, 1));
+        assertSame(first, retry);
+        assertEquals("other", store.nodeOf("a").valueAsString());
+        // failures are answers too
+        KvResp fail = log.apply(s(KvReq.remove("nope"), 2, 1));
+        assertEquals(KvCode.NOT_FOUND, fail.code());
+        log.apply(KvReq.put("nope", b("x")));
+        assertSame(fail, log.apply(s(KvReq.remove("nope"), 2, 1)));
+        assertTrue(store.nodeOf("nope").exists());
+    }
+
+    @Test
+    void requestsMayArriveOutOfOrderWithinTheWindow() {
+        log.apply(s(KvReq.put("c", b("3")), 3, 1));
+        log.apply(s(KvReq.put("a", b("1")), 1, 1));
+        log.apply(s(KvReq.put("b", b("2")), 2, 1));
+        assertEquals(3, store.nodeCount());
+        assertSame(log.apply(s(KvReq.put("b", b("x")), 2, 1)).getClass(), KvResp.class);
+        assertEquals("2", store.nodeOf("b").valueAsString());
+    }
+
+    @Test
+    void acknowledgedSeqsAreRefusedAndForgotten() {
+        log.apply(s(KvReq.put("a", b("1")), 1, 1));
+        log.apply(s(KvReq.put("b", b("2")), 2, 2)); // the client got the answer to 1
+        assertEquals(KvCode.SEQ_ALREADY_ACKED, log.apply(s(KvReq.put("a", b("x")), 1, 1)).code());
+        assertEquals("1", store.nodeOf("a").valueAsString());
+        assertEquals(1, store.sessions.get(7, 8).resultCount());
+    }
+
+    @Test
+    void theWindowGrowsToItsLimit() {
+        store.config().sessionWindowMax = 64;
+        for (int seq = 1; seq <= 64; seq++) {
+            assertEquals(KvCode.SUCCESS, log.apply(s(KvReq.put("k" + seq, b("v")), seq, 1)).code());
+        }
+        assertEquals(KvCode.SESSION_WINDOW_FULL, log.apply(s(KvReq.put("k65", b("v")), 65, 1)).code());
+        assertFalse(store.nodeOf("k65").exists());
+        assertEquals(KvCode.SUCCESS, log.apply(s(KvReq.put("k65", b("v")), 65, 60)).code());
+        assertSame(store.sessions.get(7, 8).resultOf(61), log.apply(s(KvReq.put("k61", b("v")), 61, 60)));
+    }
+
+    @Test
+    void idleSessionsExpire() {
+        log.apply(s(KvReq.put("a", b("1")), 1, 1));
+        log.apply(s(KvReq.put("b", b("1")), 2, 2));
+        log.advance(store.config().sessionIdleMillis + 1);
+        KvResp r = log.apply(s(KvReq.put("c", b("1")), 3, 3));
+        assertEquals(KvCode.SESSION_EXPIRED, r.code());
+        assertFalse(store.nodeOf("c").exists());
+        assertEquals(0, store.sessions.size(), "the sweep dropped it");
+        // a client starting over with a new session is served
+        assertEquals(KvCode.SUCCESS, log.apply(KvReq.put("c", b("1")).session(7, 9).seq(1, 1)).code());
+    }
+
+    @Test
+    void malformedSessionFieldsAreInvalid() {
+        assertEquals(KvCode.INVALID_REQUEST, log.apply(KvReq.put("a", b("1")).seq(1, 1)).code());
+        assertEquals(KvCode.INVALID_REQUEST, log.apply(s(KvReq.put("a", b("1")), 3, 4)).code());
+        assertEquals(KvCode.INVALID_REQUEST, log.apply(s(KvReq.put("a", b("1")), -1, 0)).code());
+    }
+
+    @Test
+    void sessionsSurviveASnapshotAndAnswerRetriesAfterRestore() {
+        KvResp first = log.apply(s(KvReq.put("a", b("1")), 1, 1));
+        KvStore restored = SnapshotTest.restoreFrom(store, 64);
+        KvLog.Entry retry = new KvLog.Entry(log.index + 1, log.clockMillis, io.poyang.codec.EncodeContext
+                .encodeToArray(s(KvReq.put("a", b("2")), 1, 1)));
+        KvResp again = restored.apply(retry.index, retry.timestampMillis, retry.decode());
+        assertEquals(first, again);
+        assertEquals("1", restored.nodeOf("a").valueAsString());
+    }
+}

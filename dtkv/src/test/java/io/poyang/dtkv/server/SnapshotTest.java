@@ -1,0 +1,236 @@
+package io.poyang.dtkv.server;
+
+import io.poyang.codec.EncodeContext;
+import io.poyang.codec.PbParser;
+import io.poyang.dtkv.KvCode;
+import io.poyang.dtkv.KvReq;
+import io.poyang.dtkv.KvResp;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+
+import static io.poyang.dtkv.server.KvLog.b;
+import static org.junit.jupiter.api.Assertions.*;
+
+/** Snapshots taken while writes go on restore to exactly the state of the log they cover. */
+class SnapshotTest {
+
+    /** Copies {@code source}'s state through encoded chunks, as a follower installing a snapshot would. */
+    static KvStore restoreFrom(KvStore source, int chunkBytes) {
+        source.config().snapshotChunkBytes = chunkBytes;
+        KvStore target = new KvStore();
+        try (KvSnapshot snap = source.openSnapshot()) {
+            KvSnapshotRestorer r = target.beginRestore();
+            KvSnapshotChunk c;
+            do {
+                c = PbParser.parse(EncodeContext.encodeToArray(snap.nextChunk()), new KvSnapshotChunk.Decoder());
+                r.accept(c);
+            } while (!c.isLast());
+            r.finish();
+        }
+        return target;
+    }
+
+    /** A random write over a small key space, touching every kind of node and owner. */
+    static KvReq randomWrite(Random rnd, int i) {
+        String dir = "d" + rnd.nextInt(8);
+        String key = dir + ".k" + rnd.nextInt(200);
+        long client = 1 + rnd.nextInt(3);
+        switch (rnd.nextInt(14)) {
+            case 0:
+                return KvReq.mkdir(dir);
+            case 1:
+                return KvReq.remove(key);
+            case 2:
+                return KvReq.batchPut(Arrays.asList(key, dir + ".k" + rnd.nextInt(200)),
+                        Arrays.asList(b("b" + i), b("c" + i)));
+            case 3:
+                return KvReq.compareAndSet(key, b("v" + (i - 1)), b("v" + i));
+            case 4:
+                return KvReq.putTemp(key, b("t" + i), 50 + rnd.nextInt(500)).session(client, client);
+            case 5:
+                return KvReq.makeTempDir("t" + rnd.nextInt(4), 100 + rnd.nextInt(300)).session(client, client);
+            case 6:
+                return KvReq.put("t" + rnd.nextInt(4) + ".x", b("x" + i)).session(client, client);
+            case 7:
+                return KvReq.tryLock("lock" + rnd.nextInt(3), 50 + rnd.nextInt(300), rnd.nextInt(2) * 200L)
+                        .session(client, client);
+            case 8:
+                return KvReq.unlock("lock" + rnd.nextInt(3)).session(client, client);
+            case 9:
+                return KvReq.put(key, b("v" + i)).session(client, client).seq(i, Math.max(1, i - 5));
+            case 10:
+                return KvReq.batchRemove(Arrays.asList(key, dir + ".k" + rnd.nextInt(200)));
+            default:
+                return KvReq.put(key, b("v" + i));
+        }
+    }
+
+    @Test
+    void aSnapshotTakenDuring10000WritesRestoresToTheReplayOfTheLog() {
+        Random rnd = new Random(10_000);
+        KvLog log = new KvLog();
+        KvStore leader = log.store;
+        leader.ttlManager().onLeaderStart(log.clockMillis);
+        leader.config().snapshotChunkBytes = 2048; // many chunks, so writes interleave with the walk
+        for (int i = 1; i <= 2000; i++) {
+            log.apply(randomWrite(rnd, i));
+            log.advance(rnd.nextInt(5));
+        }
+        // Open at index S, then alternate: a few writes (with expiries the leader proposes), one chunk.
+        KvSnapshot snap = leader.openSnapshot();
+        long s = snap.index();
+        List<byte[]> chunks = new ArrayList<>();
+        int written = 0;
+        while (written < 10_000) {
+            for (int j = 0; j < 7 && written < 10_000; j++, written++) {
+                log.apply(randomWrite(rnd, 2000 + written));
+                log.advance(rnd.nextInt(5));
+                for (KvReq due : leader.ttlManager().pollDue(log.clockMillis, 5)) {
+                    log.apply(due);
+                }
+            }
+            if (!snap.isDone()) {
+                chunks.add(EncodeContext.encodeToArray(snap.nextChunk()));
+            }
+        }
+        while (!snap.isDone()) {
+            chunks.add(EncodeContext.encodeToArray(snap.nextChunk()));
+        }
+        assertTrue(leader.tree.keptVersions() > 0, "older versions were kept while the snapshot was open");
+        snap.close();
+        assertEquals(0, leader.tree.keptVersions(), "and dropped when it closed");
+        assertEquals(leader.nodeCount(), leader.tree.entryCount(), "tombstones are gone too");
+        assertTrue(chunks.size() > 5, "the snapshot came in many chunks: " + chunks.size());
+
+        // A replica that replays the log up to S equals the snapshot.
+        KvStore atS = new KvStore();
+        log.replayInto(atS, 0);
+        KvStore replayToS = new KvStore();
+        for (KvLog.Entry e : log.entries) {
+            if (e.index <= s) {
+                replayToS.apply(e.index, e.timestampMillis, e.decode());
+            }
+        }
+        KvStore restored = new KvStore();
+        KvSnapshotRestorer r = restored.beginRestore();
+        for (byte[] c : chunks) {
+            r.accept(PbParser.parse(c, new KvSnapshotChunk.Decoder()));
+        }
+        r.finish();
+        assertEquals(replayToS.describeState(), restored.describeState(), "the snapshot is the state at its index");
+
+        // Restored, then replaying the rest of the log, equals the leader and a full replay.
+        log.replayInto(restored, s);
+        assertEquals(leader.describeState(), restored.describeState());
+        assertEquals(atS.describeState(), leader.describeState());
+        assertTrue(leader.nodeCount() > 100, "the state is not trivial: " + leader.nodeCount());
+    }
+
+    @Test
+    void theLeaderApplyingRequestObjectsAndAFollowerApplyingTheirBytesAgree() {
+        // On the leader the log body is the KvReq object itself; followers decode it from bytes.
+        Random rnd = new Random(3);
+        KvStore leader = new KvStore();
+        KvStore follower = new KvStore();
+        long clock = 1_000_000;
+        for (long index = 1; index <= 5000; index++) {
+            KvReq original = randomWrite(rnd, (int) index);
+            if (index % 50 == 0) {
+                original = KvReq.put(rnd.nextBoolean() ? "" : null, null); // defaults: null vs empty
+            }
+            byte[] body = EncodeContext.encodeToArray(original);
+            KvResp a = leader.apply(index, clock, original);
+            KvResp b = follower.apply(index, clock, PbParser.parse(body, new KvReq.Decoder()));
+            assertEquals(a, b, "answers differ at " + index + " for " + original);
+            clock += rnd.nextInt(20);
+        }
+        assertEquals(leader.describeState(), follower.describeState());
+    }
+
+    @Test
+    void theSnapshotSeesTheStateAtItsIndexDespiteLaterWrites() {
+        KvLog log = new KvLog();
+        KvStore store = log.store;
+        log.apply(KvReq.mkdir("d"));
+        log.apply(KvReq.put("d.a", b("1")));
+        log.apply(KvReq.put("d.b", b("1")));
+        KvSnapshot snap = store.openSnapshot();
+        log.apply(KvReq.put("d.a", b("2")));       // updated
+        log.apply(KvReq.remove("d.b"));             // removed
+        log.apply(KvReq.put("d.b", b("3")));       // re-created on the same entry
+        log.apply(KvReq.put("d.c", b("new")));     // created after
+        log.apply(KvReq.put("d.a", b("4")));       // a version no snapshot sees
+        KvSnapshot second = store.openSnapshot();
+        log.apply(KvReq.put("d.a", b("5")));
+        KvSnapshotChunk c = snap.nextChunk();
+        assertTrue(c.isLast());
+        assertEquals(Arrays.asList("d", "d.a", "d.b"), KvStoreOperationsTest.keys(c.nodes()));
+        assertEquals("1", c.nodes().get(1).valueAsString());
+        assertEquals("1", c.nodes().get(2).valueAsString());
+        assertEquals(3, c.nodes().get(2).createIndex());
+        KvSnapshotChunk c2 = second.nextChunk();
+        assertEquals("4", c2.nodes().get(1).valueAsString());
+        assertEquals("3", c2.nodes().get(2).valueAsString());
+        assertEquals(4, c2.nodes().size());
+        snap.close();
+        assertTrue(store.tree.keptVersions() > 0, "the second snapshot still holds versions");
+        second.close();
+        second.close(); // idempotent
+        assertEquals(0, store.tree.keptVersions());
+        assertEquals("5", store.nodeOf("d.a").valueAsString());
+        assertThrows(IllegalStateException.class, snap::nextChunk);
+    }
+
+    @Test
+    void withoutSnapshotsNoVersionIsKept() {
+        KvLog log = new KvLog();
+        for (int i = 0; i < 1000; i++) {
+            log.apply(KvReq.put("k" + (i % 10), b("v" + i)));
+            if (i % 3 == 0) {
+                log.apply(KvReq.remove("k" + (i % 10)));
+            }
+        }
+        assertEquals(0, log.store.tree.keptVersions());
+        assertEquals(log.store.nodeCount(), log.store.tree.entryCount());
+    }
+
+    @Test
+    void badSnapshotsAreRefused() {
+        KvStore store = new KvStore();
+        KvSnapshotRestorer r = store.beginRestore();
+        KvSnapshotChunk orphan = new KvSnapshotChunk(5, 1, Arrays.asList(io.poyang.dtkv.KvNode.of("a.b", b("1"),
+                false, 1, 1)), null, null, true);
+        assertThrows(IllegalStateException.class, () -> r.accept(orphan));
+        KvSnapshotRestorer r2 = store.beginRestore();
+        r2.accept(new KvSnapshotChunk(5, 1, null, null, null, false));
+        assertThrows(IllegalStateException.class, r2::finish);
+        assertThrows(IllegalStateException.class, () -> r2.accept(new KvSnapshotChunk(6, 1, null, null, null, true)));
+        KvStore open = new KvStore();
+        try (KvSnapshot s = open.openSnapshot()) {
+            assertThrows(IllegalStateException.class, open::beginRestore);
+        }
+    }
+
+    @Test
+    void locksAndSessionsAreInTheSnapshot() {
+        KvLog log = new KvLog();
+        log.apply(KvReq.tryLock("l", 1000, 0).session(1, 1));
+        log.apply(KvReq.tryLock("l", 1000, 5000).session(2, 2));
+        log.apply(KvReq.put("a", b("1")).session(3, 3).seq(1, 1));
+        for (int c = 10; c < 300; c++) {
+            log.apply(KvReq.tryLock("many" + c, 1000, 0).session(c, c));
+            log.apply(KvReq.put("a", b("1")).session(c, c).seq(1, 1));
+        }
+        KvStore restored = restoreFrom(log.store, 256); // locks and sessions span many chunks
+        assertEquals(log.store.describeState(), restored.describeState());
+        assertEquals(291, restored.ttlManager().trackedLeaseCount(), "every held lock has its lease deadline");
+        // the waiter is granted on the restored replica just as on the original
+        KvResp r = restored.apply(log.index + 1, log.clockMillis, KvReq.unlock("l").session(1, 1));
+        assertEquals(KvCode.SUCCESS, r.code());
+        assertTrue(restored.locks.get("l").heldBy(2, 2));
+    }
+}

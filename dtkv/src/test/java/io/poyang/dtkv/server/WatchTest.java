@@ -1,0 +1,296 @@
+package io.poyang.dtkv.server;
+
+import io.poyang.dtkv.KvCode;
+import io.poyang.dtkv.KvNode;
+import io.poyang.dtkv.KvReq;
+import io.poyang.dtkv.KvWatchEvent;
+import io.poyang.dtkv.KvWatchNotify;
+import io.poyang.dtkv.KvWatchReq;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import static io.poyang.dtkv.server.KvLog.asA;
+import static io.poyang.dtkv.server.KvLog.b;
+import static org.junit.jupiter.api.Assertions.*;
+
+/** Watches: what fires, coalescing for slow watchers, and re-sync after a reconnect or failover. */
+class WatchTest {
+
+    private final KvLog log = new KvLog();
+    private final KvStore store = log.store;
+    private final WatchManager watches = store.watchManager();
+
+    private static KvWatchReq add(String key, long known) {
+        return new KvWatchReq(0, false, false, Collections.singletonList(key), new long[]{known});
+    }
+
+    /** Delivers everything ready for the watcher (acknowledging each push) and returns the events. */
+    private List<KvWatchEvent> drain(long watcher) {
+        List<KvWatchEvent> out = new ArrayList<>();
+        assertTrue(watches.takeReady().contains(watcher) || watches.pendingCount(watcher) == 0);
+        KvWatchNotify n;
+        while ((n = watches.nextNotify(watcher)) != null) {
+            assertEquals(store.lastAppliedIndex(), n.raftIndex());
+            out.addAll(n.events());
+            watches.onNotifyDone(watcher, true);
+        }
+        return out;
+    }
+
+    @Test
+    void aKeyWatchGetsTheCurrentStateThenEachChange() {
+        log.apply(KvReq.put("k", b("1")));
+        assertEquals(KvCode.SUCCESS, watches.watch(1, add("k", 0)).code());
+        List<KvWatchEvent> first = drain(1);
+        assertEquals(1, first.size());
+        assertEquals("1", first.get(0).node().valueAsString());
+        log.apply(KvReq.put("other", b("x")));
+        assertTrue(watches.takeReady().isEmpty(), "an unrelated key does not fire");
+        log.apply(KvReq.put("k", b("2")));
+        assertEquals("2", drain(1).get(0).node().valueAsString());
+        log.apply(KvReq.remove("k"));
+        KvWatchEvent removed = drain(1).get(0);
+        assertEquals("k", removed.watchKey());
+        assertFalse(removed.node().exists());
+        log.apply(KvReq.put("k", b("3")));
+        assertEquals("3", drain(1).get(0).node().valueAsString(), "a watch on a removed key sees it come back");
+    }
+
+    @Test
+    void aDirectoryWatchCoversItsWholeSubtreeAndResyncsFirst() {
+        log.apply(KvReq.mkdir("cfg"));
+        log.apply(KvReq.put("cfg.a", b("1")));
+        watches.watch(1, add("cfg", 0));
+        List<KvWatchEvent> first = drain(1);
+        assertEquals(1, first.size());
+        assertTrue(first.get(0).isResync());
+        assertEquals(Arrays.asList("cfg.a"), KvStoreOperationsTest.keys(first.get(0).subtree()));
+        log.apply(KvReq.mkdir("cfg.db"));
+        log.apply(KvReq.put("cfg.db.url", b("jdbc")));
+        log.apply(KvReq.put("elsewhere", b("x")));
+        List<KvWatchEvent> events = drain(1);
+        assertEquals(Arrays.asList("cfg.db", "cfg.db.url"), keysOf(events));
+        assertEquals("cfg", events.get(1).watchKey());
+    }
+
+    @Test
+    void theRootWatchSeesEverythingAndTtlRefreshesDoNotFire() {
+        watches.watch(1, add("", 0));
+        assertTrue(drain(1).get(0).isResync());
+        log.apply(asA(KvReq.putTemp("t", b("1"), 1000)));
+        assertEquals(Arrays.asList("t"), keysOf(drain(1)));
+        log.apply(asA(KvReq.updateTtl("t", 5000)));
+        assertEquals(0, watches.pendingCount(1));
+    }
+
+    @Test
+    void aSlowWatcherCoalescesToTheLatestStateAndNeverBlocksWrites() {
+        log.apply(KvReq.mkdir("d"));
+        watches.watch(1, add("d", log.index));
+        drain(1);
+        log.apply(KvReq.put("d.k", b("0")));
+        watches.takeReady();
+        KvWatchNotify inFlight = watches.nextNotify(1); // pushed, never acknowledged yet
+        assertNotNull(inFlight);
+        for (int i = 1; i <= 100_000; i++) {
+            log.apply(KvReq.put("d.k" + (i % 10), b("v" + i)));
+        }
+        assertEquals(10, watches.pendingCount(1), "100,000 writes to 10 keys leave 10 pending keys");
+        assertNull(watches.nextNotify(1), "one notification in flight at a time");
+        watches.onNotifyDone(1, true);
+        List<KvWatchEvent> events = drain(1);
+        assertEquals(10, events.size());
+        Map<String, String> latest = new HashMap<>();
+        for (KvWatchEvent e : events) {
+            latest.put(e.node().key(), e.node().valueAsString());
+        }
+        assertEquals("v100000", latest.get("d.k0"));
+        assertEquals("v99999", latest.get("d.k9"));
+    }
+
+    @Test
+    void largeValuesAreSpreadOverSeveralNotifications() {
+        log.apply(KvReq.mkdir("d"));
+        watches.watch(1, add("d", log.index));
+        drain(1);
+        byte[] mib = new byte[1 << 20];
+        for (int i = 0; i < 5; i++) {
+            log.apply(KvReq.put("d.big" + i, mib));
+        }
+        watches.takeReady();
+        int notifies = 0;
+        int events = 0;
+        KvWatchNotify n;
+        while ((n = watches.nextNotify(1)) != null) {
+            assertTrue(n.encodedSize() < (3 << 20), "a notification stays well under a frame: " + n.encodedSize());
+            notifies++;
+            events += n.events().size();
+            watches.onNotifyDone(1, true);
+        }
+        assertEquals(5, events);
+        assertTrue(notifies >= 2, "split over " + notifies);
+    }
+
+    @Test
+    void anUndeliveredNotificationIsSentAgainWithTheLatestState() {
+        log.apply(KvReq.put("k", b("1")));
+        watches.watch(1, add("k", log.index));
+        log.apply(KvReq.put("k", b("2")));
+        watches.takeReady();
+        assertEquals("2", watches.nextNotify(1).events().get(0).node().valueAsString());
+        log.apply(KvReq.put("k", b("3")));
+        watches.onNotifyDone(1, false);
+        List<KvWatchEvent> again = drain(1);
+        assertEquals(1, again.size());
+        assertEquals("3", again.get(0).node().valueAsString());
+    }
+
+    @Test
+    void reRegisteringWithKnownIndexesSendsOnlyWhatTheClientMissed() {
+        log.apply(KvReq.put("a", b("1")));
+        log.apply(KvReq.put("b", b("1")));
+        long seen = log.index;
+        log.apply(KvReq.put("b", b("2")));
+        log.apply(KvReq.remove("a"));
+        log.apply(KvReq.put("c", b("1")));
+        // the client saw a and b at 'seen', c never; it reconnects and sends everything
+        KvWatchReq sync = new KvWatchReq(0, false, true, Arrays.asList("a", "b", "c", "untouched"),
+                new long[]{seen, seen, 0, 0});
+        log.apply(KvReq.put("untouched", b("u")));
+        KvWatchReq upToDate = new KvWatchReq(0, false, false, Collections.singletonList("untouched"),
+                new long[]{log.index});
+        watches.watch(7, upToDate);
+        assertEquals(0, watches.pendingCount(7), "a key the client has at its latest index is not re-sent");
+        watches.watch(7, sync);
+        List<KvWatchEvent> events = drain(7);
+        Map<String, KvNode> byKey = new HashMap<>();
+        for (KvWatchEvent e : events) {
+            byKey.put(e.node().key(), e.node());
+        }
+        assertFalse(byKey.get("a").exists());
+        assertEquals("2", byKey.get("b").valueAsString());
+        assertEquals("1", byKey.get("c").valueAsString());
+        assertEquals("u", byKey.get("untouched").valueAsString(), "known index 0: the client has nothing");
+    }
+
+    @Test
+    void aClientFailingOverToAnotherReplicaEndsWithTheLatestValueOfEveryWatchedKey() {
+        // Node 1 serves the client; node 2 lags behind, then catches up after the client moved to it.
+        Random rnd = new Random(42);
+        KvStore node2 = new KvStore();
+        String[] keys = {"w.a", "w.b", "w.c", "w.d"};
+        log.apply(KvReq.mkdir("w"));
+        Map<String, Long> clientIndex = new HashMap<>();
+        Map<String, String> clientValue = new HashMap<>();
+        watches.watch(1, new KvWatchReq(0, false, true, Arrays.asList(keys), new long[keys.length]));
+        for (int i = 0; i < 500; i++) {
+            String k = keys[rnd.nextInt(keys.length)];
+            log.apply(rnd.nextInt(5) == 0 ? KvReq.remove(k) : KvReq.put(k, b("v" + i)));
+            if (i % 7 == 0) {
+                clientReceives(store, 1, drainNotifies(store, 1), clientIndex, clientValue);
+            }
+        }
+        // node 1 dies with changes undelivered; node 2 has applied only up to some earlier index
+        long lag = log.index - 40;
+        for (KvLog.Entry e : log.entries) {
+            if (e.index <= lag) {
+                node2.apply(e.index, e.timestampMillis, e.decode());
+            }
+        }
+        long[] known = new long[keys.length];
+        for (int i = 0; i < keys.length; i++) {
+            known[i] = clientIndex.getOrDefault(keys[i], 0L);
+        }
+        node2.watchManager().watch(1, new KvWatchReq(0, false, true, Arrays.asList(keys), known));
+        clientReceives(node2, 1, drainNotifies(node2, 1), clientIndex, clientValue);
+        // node 2 catches up (the client ignores states older than what it has)
+        for (KvLog.Entry e : log.entries) {
+            if (e.index > lag) {
+                node2.apply(e.index, e.timestampMillis, e.decode());
+                if (e.index % 5 == 0) {
+                    clientReceives(node2, 1, drainNotifies(node2, 1), clientIndex, clientValue);
+                }
+            }
+        }
+        clientReceives(node2, 1, drainNotifies(node2, 1), clientIndex, clientValue);
+        for (String k : keys) {
+            KvNode truth = store.nodeOf(k);
+            assertEquals(truth.exists() ? truth.valueAsString() : null, clientValue.get(k), k);
+        }
+    }
+
+    private static List<KvWatchNotify> drainNotifies(KvStore s, long watcher) {
+        List<KvWatchNotify> out = new ArrayList<>();
+        s.watchManager().takeReady();
+        KvWatchNotify n;
+        while ((n = s.watchManager().nextNotify(watcher)) != null) {
+            out.add(n);
+            s.watchManager().onNotifyDone(watcher, true);
+        }
+        return out;
+    }
+
+    /** What a client does: keep, per key, the state with the highest index seen. */
+    private static void clientReceives(KvStore from, long watcher, List<KvWatchNotify> notifies,
+                                       Map<String, Long> index, Map<String, String> value) {
+        for (KvWatchNotify n : notifies) {
+            for (KvWatchEvent e : n.events()) {
+                String k = e.node().key();
+                if (n.raftIndex() >= index.getOrDefault(k, 0L)) {
+                    index.put(k, n.raftIndex());
+                    value.put(k, e.node().exists() ? e.node().valueAsString() : null);
+                }
+            }
+        }
+    }
+
+    @Test
+    void removingWatchesAndWatchersUnlinksEverything() {
+        log.apply(KvReq.put("k", b("1")));
+        watches.watch(1, add("k", 0));
+        watches.watch(2, add("k", 0));
+        assertEquals(1, watches.watchedKeyCount());
+        assertEquals(2, watches.watcherCount());
+        watches.watch(1, new KvWatchReq(0, true, false, Collections.singletonList("k"), new long[1]));
+        assertEquals(1, watches.watcherCount());
+        watches.removeWatcher(2);
+        assertEquals(0, watches.watchedKeyCount());
+        assertNull(store.tree.lookup("k").watched);
+        log.apply(KvReq.put("k", b("2")));
+        assertTrue(watches.takeReady().isEmpty());
+        assertEquals(KvCode.INVALID_KEY, watches.watch(3, add("bad..key", 0)).code());
+        assertEquals(0, watches.watcherCount());
+    }
+
+    @Test
+    void watchesSurviveASnapshotInstallAndResendWhatTheyWatch() {
+        log.apply(KvReq.put("k", b("1")));
+        watches.watch(1, add("k", log.index));
+        KvLog other = new KvLog();
+        other.apply(KvReq.put("k", b("from-snapshot")));
+        KvSnapshot snap = other.store.openSnapshot();
+        KvSnapshotRestorer r = store.beginRestore();
+        r.accept(snap.nextChunk());
+        r.finish();
+        snap.close();
+        List<KvWatchEvent> events = drain(1);
+        assertEquals("from-snapshot", events.get(0).node().valueAsString());
+        store.apply(store.lastAppliedIndex() + 1, log.clockMillis, KvReq.put("k", b("after")));
+        assertEquals("after", drain(1).get(0).node().valueAsString(), "the new entry is linked to the watch");
+    }
+
+    private static List<String> keysOf(List<KvWatchEvent> events) {
+        List<String> out = new ArrayList<>();
+        for (KvWatchEvent e : events) {
+            out.add(e.node().key());
+        }
+        return out;
+    }
+}
