@@ -16,7 +16,9 @@ public enum ErrorCode {
     /** The component is stopping or stopped and takes no more work. */
     STOPPED(4),
     /** Malformed or oversized protobuf input. */
-    CODEC(5);
+    CODEC(5),
+    /** A raft write went to a node that is not the group's leader; it was not applied. */
+    NOT_LEADER(6);
 
     private static final ErrorCode[] BY_CODE;
 
