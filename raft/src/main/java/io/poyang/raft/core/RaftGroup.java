@@ -83,6 +83,8 @@ public final class RaftGroup {
     private volatile long pubCommit;
     private volatile long pubApplied;
     private volatile long pubLastLog;
+    private volatile long pubFirstLog;
+    private volatile long pubElectionRounds;
     private volatile boolean stopRequested;
     private volatile Throwable pubFailure;
     private final CompletableFuture<Void> started = new CompletableFuture<>();
@@ -447,6 +449,25 @@ public final class RaftGroup {
         return pubApplied;
     }
 
+    /** Elections this node started (pre-vote rounds), since it started: a metric, and what tests wait on. */
+    public long electionRounds() {
+        return pubElectionRounds;
+    }
+
+    void countElectionRound() {
+        pubElectionRounds++;
+    }
+
+    /** The first index still in this node's log (entries below it are in a snapshot). */
+    public long firstLogIndex() {
+        return pubFirstLog;
+    }
+
+    /** The last index in this node's log. */
+    public long lastLogIndex() {
+        return pubLastLog;
+    }
+
     /** The error that made the group stop taking part (it needs a restart), or null. */
     public Throwable failure() {
         return pubFailure;
@@ -489,6 +510,7 @@ public final class RaftGroup {
         pubCommit = state.commitIndex;
         pubApplied = state.lastApplied;
         pubLastLog = store.lastIndex();
+        pubFirstLog = store.firstIndex();
     }
 
     private void onPersisted(long persisted) {

@@ -181,6 +181,7 @@ final class SnapshotManager {
                 log.warn("group {} on node {}: deleting the log below the oldest snapshot failed; it is retried after the"
                         + " next snapshot", g.state.groupId, g.state.selfId, a.error);
             }
+            g.publishProgress();
             return finish(written.meta);
         }
 
@@ -372,6 +373,7 @@ final class SnapshotManager {
                 g.followerAppender.onLogReset(idx);
             }
             g.commitManager.advanceTo(idx);
+            g.publishProgress();
             pruneOld();
             return Fiber.frameReturn(answer(true, receivedBytes));
         }

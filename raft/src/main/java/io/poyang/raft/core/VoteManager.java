@@ -141,6 +141,7 @@ final class VoteManager extends FiberFrame<Void> {
     private FrameCallResult startPreVote(long now) {
         RaftState s = g.state;
         restartElectionTimer(now);
+        g.countElectionRound();
         if (s.members.voterCount() == 1) {
             return startVote();
         }
