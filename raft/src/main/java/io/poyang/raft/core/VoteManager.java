@@ -142,6 +142,11 @@ final class VoteManager extends FiberFrame<Void> {
         RaftState s = g.state;
         restartElectionTimer(now);
         g.countElectionRound();
+        if (s.leaderId != 0 && s.role != RaftRole.LEADER) {
+            // the leader went silent: stop naming it to clients
+            s.leaderId = 0;
+            g.publish();
+        }
         if (s.members.voterCount() == 1) {
             return startVote();
         }
