@@ -133,15 +133,26 @@ public final class RaftClient extends LifeCycle {
         return f;
     }
 
-    /** Like {@link #write(int, int, Encodable, DecoderFactory, long)}, reporting to {@code callback} exactly once. */
+    /**
+     * Like {@link #write(int, int, Encodable, DecoderFactory, long)}, reporting to {@code callback}
+     * exactly once — never from inside this call: a write that cannot even be sent (the client's
+     * pending-request bound is full, the client is stopped) throws {@link FlowControlException} or
+     * {@link StoppedException} instead, so a callback that writes again cannot recurse.
+     */
     public <T> void write(int groupId, int bizType, Encodable body, DecoderFactory<T> resultDecoder, long timeoutMillis,
                           RpcCallback<T> callback) {
         checkRunning();
         if (timeoutMillis <= 0) {
             throw new IllegalArgumentException("timeoutMillis must be positive: " + timeoutMillis);
         }
-        new WriteCall<>(groupId, new RaftWriteRequest(groupId, bizType, body), resultDecoder,
-                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback).attempt();
+        WriteCall<T> call = new WriteCall<>(groupId, new RaftWriteRequest(groupId, bizType, body), resultDecoder,
+                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
+        call.first = true;
+        try {
+            call.attempt();
+        } finally {
+            call.first = false;
+        }
     }
 
     /** The leader of {@code groupId} as this client knows it, or 0. */
@@ -179,6 +190,8 @@ public final class RaftClient extends LifeCycle {
         private final AtomicInteger done = new AtomicInteger();
         private int node;
         private int attempts;
+        /** Set during the caller's own attempt: failures to send are thrown, not called back. */
+        boolean first;
         private long backoffMillis;
 
         WriteCall(int groupId, RaftWriteRequest request, DecoderFactory<T> decoder, long deadlineNanos,
@@ -210,6 +223,9 @@ public final class RaftClient extends LifeCycle {
                 net.sendRequest(p, WritePacket.request(RaftCommands.RAFT_WRITE, request), decoder, left,
                         CallOptions.IO_THREAD_CALLBACK, this);
             } catch (FlowControlException | StoppedException e) {
+                if (first) {
+                    throw e;
+                }
                 fail(e);
             } catch (NetConnectionException e) {
                 // not sent: the connection went away between the check and the send

@@ -21,6 +21,7 @@ import io.poyang.raft.client.RaftRole;
 import io.poyang.raft.client.RaftStatusResponse;
 import io.poyang.raft.sm.SnapshotMeta;
 import io.poyang.raft.sm.StateMachine;
+import io.poyang.raft.store.FsyncGate;
 import io.poyang.raft.store.LogStore;
 import io.poyang.raft.store.LogStoreConfig;
 import io.poyang.raft.store.RecoveredState;
@@ -94,10 +95,11 @@ public final class RaftGroup {
      * @param dir              the group's directory (log, index, status and snapshot files)
      * @param ioExecutor       blocking file I/O (shared by the groups of a server; at least two threads)
      * @param callbackExecutor where futures returned by {@link #submit} complete
+     * @param fsyncGate        the bound on fsyncs shared by the groups on the same disk, or null
      */
     public RaftGroup(int groupId, int selfId, Members members, StateMachine sm, RaftConfig config, Path dir,
                      Dispatcher dispatcher, ExecutorService ioExecutor, Executor callbackExecutor,
-                     RaftTransport transport) {
+                     RaftTransport transport, FsyncGate fsyncGate) {
         config.validate();
         this.state = new RaftState(groupId, selfId, members);
         this.config = config;
@@ -108,7 +110,7 @@ public final class RaftGroup {
         this.ioExecutor = ioExecutor;
         this.dir = dir;
         this.store = new LogStore("group-" + groupId, fiberGroup, new LogStoreConfig(dir, ioExecutor)
-                .segmentBytes(config.segmentBytes()).syncForce(config.syncForce()));
+                .segmentBytes(config.segmentBytes()).syncForce(config.syncForce()).fsyncGate(fsyncGate));
         this.flowControl = new WriteFlowControl(config.maxPendingWrites(), config.maxPendingWriteBytes());
         this.responder = new WriteResponder(groupId, flowControl, callbackExecutor);
         this.statusSaver = new StatusSaver(state, store, fiberGroup);
@@ -295,6 +297,33 @@ public final class RaftGroup {
                 return mainFibers[joined++].join(5_000, this::joinNext);
             }
             snapshotManager.close();
+            return followerChannel.takeAll(leftovers, 0, this::answerLeftovers);
+        }
+
+        private final java.util.ArrayList<Object> leftovers = new java.util.ArrayList<>();
+
+        /** Requests that came in after their fibers ended: answered, so the network layer is not left waiting. */
+        private FrameCallResult answerLeftovers(Void v) {
+            String msg = "raft group " + state.groupId + " on node " + state.selfId + " is stopping";
+            for (Object o : leftovers) {
+                if (o instanceof AppendEntriesRequest) {
+                    ((AppendEntriesRequest) o).context.respondError(ResponseCode.STOPPING, msg);
+                } else if (o instanceof InstallSnapshotRequest) {
+                    ((InstallSnapshotRequest) o).context.respondError(ResponseCode.STOPPING, msg);
+                }
+            }
+            leftovers.clear();
+            return voteChannel.takeAll(leftovers, 0, this::answerVoteLeftovers);
+        }
+
+        private FrameCallResult answerVoteLeftovers(Void v) {
+            String msg = "raft group " + state.groupId + " on node " + state.selfId + " is stopping";
+            for (Object o : leftovers) {
+                if (o instanceof VoteRequest) {
+                    ((VoteRequest) o).context.respondError(ResponseCode.STOPPING, msg);
+                }
+            }
+            leftovers.clear();
             return Fiber.call(Attempt.of(store.close()), this::afterClose);
         }
 
@@ -339,20 +368,38 @@ public final class RaftGroup {
 
     /** An AppendEntries request from the leader (I/O thread). */
     public void acceptAppend(ReqContext ctx, AppendEntriesRequest req) {
+        if (refuseStopping(ctx)) {
+            return;
+        }
         req.context = ctx;
         followerChannel.fireOffer(req);
     }
 
     /** An InstallSnapshot chunk from the leader (I/O thread). */
     public void acceptInstallSnapshot(ReqContext ctx, InstallSnapshotRequest req) {
+        if (refuseStopping(ctx)) {
+            return;
+        }
         req.context = ctx;
         followerChannel.fireOffer(req);
     }
 
     /** A pre-vote or vote request (I/O thread). */
     public void acceptVote(ReqContext ctx, VoteRequest req) {
+        if (refuseStopping(ctx)) {
+            return;
+        }
         req.context = ctx;
         voteChannel.fireOffer(req);
+    }
+
+    private boolean refuseStopping(ReqContext ctx) {
+        if (!stopRequested) {
+            return false;
+        }
+        ctx.respondError(ResponseCode.STOPPING, "raft group " + state.groupId + " on node " + state.selfId
+                + " is stopping");
+        return true;
     }
 
     /** A decoder for client bodies of {@code bizType} (see {@link StateMachine#newBodyDecoder}); null: raw bytes. */
@@ -447,6 +494,16 @@ public final class RaftGroup {
 
     public long lastApplied() {
         return pubApplied;
+    }
+
+    /** fsyncs of this group's log so far (a plain read of a counter the dispatcher keeps: for metrics). */
+    public long logFsyncCount() {
+        return store.fsyncCount();
+    }
+
+    /** Positional writes to this group's log so far (for metrics). */
+    public long logWriteCount() {
+        return store.writeCount();
     }
 
     /** Elections this node started (pre-vote rounds), since it started: a metric, and what tests wait on. */

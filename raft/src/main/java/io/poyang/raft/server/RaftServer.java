@@ -12,6 +12,7 @@ import io.poyang.net.NioServerConfig;
 import io.poyang.raft.client.RaftCommands;
 import io.poyang.raft.core.Members;
 import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.store.FsyncGate;
 import io.poyang.raft.store.LogStoreConfig;
 
 import java.net.InetSocketAddress;
@@ -61,6 +62,7 @@ public final class RaftServer extends LifeCycle {
     private NioServer serviceServer;
     private NioClient replicationClient;
     private ReplicationTransport transport;
+    private FsyncGate fsyncGate;
     private int nextDispatcher;
 
     public RaftServer(RaftServerConfig config) {
@@ -94,6 +96,7 @@ public final class RaftServer extends LifeCycle {
             dispatchers[i].start();
         }
         logIo = LogStoreConfig.newIoExecutor("raft-" + id + "-log-io", config.logIoThreads);
+        fsyncGate = config.fsyncPermits > 0 ? new FsyncGate(config.fsyncPermits) : null;
 
         NioClientConfig cc = new NioClientConfig();
         cc.name = "raft-" + id + "-replication-client";
@@ -152,7 +155,7 @@ public final class RaftServer extends LifeCycle {
         nextDispatcher = (nextDispatcher + 1) % dispatchers.length;
         Executor cb = config.callbackExecutor != null ? config.callbackExecutor : ForkJoinPool.commonPool();
         RaftGroup g = new RaftGroup(spec.groupId, config.nodeId, new Members(spec.members), spec.stateMachine.get(),
-                config.raft, config.dataDir.resolve("group-" + spec.groupId), d, logIo, cb, transport);
+                config.raft, config.dataDir.resolve("group-" + spec.groupId), d, logIo, cb, transport, fsyncGate);
         registry.add(g);
         return g.start();
     }

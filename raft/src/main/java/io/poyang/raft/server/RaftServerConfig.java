@@ -28,6 +28,7 @@ public final class RaftServerConfig {
     final int logIoThreads;
     final int serviceIoThreads;
     final int replicationIoThreads;
+    final int fsyncPermits;
     final RaftConfig raft;
     final List<GroupSpec> groups;
     final FaultInjector faultInjector;
@@ -43,6 +44,7 @@ public final class RaftServerConfig {
         this.logIoThreads = b.logIoThreads;
         this.serviceIoThreads = b.serviceIoThreads;
         this.replicationIoThreads = b.replicationIoThreads;
+        this.fsyncPermits = b.fsyncPermits;
         this.raft = b.raft;
         this.groups = Collections.unmodifiableList(new ArrayList<>(b.groups));
         this.faultInjector = b.faultInjector;
@@ -101,6 +103,7 @@ public final class RaftServerConfig {
         private int logIoThreads = 4;
         private int serviceIoThreads = 1;
         private int replicationIoThreads = 1;
+        private int fsyncPermits = 1;
         private RaftConfig raft = new RaftConfig();
         private final List<GroupSpec> groups = new ArrayList<>();
         private FaultInjector faultInjector;
@@ -161,6 +164,15 @@ public final class RaftServerConfig {
             return this;
         }
 
+        /**
+         * fsyncs the node's groups may have in flight at once (default 1: the data directory is one
+         * disk); 0 lets every group sync on its own. See {@link io.poyang.raft.store.FsyncGate}.
+         */
+        public Builder fsyncPermits(int permits) {
+            this.fsyncPermits = permits;
+            return this;
+        }
+
         /** Raft timing, bounds and caps shared by the groups (timeouts, syncForce, snapshots …). */
         public Builder raftConfig(RaftConfig raft) {
             this.raft = raft;
@@ -194,6 +206,7 @@ public final class RaftServerConfig {
             check(logIoThreads >= 2, "logIoThreads must be at least 2 (writes go on while an fsync blocks): "
                     + logIoThreads);
             check(serviceIoThreads >= 1 && replicationIoThreads >= 1, "I/O thread counts must be at least 1");
+            check(fsyncPermits >= 0, "fsyncPermits must not be negative: " + fsyncPermits);
             check(servicePort >= 0 && servicePort <= 65535, "servicePort out of range: " + servicePort);
             raft.validate();
             List<Integer> seen = new ArrayList<>();

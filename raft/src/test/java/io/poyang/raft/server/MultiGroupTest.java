@@ -30,7 +30,7 @@ class MultiGroupTest {
                 loads.add(new LoadGenerator(c, g, 20, g * 10_000_000L));
             }
             for (LoadGenerator l : loads) {
-                l.awaitAcknowledged(500);
+                l.awaitAcknowledged(1_000);
             }
             for (LoadGenerator l : loads) {
                 l.close();
