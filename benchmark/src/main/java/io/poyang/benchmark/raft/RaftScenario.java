@@ -85,9 +85,7 @@ public final class RaftScenario implements Scenario {
                     .nodeId(id)
                     .servicePort("127.0.0.1", 0)
                     .dataDir(dir.resolve("node-" + id))
-                    .dispatchers(Integer.getInteger("exp.disp", dispatchers(n)))
-                    .logIoThreads(Integer.getInteger("exp.logio", 4))
-                    .fsyncPermits(Integer.getInteger("exp.permits", 1))
+                    .dispatchers(dispatchers(n))
                     .raftConfig(new RaftConfig().syncForce(o.fsync).snapshotEvery(0, 0));
             for (int j = 0; j < n; j++) {
                 b.node(j + 1, "127.0.0.1:0");   // ports picked at start, told to the others below
@@ -225,6 +223,18 @@ public final class RaftScenario implements Scenario {
         double secs = (System.nanoTime() - startNanos) / 1e9;
         m.put("log_fsyncs_per_sec", Math.round(now[0] / secs));
         m.put("log_writes_per_sec", Math.round(now[1] / secs));
+        long[] p = new long[4];
+        for (RaftServer s : servers) {
+            for (RaftGroup g : s.groups()) {
+                long[] c = g.pipelineCounters();
+                for (int i = 0; i < 4; i++) {
+                    p[i] += c[i];
+                }
+            }
+        }
+        m.put("writer_batches_per_sec", Math.round(p[0] / secs));
+        m.put("appends_sent_per_sec", Math.round(p[1] / secs));
+        m.put("apply_batches_per_sec", Math.round(p[3] / secs));
         m.put("fsync", options.fsync);
         m.put("dispatchers_per_node", dispatchers(options.nodes));
         StringBuilder leaders = new StringBuilder();

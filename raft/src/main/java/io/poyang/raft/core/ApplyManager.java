@@ -236,6 +236,7 @@ final class ApplyManager extends FiberFrame<Void> {
                 batch.add(it.getIndex(), it.getTerm(), it.getBizType(), it.getTimestampMillis(), decode(it));
             }
         }
+        g.applyBatches++;
         if (batch.size() > 0) {
             try {
                 sm.apply(batch);

@@ -160,6 +160,7 @@ final class FollowerAppender extends FiberFrame<Void> {
 
     private FrameCallResult onAppend(AppendEntriesRequest req) {
         RaftState s = g.state;
+        g.appendsReceived++;
         LogStore store = g.store;
         if (matchedTerm != req.term) {
             matchedTerm = req.term;

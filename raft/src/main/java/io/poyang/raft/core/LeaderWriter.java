@@ -109,6 +109,7 @@ final class LeaderWriter extends FiberFrame<Void> {
         if (items.isEmpty()) {
             return;
         }
+        g.writerBatches++;
         try {
             store.append(items);
         } catch (RuntimeException e) {

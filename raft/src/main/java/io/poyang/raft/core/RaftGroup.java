@@ -506,6 +506,18 @@ public final class RaftGroup {
         return store.writeCount();
     }
 
+    /** Counters of the group's pipeline, for metrics: batches taken by the leader writer, AppendEntries
+     * sent and received, apply calls. Plain fields written by the dispatcher; read racily. */
+    long writerBatches;
+    long appendsSent;
+    long appendsReceived;
+    long applyBatches;
+
+    /** {writer batches, appends sent, appends received, apply batches} so far (racy reads; metrics). */
+    public long[] pipelineCounters() {
+        return new long[]{writerBatches, appendsSent, appendsReceived, applyBatches};
+    }
+
     /** Elections this node started (pre-vote rounds), since it started: a metric, and what tests wait on. */
     public long electionRounds() {
         return pubElectionRounds;

@@ -274,6 +274,7 @@ final class Replicator extends FiberFrame<Void> {
         }
         lastSendNanos = now;
         sentCommit = s.commitIndex;
+        g.appendsSent++;
         g.transport.send(peerId, RaftCommands.APPEND_ENTRIES, req, AppendEntriesResponse.DECODER,
                 g.config.replicationTimeoutMillis(), req);
     }

@@ -103,7 +103,7 @@ public final class RaftServerConfig {
         private int logIoThreads = 4;
         private int serviceIoThreads = 1;
         private int replicationIoThreads = 1;
-        private int fsyncPermits = 1;
+        private int fsyncPermits = 0;
         private RaftConfig raft = new RaftConfig();
         private final List<GroupSpec> groups = new ArrayList<>();
         private FaultInjector faultInjector;
@@ -165,8 +165,10 @@ public final class RaftServerConfig {
         }
 
         /**
-         * fsyncs the node's groups may have in flight at once (default 1: the data directory is one
-         * disk); 0 lets every group sync on its own. See {@link io.poyang.raft.store.FsyncGate}.
+         * fsyncs the node's groups may have in flight at once; 0 (the default) lets every group sync
+         * on its own. A bound makes busy groups take turns on the disk, each fsync covering more;
+         * measured on this project's machine it saved fsyncs but not CPU, so it is off by default.
+         * See {@link io.poyang.raft.store.FsyncGate}.
          */
         public Builder fsyncPermits(int permits) {
             this.fsyncPermits = permits;
