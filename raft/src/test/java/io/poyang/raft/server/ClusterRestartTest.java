@@ -16,14 +16,26 @@ class ClusterRestartTest {
 
     @Test
     void aWholeClusterRestartKeepsEveryCommittedEntry() {
-        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.segmentBytes(256 * 1024)).start()) {
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1},
+                rc -> rc.segmentBytes(256 * 1024).snapshotEvery(2_000, 0)).start()) {
             c.waitForLeader(1);
             LoadGenerator load = new LoadGenerator(c, 1, 100, 1_000_000);
             load.awaitAcknowledged(5_000);
             load.close();
-            // a snapshot on one node only: restarts mix "snapshot + log" and "log only"
+            // periodic snapshots (every 2,000 entries) on every node, and one more on the leader now:
+            // restarts start from "snapshot + log"
             RaftCluster.join(c.group(c.waitForLeader(1), 1).takeSnapshot());
             long[] before = c.checkIdentical(1);
+            for (int n = 1; n <= 3; n++) {
+                Path snaps = dir.resolve("node-" + n).resolve("group-1").resolve("snapshot");
+                RaftCluster.waitFor("a periodic snapshot on node " + n, () -> {
+                    try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(snaps)) {
+                        return files.anyMatch(p -> p.toString().endsWith(".meta"));
+                    } catch (java.io.IOException e) {
+                        return false;
+                    }
+                });
+            }
             for (int n = 1; n <= 3; n++) {
                 c.stopNode(n);
             }

@@ -29,15 +29,17 @@ class SnapshotCatchUpTest {
             RaftGroup lg = c.group(leader, 1);
             LoadGenerator load = new LoadGenerator(c, 1, 100, 1_000_000);
             load.awaitAcknowledged(6_000);
-            load.close();
             long missedFrom = c.group(follower, 1).lastLogIndex() + 1;
-            // snapshots on the two connected nodes; the log below them goes
+            // snapshots on the two connected nodes while writes go on; the log below them goes
             for (int n : c.runningMembers(1)) {
                 if (n != follower) {
                     SnapshotMeta m = RaftCluster.join(c.group(n, 1).takeSnapshot());
                     assertNotNull(m);
+                    assertTrue(m.lastIndex() > missedFrom);
                 }
             }
+            load.awaitAcknowledged(load.acknowledgedCount() + 1_000);
+            load.close();
             RaftCluster.waitFor("the leader's log to start after the follower's last entry",
                     () -> lg.firstLogIndex() > missedFrom);
             c.faults.heal();
@@ -53,7 +55,14 @@ class SnapshotCatchUpTest {
                 c.write(1, 5_000_000 + i);
             }
             long[] values = c.checkIdentical(1);
-            assertTrue(values.length >= 6_051);
+            assertTrue(values.length >= 7_051);
+            java.util.Set<Long> applied = new java.util.HashSet<>();
+            for (long v : values) {
+                assertTrue(applied.add(v), "value " + v + " applied twice");
+            }
+            for (long v : load.acknowledged) {
+                assertTrue(applied.contains(v), "acknowledged value " + v + " is missing");
+            }
             // a restart of the follower starts from its snapshot plus its log
             c.restartNode(follower);
             c.write(1, 7_000_000);
