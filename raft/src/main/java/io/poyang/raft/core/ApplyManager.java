@@ -57,6 +57,10 @@ final class ApplyManager extends FiberFrame<Void> {
     private final IntObjMap<Object> decoders = new IntObjMap<>();
     private static final Object NO_DECODER = new Object();
     private final FrameCall<Void> loopCall = this::loop;
+    private final FrameCall<Boolean> afterIdleWait = this::afterIdleWait;
+    /** How often writes stuck past their deadline are looked for. */
+    private static final long SWEEP_NANOS = 100_000_000L;
+    private long nextSweepNanos;
     private long appliedSinceSnapshot;
     private FiberFuture<SnapshotCapture> captureRequest;
     private SnapshotFiles.Snapshot installSnapshot;
@@ -161,6 +165,11 @@ final class ApplyManager extends FiberFrame<Void> {
         if (s.stopping) {
             return Fiber.frameReturn();
         }
+        long now = g.nowNanos();
+        if (now - nextSweepNanos >= 0) {
+            nextSweepNanos = now + SWEEP_NANOS;
+            sweepExpired(now);
+        }
         if (installSnapshot != null) {
             return install();
         }
@@ -187,7 +196,36 @@ final class ApplyManager extends FiberFrame<Void> {
             // Let the group's other fibers run between batches.
             return Fiber.yield(loopCall);
         }
-        return wakeCondition.await(loopCall);
+        // Idle: wake up now and then to fail writes whose deadline passed while they waited.
+        return wakeCondition.await(SWEEP_NANOS / 1_000_000, afterIdleWait);
+    }
+
+    private FrameCallResult afterIdleWait(Boolean signalled) {
+        return loop(null);
+    }
+
+    /**
+     * Writes waiting in the log past their deadline (their leader lost its majority and the index
+     * is not applied yet) are answered: outcome unknown, since the entry may still commit. The
+     * writer has given up anyway; this frees its flow-control room and completes embedded futures.
+     */
+    private void sweepExpired(long now) {
+        boolean any = sweep(pending, now) | sweep(stale, now);
+        if (any) {
+            g.responder.flush();
+        }
+    }
+
+    private boolean sweep(ArrayDeque<WriteTask> q, long now) {
+        boolean any = false;
+        WriteTask t;
+        while ((t = q.peekFirst()) != null && t.isExpired(now)) {
+            q.pollFirst();
+            g.responder.fail(t, ResponseCode.SYS_ERROR, 0, "the write (index " + t.index + ") was not committed before"
+                    + " its deadline; its outcome is unknown (it may still be applied)");
+            any = true;
+        }
+        return any;
     }
 
     private FrameCallResult afterLoad(Attempt<List<LogItem>> a) {
