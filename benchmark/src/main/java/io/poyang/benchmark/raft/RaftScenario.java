@@ -86,6 +86,7 @@ public final class RaftScenario implements Scenario {
                     .servicePort("127.0.0.1", 0)
                     .dataDir(dir.resolve("node-" + id))
                     .dispatchers(dispatchers(n))
+                    .fsyncPermits(Integer.getInteger("poyang.bench.fsyncPermits", 0))
                     .raftConfig(new RaftConfig().syncForce(o.fsync).snapshotEvery(0, 0));
             for (int j = 0; j < n; j++) {
                 b.node(j + 1, "127.0.0.1:0");   // ports picked at start, told to the others below
