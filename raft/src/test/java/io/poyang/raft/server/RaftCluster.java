@@ -319,9 +319,21 @@ final class RaftCluster implements AutoCloseable {
             return true;
         });
         long[] ref = values(leader, groupId);
+        long[] refIdx = call(leader, groupId, () -> machine(leader, groupId).indexes());
         for (int n : nodes) {
-            assertArrayEquals(ref, values(n, groupId), "node " + n + " differs from leader " + leader
-                    + " in group " + groupId);
+            long[] v = values(n, groupId);
+            if (!Arrays.equals(ref, v)) {
+                long[] ix = call(n, groupId, () -> machine(n, groupId).indexes());
+                int i = 0;
+                while (i < Math.min(v.length, ref.length) && v[i] == ref[i]) {
+                    i++;
+                }
+                throw new AssertionError("node " + n + " differs from leader " + leader + " in group " + groupId
+                        + ": " + v.length + " values vs " + ref.length + "; first difference at position " + i
+                        + ": node has " + (i < v.length ? v[i] + "@" + ix[i] : "nothing") + ", leader has "
+                        + (i < ref.length ? ref[i] + "@" + refIdx[i] : "nothing") + "; node applied "
+                        + group(n, groupId).lastApplied() + ", leader " + group(leader, groupId).lastApplied());
+            }
         }
         return ref;
     }
