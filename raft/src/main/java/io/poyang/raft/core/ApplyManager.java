@@ -131,7 +131,7 @@ final class ApplyManager extends FiberFrame<Void> {
     /** Captures the state machine between two batches; completes with null when nothing was applied yet. */
     FiberFuture<SnapshotCapture> requestCapture() {
         if (captureRequest == null) {
-            captureRequest = getOrGroup().newFuture("snapshot-capture");
+            captureRequest = g.fiberGroup.newFuture("snapshot-capture");
             wake();
         }
         return captureRequest;
@@ -140,13 +140,9 @@ final class ApplyManager extends FiberFrame<Void> {
     /** Installs a received snapshot between two batches; completes with false when it is not newer than the state. */
     FiberFuture<Boolean> requestInstall(SnapshotFiles.Snapshot snapshot) {
         installSnapshot = snapshot;
-        installResult = getOrGroup().newFuture("snapshot-install");
+        installResult = g.fiberGroup.newFuture("snapshot-install");
         wake();
         return installResult;
-    }
-
-    private io.poyang.fiber.FiberGroup getOrGroup() {
-        return g.fiberGroup;
     }
 
     long appliedSinceSnapshot() {

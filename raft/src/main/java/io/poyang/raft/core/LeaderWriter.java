@@ -80,7 +80,7 @@ final class LeaderWriter extends FiberFrame<Void> {
         long index = store.lastIndex();
         int prevTerm = store.lastTerm();
         long nowNanos = g.nowNanos();
-        long nowMillis = System.currentTimeMillis();
+        long nowMillis = g.dispatcher.timestamp().wallClockMillis();
         if (noopTerm == term) {
             noopTerm = 0;
             LogItem noop = new LogItem(LogItem.TYPE_NOOP, 0, term, prevTerm, ++index, nowMillis, null, null);

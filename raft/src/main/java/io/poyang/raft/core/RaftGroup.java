@@ -512,10 +512,14 @@ public final class RaftGroup {
     long appendsSent;
     long appendsReceived;
     long applyBatches;
+    long diskReadsForFollowers;
 
-    /** {writer batches, appends sent, appends received, apply batches} so far (racy reads; metrics). */
+    /**
+     * {writer batches, appends sent, appends received, apply batches, log reads for lagging
+     * followers} so far (racy reads; metrics).
+     */
     public long[] pipelineCounters() {
-        return new long[]{writerBatches, appendsSent, appendsReceived, applyBatches};
+        return new long[]{writerBatches, appendsSent, appendsReceived, applyBatches, diskReadsForFollowers};
     }
 
     /** Elections this node started (pre-vote rounds), since it started: a metric, and what tests wait on. */

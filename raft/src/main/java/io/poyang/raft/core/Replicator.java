@@ -233,6 +233,7 @@ final class Replicator extends FiberFrame<Void> {
     }
 
     private FrameCallResult loadFromDisk(long from) {
+        g.diskReadsForFollowers++;
         RaftConfig c = g.config;
         return Fiber.call(Attempt.of(g.store.load(from, c.maxAppendItems(), c.maxAppendBytes())), this::afterLoad);
     }
