@@ -332,7 +332,9 @@ final class RaftCluster implements AutoCloseable {
                         + ": " + v.length + " values vs " + ref.length + "; first difference at position " + i
                         + ": node has " + (i < v.length ? v[i] + "@" + ix[i] : "nothing") + ", leader has "
                         + (i < ref.length ? ref[i] + "@" + refIdx[i] : "nothing") + "; node applied "
-                        + group(n, groupId).lastApplied() + ", leader " + group(leader, groupId).lastApplied());
+                        + group(n, groupId).lastApplied() + ", leader " + group(leader, groupId).lastApplied()
+                        + "; entries that were no test value: node " + call(n, groupId, () -> machine(n, groupId).odd())
+                        + ", leader " + call(leader, groupId, () -> machine(leader, groupId).odd()));
             }
         }
         return ref;

@@ -77,6 +77,11 @@ final class TestStateMachine implements StateMachine {
         return count;
     }
 
+    /** Entries whose body was not a test value. Dispatcher thread. */
+    int odd() {
+        return odd;
+    }
+
     @Override
     public SnapshotWriter takeSnapshot(SnapshotMeta meta) {
         long[] v = Arrays.copyOf(values, count);
