@@ -2,6 +2,7 @@ package io.poyang.benchmark;
 
 import io.poyang.benchmark.fiber.FiberScenario;
 import io.poyang.benchmark.log.LogScenario;
+import io.poyang.benchmark.raft.RaftScenario;
 import io.poyang.benchmark.rpc.RpcScenario;
 
 /** Maps --op to its scenario. A new op plugs in here. */
@@ -19,6 +20,8 @@ public final class Scenarios {
                 return new FiberScenario();
             case "log":
                 return new LogScenario();
+            case "raft":
+                return new RaftScenario();
             default:
                 return null;
         }
@@ -27,8 +30,6 @@ public final class Scenarios {
     /** Why an op cannot run yet: the issue that adds it. */
     public static String notBuiltYet(String op) {
         switch (op) {
-            case "raft":
-                return "--op raft is not built yet: the raft core issue adds it";
             default:
                 return "--op " + op + " is not built yet: the DtKV server issue adds put, get and mixed";
         }

@@ -63,8 +63,24 @@ class BenchCommandTest {
     }
 
     @Test
+    void raftOpWritesThroughThreeNodesAndReportsItsFigures() {
+        assertEquals(0, run("--op", "raft", "--nodes", "3", "--groups", "2", "--duration", "1.5s", "--warmup", "0.5",
+                "--max-pending", "200", "--output", "json", "--strict"), err());
+        String[] lines = out().trim().split("\n");
+        String json = lines[lines.length - 1];
+        assertTrue(json.startsWith("{\"op\":\"raft\""), json);
+        for (String key : new String[]{"log_fsyncs_per_sec", "appends_sent_per_sec", "leaders", "p99_ms"}) {
+            assertTrue(json.contains("\"" + key + "\":"), key + " missing in " + json);
+        }
+        assertTrue(json.contains("\"nodes\":3"), json);
+        assertTrue(json.contains("\"value_size\":256"), json);
+        assertTrue(json.contains("\"failed\":0,\"timeout\":0"), json);
+        assertFalse(json.contains("\"ops_per_sec\":0,"), json);
+    }
+
+    @Test
     void opsNotBuiltYetExitTwoNamingTheIssue() {
-        for (String op : new String[]{"raft", "put", "get", "mixed"}) {
+        for (String op : new String[]{"put", "get", "mixed"}) {
             assertEquals(2, run("--op", op), op);
             assertTrue(err().contains("--op " + op + " is not built yet"), err());
         }

@@ -239,12 +239,17 @@ public final class PbParser {
      * Reads varint bytes into {@code acc} from pos; returns the new position. {@code accBits} is
      * left at -1 when the varint completed (and the caller resets it), else counts the bits read.
      */
-    private int varintBytes(ByteBuffer buf, int pos, int end, int maxBytes, long startForErrors, String what) {
+    /** What a varint being read is, for error messages only (built when an error is thrown). */
+    private static final int VARINT_TAG = 0;
+    private static final int VARINT_VALUE = 1;
+    private static final int VARINT_LENGTH = 2;
+
+    private int varintBytes(ByteBuffer buf, int pos, int end, int maxBytes, long startForErrors, int what) {
         long a = acc;
         int bits = accBits;
         while (pos < end) {
             if (bits == maxBytes * 7) {
-                throw new CodecException(startForErrors, what + " is longer than " + maxBytes + " bytes");
+                throw new CodecException(startForErrors, describeVarint(what) + " is longer than " + maxBytes + " bytes");
             }
             byte b = buf.get(pos++);
             a |= (long) (b & 0x7F) << bits;
@@ -260,11 +265,22 @@ public final class PbParser {
         return pos;
     }
 
+    private String describeVarint(int what) {
+        switch (what) {
+            case VARINT_TAG:
+                return "a tag";
+            case VARINT_VALUE:
+                return "the varint of field " + field;
+            default:
+                return "the length of field " + field;
+        }
+    }
+
     private int readTag(ByteBuffer buf, int pos, int end) {
         if (accBits == 0) {
             fieldStart = base + consumed;
         }
-        int p = varintBytes(buf, pos, end, 5, fieldStart, "a tag");
+        int p = varintBytes(buf, pos, end, 5, fieldStart, VARINT_TAG);
         consumed += p - pos;
         if (accBits != -1) {
             return p;
@@ -307,7 +323,7 @@ public final class PbParser {
     }
 
     private int readVarint(ByteBuffer buf, int pos, int end) {
-        int p = varintBytes(buf, pos, end, PbUtil.MAX_VARINT_BYTES, valueStart, "the varint of field " + field);
+        int p = varintBytes(buf, pos, end, PbUtil.MAX_VARINT_BYTES, valueStart, VARINT_VALUE);
         consumed += p - pos;
         if (accBits == -1) {
             long v = acc;
@@ -350,7 +366,7 @@ public final class PbParser {
     }
 
     private int readLength(ByteBuffer buf, int pos, int end) {
-        int p = varintBytes(buf, pos, end, PbUtil.MAX_VARINT_BYTES, valueStart, "the length of field " + field);
+        int p = varintBytes(buf, pos, end, PbUtil.MAX_VARINT_BYTES, valueStart, VARINT_LENGTH);
         consumed += p - pos;
         if (accBits != -1) {
             return p;

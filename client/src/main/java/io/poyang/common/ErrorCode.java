@@ -21,7 +21,9 @@ public enum ErrorCode {
      * The operation was refused for a reason of its own domain, named by the exception's own code
      * (for DtKV, {@code KvException.kvCode()}: NOT_FOUND, CAS_MISMATCH …); not a fault of Poyang.
      */
-    BUSINESS(6);
+    BUSINESS(6),
+    /** A raft write went to a node that is not the group's leader; it was not applied. */
+    NOT_LEADER(7);
 
     private static final ErrorCode[] BY_CODE;
 

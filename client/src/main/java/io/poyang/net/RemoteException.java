@@ -3,7 +3,7 @@ package io.poyang.net;
 /**
  * The remote side answered with an error: {@link #responseCode()} says which (see
  * {@link ResponseCode}); for {@link ResponseCode#BIZ_ERROR} {@link #bizCode()} holds the command's
- * own code.
+ * own code, for {@link ResponseCode#NOT_LEADER} the leader's node id (0 when unknown).
  */
 public class RemoteException extends NetException {
 
@@ -22,6 +22,8 @@ public class RemoteException extends NetException {
         StringBuilder sb = new StringBuilder("remote error ").append(ResponseCode.name(responseCode));
         if (responseCode == ResponseCode.BIZ_ERROR) {
             sb.append(" (biz code ").append(bizCode).append(')');
+        } else if (bizCode != 0) {
+            sb.append(" (detail ").append(bizCode).append(')');
         }
         if (remoteMessage != null && !remoteMessage.isEmpty()) {
             sb.append(": ").append(remoteMessage);

@@ -18,7 +18,7 @@ public final class ResponseCode {
     public static final int STOPPING = 6;
     /** A business failure: field 5 holds the command's own code. */
     public static final int BIZ_ERROR = 7;
-    /** Reserved for raft: this node is not the leader. */
+    /** Raft: this node is not the leader of the group; field 5 holds the leader's node id (0: unknown). */
     public static final int NOT_LEADER = 8;
 
     private ResponseCode() {

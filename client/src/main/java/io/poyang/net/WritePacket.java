@@ -87,7 +87,15 @@ public class WritePacket implements Encodable {
 
     /** A {@link ResponseCode#BIZ_ERROR} response carrying the command's own error code. */
     public static WritePacket bizError(int bizCode, String message) {
-        WritePacket p = error(ResponseCode.BIZ_ERROR, message);
+        return error(ResponseCode.BIZ_ERROR, bizCode, message);
+    }
+
+    /**
+     * An error response whose field 5 carries a detail the response code defines; raft's
+     * {@link ResponseCode#NOT_LEADER} puts the leader's node id there (0: unknown).
+     */
+    public static WritePacket error(int responseCode, int bizCode, String message) {
+        WritePacket p = error(responseCode, message);
         p.bizCode = bizCode;
         return p;
     }

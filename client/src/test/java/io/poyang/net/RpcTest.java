@@ -135,6 +135,7 @@ class RpcTest {
     private static final int SILENT = 50;
     private static final int BIZ = 51;
     private static final int THROWS = 52;
+    private static final int NOT_LEADER_CMD = 53;
     private static final int LATER = 53;
     private static final int NOTE = 54;
     private static final int PUSH = 55;
@@ -201,6 +202,7 @@ class RpcTest {
     void remoteErrorsCarryTheirCodeAndMessage() throws Exception {
         server = startServer(serverConfig(), s -> {
             s.register(BIZ, processor((ctx, b) -> WritePacket.bizError(42, "key not found")));
+            s.register(NOT_LEADER_CMD, processor((ctx, b) -> WritePacket.error(ResponseCode.NOT_LEADER, 3, "ask node 3")));
             s.register(THROWS, processor((ctx, b) -> {
                 throw new IllegalStateException("boom");
             }));
@@ -211,6 +213,11 @@ class RpcTest {
         assertEquals(ResponseCode.BIZ_ERROR, biz.responseCode());
         assertEquals(42, biz.bizCode());
         assertEquals("key not found", biz.remoteMessage());
+        RemoteException notLeader = (RemoteException) causeOf(client.sendRequest(null,
+                WritePacket.request(NOT_LEADER_CMD, null), BytesDecoder.FACTORY, 3000));
+        assertEquals(ResponseCode.NOT_LEADER, notLeader.responseCode());
+        assertEquals(3, notLeader.bizCode());
+        assertEquals("ask node 3", notLeader.remoteMessage());
         RemoteException missing = (RemoteException) causeOf(client.sendRequest(null, WritePacket.request(999, null),
                 BytesDecoder.FACTORY, 3000));
         assertEquals(ResponseCode.COMMAND_NOT_FOUND, missing.responseCode());

@@ -1,6 +1,9 @@
 package io.poyang.raft.store;
 
+import io.poyang.fiber.Fiber;
+import io.poyang.fiber.FiberFrame;
 import io.poyang.fiber.FiberFuture;
+import io.poyang.fiber.FrameCallResult;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -11,6 +14,9 @@ import java.util.function.BiConsumer;
  * starts at once and covers every write that completed (in order) since the previous one started.
  * Under load an fsync therefore covers many batches, and the number of items per fsync grows by
  * itself; under light load an item is synced alone, with no added delay. Nothing is timed.
+ *
+ * <p>With an {@link FsyncGate} (shared by the logs on one disk) an fsync also needs one of the
+ * gate's permits; a log that finds none waits, collecting more writes, until one comes back.
  *
  * <p>An fsync failure is not retried: on Linux the kernel may have dropped the dirty pages it
  * failed to write and cleared the error, so a second fsync could "succeed" without the data. The
@@ -28,9 +34,13 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
     private long syncedIndex;
     private long fsyncCount;
     private FiberFuture<Void> future;
+    private final FsyncGate gate;
+    /** Queued at the gate; {@link #gateOpened} wakes it. */
+    private boolean waitingForGate;
 
     FsyncScheduler(LogStore store) {
         this.store = store;
+        this.gate = store.config().fsyncGate();
     }
 
     void init(long syncedIndex) {
@@ -61,9 +71,13 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
         }
     }
 
-    /** Starts an fsync unless one runs or nothing is dirty. */
+    /** Starts an fsync unless one runs, nothing is dirty, or the gate has no permit free. */
     void kick() {
-        if (running || dirty.isEmpty() || store.isFailed()) {
+        if (running || dirty.isEmpty() || store.isFailed() || waitingForGate) {
+            return;
+        }
+        if (gate != null && !gate.tryAcquire(this)) {
+            waitingForGate = true;
             return;
         }
         running = true;
@@ -79,22 +93,55 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
         try {
             store.ioExecutor().execute(this);
         } catch (RuntimeException e) {
+            if (gate != null) {
+                gate.release();
+            }
             future.completeExceptionally(e);
+        }
+    }
+
+    /**
+     * A gate permit came back (any thread): try again on the dispatcher. False when the group no
+     * longer runs fibers, so the gate wakes another log.
+     */
+    boolean gateOpened() {
+        return store.group().fireFiber(store.name() + "-fsync-gate", new GateRetry());
+    }
+
+    private final class GateRetry extends FiberFrame<Void> {
+        @Override
+        public FrameCallResult execute(Object input) {
+            waitingForGate = false;
+            kick();
+            if (!running && !waitingForGate) {
+                // nothing to sync any more (or the store failed): the permit is for someone else
+                gate.passOn();
+                store.checkIdle();
+            }
+            return Fiber.frameReturn();
         }
     }
 
     /** I/O thread: fdatasync each segment (the files are preallocated, so their size never changes). */
     @Override
     public void run() {
+        Throwable failure = null;
         try {
             for (int i = 0; i < syncing.size(); i++) {
                 syncing.get(i).file.force(false);
             }
         } catch (Throwable e) {
-            future.fireCompleteExceptionally(e);
-            return;
+            failure = e;
+        } finally {
+            if (gate != null) {
+                gate.release();
+            }
         }
-        future.fireComplete(null);
+        if (failure != null) {
+            future.fireCompleteExceptionally(failure);
+        } else {
+            future.fireComplete(null);
+        }
     }
 
     /** Dispatcher thread. */

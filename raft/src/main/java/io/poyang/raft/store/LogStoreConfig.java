@@ -23,6 +23,7 @@ public final class LogStoreConfig {
     private long writeRetryMaxBackoffMillis = 1000;
     private long bufferPoolBytes = 64L << 20;
     private FileIo fileIo = FileIo.DEFAULT;
+    private FsyncGate fsyncGate;
 
     /**
      * @param dir        the group's directory ({@code log/}, {@code idx/}, {@code snapshot/} and
@@ -181,6 +182,19 @@ public final class LogStoreConfig {
 
     public FileIo fileIo() {
         return fileIo;
+    }
+
+    public FsyncGate fsyncGate() {
+        return fsyncGate;
+    }
+
+    /**
+     * Shares a bound on fsyncs in flight with the other logs on the same disk (default: none, each
+     * log syncs on its own). See {@link FsyncGate}.
+     */
+    public LogStoreConfig fsyncGate(FsyncGate gate) {
+        this.fsyncGate = gate;
+        return this;
     }
 
     /** The file-system seam (tests inject faults through it). */

@@ -1,0 +1,466 @@
+package io.poyang.raft.client;
+
+import io.poyang.codec.Encodable;
+import io.poyang.common.FlowControlException;
+import io.poyang.common.LifeCycle;
+import io.poyang.common.PoyangTimeoutException;
+import io.poyang.common.StoppedException;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+import io.poyang.net.CallOptions;
+import io.poyang.net.DecoderFactory;
+import io.poyang.net.NetConnectionException;
+import io.poyang.net.NetTimeoutException;
+import io.poyang.net.NioClient;
+import io.poyang.net.Peer;
+import io.poyang.net.RemoteException;
+import io.poyang.net.ResponseCode;
+import io.poyang.net.RpcCallback;
+import io.poyang.net.WritePacket;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Writes to raft groups of a cluster. It knows the nodes (their service addresses), keeps one
+ * connection to each, finds each group's leader by asking the nodes (RAFT_STATUS), remembers it,
+ * follows NOT_LEADER answers to the leader they name, and retries a write that was certainly not
+ * applied (NOT_LEADER, a node stopping, no leader known yet) until the caller's deadline.
+ *
+ * <p>A write that was sent and got no answer by the deadline — or whose connection was lost, or
+ * whose node failed with it in the log — may or may not be applied: it fails with
+ * {@link RaftOutcomeUnknownException} and is not retried (a retry could apply it twice).
+ * Exactly-once writes with a dedup id are a later issue; the request already carries the field.
+ *
+ * <pre>{@code
+ * RaftClientConfig cfg = new RaftClientConfig().node(1, "10.0.0.1:9432").node(2, "10.0.0.2:9432").node(3, "10.0.0.3:9432");
+ * RaftClient client = new RaftClient(cfg);
+ * client.start();
+ * byte[] result = client.write(groupId, bizType, new BytesBody(command), BytesDecoder.FACTORY, 3000).get();
+ * }</pre>
+ */
+public final class RaftClient extends LifeCycle {
+
+    private static final PoyangLog log = PoyangLogs.get(RaftClient.class);
+
+    private final RaftClientConfig config;
+    private final NioClient net;
+    private final Map<Integer, Peer> peers = new HashMap<>();
+    private final List<Integer> nodeIds = new ArrayList<>();
+    /** group id → the leader's node id as last learned (absent or 0: unknown). */
+    private final ConcurrentHashMap<Integer, Integer> leaders = new ConcurrentHashMap<>();
+    /** group id → the leader search in progress. */
+    private final ConcurrentHashMap<Integer, CompletableFuture<Integer>> searches = new ConcurrentHashMap<>();
+    private final Executor callbackExecutor;
+    private ScheduledExecutorService timer;
+    private final AtomicLong redirects = new AtomicLong();
+    private final AtomicLong retries = new AtomicLong();
+
+    public RaftClient(RaftClientConfig config) {
+        if (config.nodes.isEmpty()) {
+            throw new IllegalArgumentException("a raft client needs the nodes of the cluster: config.node(id, \"host:port\")");
+        }
+        this.config = config;
+        config.net.servers.clear();
+        this.net = new NioClient(config.net);
+        this.callbackExecutor = config.callbackExecutor != null ? config.callbackExecutor : ForkJoinPool.commonPool();
+    }
+
+    @Override
+    protected void doStart() {
+        net.start();
+        for (Map.Entry<Integer, String> e : config.nodes.entrySet()) {
+            peers.put(e.getKey(), net.addPeer(e.getValue()));
+            nodeIds.add(e.getKey());
+        }
+        ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread th = new Thread(r, config.net.name + "-timer");
+            th.setDaemon(true);
+            return th;
+        });
+        t.setRemoveOnCancelPolicy(true);
+        timer = t;
+    }
+
+    @Override
+    protected void doStop() {
+        if (timer != null) {
+            timer.shutdownNow();
+        }
+        net.stop();
+    }
+
+    /** Waits until the client is connected to every node (or throws, naming those that are not). */
+    public void waitForConnected(long timeoutMillis) throws InterruptedException {
+        net.waitForConnected(timeoutMillis);
+    }
+
+    // ---------------------------------------------------------------- writes
+
+    /**
+     * Writes {@code body} (a command of kind {@code bizType}) to group {@code groupId}; the future
+     * completes with the state machine's result decoded by {@code resultDecoder}, or fails with
+     * {@link RaftOutcomeUnknownException}, {@link PoyangTimeoutException} (not applied: no leader
+     * took it before the deadline), {@link FlowControlException}, {@link RemoteException} (BIZ_ERROR:
+     * the state machine refused it), {@link NotLeaderException} or {@link StoppedException}.
+     */
+    public <T> CompletableFuture<T> write(int groupId, int bizType, Encodable body, DecoderFactory<T> resultDecoder,
+                                          long timeoutMillis) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        write(groupId, bizType, body, resultDecoder, timeoutMillis, new RpcCallback<T>() {
+            @Override
+            public void onSuccess(T result) {
+                f.complete(result);
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                f.completeExceptionally(error);
+            }
+        });
+        return f;
+    }
+
+    /**
+     * Like {@link #write(int, int, Encodable, DecoderFactory, long)}, reporting to {@code callback}
+     * exactly once — never from inside this call: a write that cannot even be sent (the client's
+     * pending-request bound is full, the client is stopped) throws {@link FlowControlException} or
+     * {@link StoppedException} instead, so a callback that writes again cannot recurse.
+     */
+    public <T> void write(int groupId, int bizType, Encodable body, DecoderFactory<T> resultDecoder, long timeoutMillis,
+                          RpcCallback<T> callback) {
+        checkRunning();
+        if (timeoutMillis <= 0) {
+            throw new IllegalArgumentException("timeoutMillis must be positive: " + timeoutMillis);
+        }
+        WriteCall<T> call = new WriteCall<>(groupId, new RaftWriteRequest(groupId, bizType, body), resultDecoder,
+                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
+        call.first = true;
+        try {
+            call.attempt();
+        } finally {
+            call.first = false;
+        }
+    }
+
+    /** The leader of {@code groupId} as this client knows it, or 0. */
+    public int knownLeader(int groupId) {
+        Integer l = leaders.get(groupId);
+        return l == null ? 0 : l;
+    }
+
+    /** Tells the client where a group's leader is (a hint; a NOT_LEADER answer corrects it). */
+    public void updateLeader(int groupId, int nodeId) {
+        if (nodeId == 0) {
+            leaders.remove(groupId);
+        } else {
+            leaders.put(groupId, nodeId);
+        }
+    }
+
+    /** Writes sent again to the leader a NOT_LEADER answer named. */
+    public long redirectCount() {
+        return redirects.get();
+    }
+
+    /** Writes sent again after no leader was known or a node refused them as not applied. */
+    public long retryCount() {
+        return retries.get();
+    }
+
+    /** One write: attempts until it is answered, certainly not applied past the deadline, or unknown. */
+    private final class WriteCall<T> implements RpcCallback<T> {
+        private final int groupId;
+        private final RaftWriteRequest request;
+        private final DecoderFactory<T> decoder;
+        private final long deadlineNanos;
+        private final RpcCallback<T> callback;
+        private final AtomicInteger done = new AtomicInteger();
+        private int node;
+        private int attempts;
+        /** Set during the caller's own attempt: failures to send are thrown, not called back. */
+        boolean first;
+        private long backoffMillis;
+
+        WriteCall(int groupId, RaftWriteRequest request, DecoderFactory<T> decoder, long deadlineNanos,
+                  RpcCallback<T> callback) {
+            this.groupId = groupId;
+            this.request = request;
+            this.decoder = decoder;
+            this.deadlineNanos = deadlineNanos;
+            this.callback = callback;
+            this.backoffMillis = config.minRetryBackoffMillis;
+        }
+
+        void attempt() {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+            if (left <= 0) {
+                fail(new PoyangTimeoutException("no leader of raft group " + groupId + " took the write before its"
+                        + " deadline; it was not applied"));
+                return;
+            }
+            int leader = knownLeader(groupId);
+            Peer p = leader == 0 ? null : peers.get(leader);
+            if (p == null || !p.isConnected()) {
+                findLeaderThenAttempt();
+                return;
+            }
+            node = leader;
+            attempts++;
+            try {
+                net.sendRequest(p, WritePacket.request(RaftCommands.RAFT_WRITE, request), decoder, left,
+                        CallOptions.IO_THREAD_CALLBACK, this);
+            } catch (FlowControlException | StoppedException e) {
+                if (first) {
+                    throw e;
+                }
+                fail(e);
+            } catch (NetConnectionException e) {
+                // not sent: the connection went away between the check and the send
+                leaders.remove(groupId, leader);
+                retryLater();
+            }
+        }
+
+        private void findLeaderThenAttempt() {
+            findLeader(groupId).whenComplete((leader, e) -> {
+                if (leader != null && leader != 0 && peers.get(leader) != null && peers.get(leader).isConnected()) {
+                    attempt();
+                } else {
+                    retryLater();
+                }
+            });
+        }
+
+        private void retryLater() {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+            if (left <= 0) {
+                attempt();   // fails with the deadline
+                return;
+            }
+            long pause = Math.min(backoffMillis, left);
+            backoffMillis = Math.min(backoffMillis * 2, config.maxRetryBackoffMillis);
+            retries.incrementAndGet();
+            try {
+                timer.schedule(this::attempt, pause, TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException e) {
+                fail(new StoppedException("the raft client is stopped"));
+            }
+        }
+
+        @Override
+        public void onSuccess(T result) {
+            if (done.compareAndSet(0, 1)) {
+                deliver(result, null);
+            }
+        }
+
+        @Override
+        public void onFailure(Throwable error) {
+            if (done.get() != 0) {
+                return;
+            }
+            if (error instanceof RemoteException) {
+                RemoteException r = (RemoteException) error;
+                switch (r.responseCode()) {
+                    case ResponseCode.NOT_LEADER: {
+                        // not applied: go to the leader it names, or look for one
+                        int hint = r.bizCode();
+                        if (hint != 0 && hint != node) {
+                            leaders.put(groupId, hint);
+                            redirects.incrementAndGet();
+                            attempt();
+                        } else {
+                            leaders.remove(groupId, node);
+                            retryLater();
+                        }
+                        return;
+                    }
+                    case ResponseCode.STOPPING:
+                        leaders.remove(groupId, node);
+                        retryLater();
+                        return;
+                    case ResponseCode.FLOW_CONTROL:
+                        fail(new FlowControlException("raft group " + groupId + " on node " + node
+                                + " refused the write: " + r.remoteMessage()));
+                        return;
+                    case ResponseCode.TIMEOUT:
+                        fail(new PoyangTimeoutException("the write's deadline passed before the leader of raft group "
+                                + groupId + " could take it; it was not applied"));
+                        return;
+                    case ResponseCode.SYS_ERROR:
+                        fail(new RaftOutcomeUnknownException(groupId, "node " + node + " of raft group " + groupId
+                                + " failed with the write in its log: " + r.remoteMessage(), r));
+                        return;
+                    default:
+                        fail(r);
+                        return;
+                }
+            }
+            if (error instanceof NetTimeoutException || error instanceof NetConnectionException) {
+                if (error instanceof NetConnectionException) {
+                    leaders.remove(groupId, node);
+                }
+                fail(new RaftOutcomeUnknownException(groupId, "the write to raft group " + groupId + " (node " + node
+                        + ") got no answer: " + error.getMessage() + "; it may or may not be applied", error));
+                return;
+            }
+            fail(error);
+        }
+
+        private void fail(Throwable e) {
+            if (done.compareAndSet(0, 1)) {
+                deliver(null, e);
+            }
+        }
+
+        private void deliver(T result, Throwable e) {
+            if (config.callbackOnIoThread) {
+                invoke(result, e);
+                return;
+            }
+            try {
+                callbackExecutor.execute(() -> invoke(result, e));
+            } catch (RejectedExecutionException ex) {
+                invoke(result, e);
+            }
+        }
+
+        private void invoke(T result, Throwable e) {
+            try {
+                if (e == null) {
+                    callback.onSuccess(result);
+                } else {
+                    callback.onFailure(e);
+                }
+            } catch (Throwable t) {
+                log.warn("a raft write callback threw", t);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- leaders and status
+
+    /**
+     * Asks the connected nodes where {@code groupId} stands and completes with the leader (the node
+     * that says it leads, in the highest term; else the leader the nodes name), or 0 when none is
+     * known. Concurrent searches for one group share one round of queries.
+     */
+    public CompletableFuture<Integer> findLeader(int groupId) {
+        CompletableFuture<Integer> running = searches.get(groupId);
+        if (running != null) {
+            return running;
+        }
+        CompletableFuture<Integer> f = new CompletableFuture<>();
+        running = searches.putIfAbsent(groupId, f);
+        if (running != null) {
+            return running;
+        }
+        f.whenComplete((l, e) -> searches.remove(groupId, f));
+        LeaderSearch s = new LeaderSearch(groupId, f);
+        s.start();
+        return f;
+    }
+
+    /** Asks node {@code nodeId} where group {@code groupId} stands. */
+    public CompletableFuture<RaftStatusResponse> queryStatus(int nodeId, int groupId, long timeoutMillis) {
+        Peer p = peers.get(nodeId);
+        if (p == null) {
+            CompletableFuture<RaftStatusResponse> f = new CompletableFuture<>();
+            f.completeExceptionally(new IllegalArgumentException("node " + nodeId + " is not one of " + nodeIds));
+            return f;
+        }
+        return net.sendRequest(p, WritePacket.request(RaftCommands.RAFT_STATUS, new RaftStatusRequest(groupId)),
+                RaftStatusResponse.DECODER, timeoutMillis);
+    }
+
+    private final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
+        private final int groupId;
+        private final CompletableFuture<Integer> result;
+        private final AtomicInteger waiting = new AtomicInteger();
+        private int bestLeader;
+        private int bestTerm = -1;
+        private int namedLeader;
+        private int namedTerm = -1;
+
+        LeaderSearch(int groupId, CompletableFuture<Integer> result) {
+            this.groupId = groupId;
+            this.result = result;
+        }
+
+        void start() {
+            List<Peer> asked = new ArrayList<>();
+            for (int id : nodeIds) {
+                Peer p = peers.get(id);
+                if (p.isConnected()) {
+                    asked.add(p);
+                }
+            }
+            if (asked.isEmpty()) {
+                result.complete(0);
+                return;
+            }
+            waiting.set(asked.size());
+            for (Peer p : asked) {
+                try {
+                    net.sendRequest(p, WritePacket.request(RaftCommands.RAFT_STATUS, new RaftStatusRequest(groupId)),
+                            RaftStatusResponse.DECODER, config.statusTimeoutMillis, CallOptions.IO_THREAD_CALLBACK, this);
+                } catch (RuntimeException e) {
+                    onFailure(e);
+                }
+            }
+        }
+
+        @Override
+        public void onSuccess(RaftStatusResponse s) {
+            synchronized (this) {
+                if (s.role() == RaftRole.LEADER && s.term() > bestTerm) {
+                    bestLeader = s.nodeId();
+                    bestTerm = s.term();
+                }
+                if (s.leaderId() != 0 && s.term() > namedTerm) {
+                    namedLeader = s.leaderId();
+                    namedTerm = s.term();
+                }
+            }
+            if (s.role() == RaftRole.LEADER) {
+                finish();   // a node that leads answers for itself; no need to wait for the rest
+            }
+            arrived();
+        }
+
+        @Override
+        public void onFailure(Throwable error) {
+            arrived();
+        }
+
+        private void arrived() {
+            if (waiting.decrementAndGet() == 0) {
+                finish();
+            }
+        }
+
+        private void finish() {
+            int leader;
+            synchronized (this) {
+                leader = bestLeader != 0 ? bestLeader : namedLeader;
+            }
+            if (leader != 0) {
+                leaders.put(groupId, leader);
+            }
+            result.complete(leader);
+        }
+    }
+}

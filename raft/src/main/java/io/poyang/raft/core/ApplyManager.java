@@ -1,0 +1,459 @@
+package io.poyang.raft.core;
+
+import io.poyang.codec.Encodable;
+import io.poyang.codec.PbCallback;
+import io.poyang.codec.PbParser;
+import io.poyang.common.IntObjMap;
+import io.poyang.fiber.Fiber;
+import io.poyang.fiber.FiberCondition;
+import io.poyang.fiber.FiberFrame;
+import io.poyang.fiber.FiberFuture;
+import io.poyang.fiber.FrameCall;
+import io.poyang.fiber.FrameCallResult;
+import io.poyang.log.ImpossibleStates;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+import io.poyang.net.ResponseCode;
+import io.poyang.raft.sm.ApplyBatch;
+import io.poyang.raft.sm.SnapshotMeta;
+import io.poyang.raft.sm.SnapshotWriter;
+import io.poyang.raft.sm.StateMachine;
+import io.poyang.raft.store.ByteBody;
+import io.poyang.raft.store.LogItem;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The one fiber that applies committed entries to the state machine, in index order, in batches
+ * (everything committed since the last round, up to {@code maxApplyBatch}): entries come from the
+ * {@link TailCache}, or from disk after a restart. After each batch it answers the writes waiting
+ * for those indexes (their responses queue up per connection and leave together), gives their
+ * flow-control room back in one step, and trims the tail cache. All state-machine calls happen
+ * here — apply, snapshot capture and snapshot install — so they never overlap. Dispatcher thread.
+ *
+ * <p>A write is answered by the entry at its index: success when that entry is the write's own
+ * (same term), NOT_LEADER ("not applied") when another leader's entry took the index. A write in
+ * the log of a leader that stepped down is therefore answered correctly once the new leader's
+ * entry for that index is applied here.
+ */
+final class ApplyManager extends FiberFrame<Void> {
+
+    private static final PoyangLog log = PoyangLogs.get(ApplyManager.class);
+    private static final int MAX_LOAD_BYTES = 8 << 20;
+
+    private final RaftGroup g;
+    private final StateMachine sm;
+    private final FiberCondition wakeCondition;
+    /** Writes of the current leadership, by index. */
+    private final ArrayDeque<WriteTask> pending = new ArrayDeque<>();
+    /** Writes of an earlier leadership of this node, by index, answered when their index is applied. */
+    private ArrayDeque<WriteTask> stale = new ArrayDeque<>();
+    private final ApplyBatch batch = new ApplyBatch();
+    private final ArrayList<LogItem> items = new ArrayList<>();
+    private final PbParser parser = new PbParser(Integer.MAX_VALUE);
+    private final IntObjMap<Object> decoders = new IntObjMap<>();
+    private static final Object NO_DECODER = new Object();
+    private final FrameCall<Void> loopCall = this::loop;
+    private final FrameCall<Boolean> afterIdleWait = this::afterIdleWait;
+    /** How often writes stuck past their deadline are looked for. */
+    private static final long SWEEP_NANOS = 100_000_000L;
+    private long nextSweepNanos;
+    private long appliedSinceSnapshot;
+    private FiberFuture<SnapshotCapture> captureRequest;
+    private SnapshotFiles.Snapshot installSnapshot;
+    private FiberFuture<Boolean> installResult;
+
+    ApplyManager(RaftGroup g, StateMachine sm, FiberCondition wakeCondition) {
+        this.g = g;
+        this.sm = sm;
+        this.wakeCondition = wakeCondition;
+    }
+
+    // ---------------------------------------------------------------- writes waiting for their index
+
+    /** The leader writer gave {@code t} an index. */
+    void addPending(WriteTask t) {
+        pending.add(t);
+    }
+
+    /**
+     * The node became leader again: writes left from an earlier leadership keep waiting for their
+     * indexes, but apart, since the new leadership's indexes may overlap theirs.
+     */
+    void onBecomeLeader() {
+        if (pending.isEmpty()) {
+            return;
+        }
+        ArrayDeque<WriteTask> merged = new ArrayDeque<>(stale.size() + pending.size());
+        while (!stale.isEmpty() || !pending.isEmpty()) {
+            WriteTask a = stale.peekFirst();
+            WriteTask b = pending.peekFirst();
+            merged.add(b == null || (a != null && a.index <= b.index) ? stale.pollFirst() : pending.pollFirst());
+        }
+        stale = merged;
+    }
+
+    /** The log refused a batch: fails the writes from {@code index} on (they were not written). */
+    void failPendingFrom(long index, int code, String message) {
+        while (!pending.isEmpty() && pending.peekLast().index >= index) {
+            g.responder.fail(pending.pollLast(), code, 0, message);
+        }
+        g.responder.flush();
+    }
+
+    /** Fails every waiting write (the group stops or failed): SYS_ERROR, their outcome is unknown. */
+    void failAllPending(String message) {
+        for (WriteTask t : pending) {
+            g.responder.fail(t, ResponseCode.SYS_ERROR, 0, message);
+        }
+        for (WriteTask t : stale) {
+            g.responder.fail(t, ResponseCode.SYS_ERROR, 0, message);
+        }
+        pending.clear();
+        stale.clear();
+        g.responder.flush();
+    }
+
+    int pendingCount() {
+        return pending.size() + stale.size();
+    }
+
+    /** Something to do: commit moved, a snapshot is wanted, the group stops. */
+    void wake() {
+        wakeCondition.signal();
+    }
+
+    // ---------------------------------------------------------------- snapshot requests
+
+    /** Captures the state machine between two batches; completes with null when nothing was applied yet. */
+    FiberFuture<SnapshotCapture> requestCapture() {
+        if (captureRequest == null) {
+            captureRequest = g.fiberGroup.newFuture("snapshot-capture");
+            wake();
+        }
+        return captureRequest;
+    }
+
+    /** Installs a received snapshot between two batches; completes with false when it is not newer than the state. */
+    FiberFuture<Boolean> requestInstall(SnapshotFiles.Snapshot snapshot) {
+        installSnapshot = snapshot;
+        installResult = g.fiberGroup.newFuture("snapshot-install");
+        wake();
+        return installResult;
+    }
+
+    long appliedSinceSnapshot() {
+        return appliedSinceSnapshot;
+    }
+
+    // ---------------------------------------------------------------- the loop
+
+    @Override
+    public FrameCallResult execute(Object input) {
+        return loop(null);
+    }
+
+    private FrameCallResult loop(Void v) {
+        RaftState s = g.state;
+        if (s.stopping) {
+            return Fiber.frameReturn();
+        }
+        long now = g.nowNanos();
+        if (now - nextSweepNanos >= 0) {
+            nextSweepNanos = now + SWEEP_NANOS;
+            sweepExpired(now);
+        }
+        if (installSnapshot != null) {
+            return install();
+        }
+        if (captureRequest != null) {
+            capture();
+        }
+        if (s.lastApplied < s.commitIndex && s.failure == null) {
+            long from = s.lastApplied + 1;
+            long to = Math.min(s.commitIndex, s.lastApplied + g.config.maxApplyBatch());
+            items.clear();
+            TailCache cache = g.tailCache;
+            for (long i = from; i <= to; i++) {
+                LogItem it = cache.get(i);
+                if (it == null) {
+                    break;
+                }
+                items.add(it);
+            }
+            if (items.isEmpty()) {
+                return Fiber.call(Attempt.of(g.store.load(from, (int) (to - from + 1), MAX_LOAD_BYTES)), this::afterLoad);
+            }
+            applyItems(items);
+            items.clear();
+            // Let the group's other fibers run between batches.
+            return Fiber.yield(loopCall);
+        }
+        // Idle: wake up now and then to fail writes whose deadline passed while they waited.
+        return wakeCondition.await(SWEEP_NANOS / 1_000_000, afterIdleWait);
+    }
+
+    private FrameCallResult afterIdleWait(Boolean signalled) {
+        return loop(null);
+    }
+
+    /**
+     * Writes waiting in the log past their deadline (their leader lost its majority and the index
+     * is not applied yet) are answered: outcome unknown, since the entry may still commit. The
+     * writer has given up anyway; this frees its flow-control room and completes embedded futures.
+     */
+    private void sweepExpired(long now) {
+        boolean any = sweep(pending, now) | sweep(stale, now);
+        if (any) {
+            g.responder.flush();
+        }
+    }
+
+    private boolean sweep(ArrayDeque<WriteTask> q, long now) {
+        boolean any = false;
+        WriteTask t;
+        while ((t = q.peekFirst()) != null && t.isExpired(now)) {
+            q.pollFirst();
+            g.responder.fail(t, ResponseCode.SYS_ERROR, 0, "the write (index " + t.index + ") was not committed before"
+                    + " its deadline; its outcome is unknown (it may still be applied)");
+            any = true;
+        }
+        return any;
+    }
+
+    private FrameCallResult afterLoad(Attempt<List<LogItem>> a) {
+        RaftState s = g.state;
+        if (s.stopping) {
+            return Fiber.frameReturn();
+        }
+        if (!a.ok()) {
+            if (!s.stopping && installSnapshot == null) {
+                log.warn("group {} on node {}: reading entries from {} to apply failed; retrying", s.groupId, s.selfId,
+                        s.lastApplied + 1, a.error);
+            }
+            return wakeCondition.await(50, this::afterRetryWait);
+        }
+        List<LogItem> loaded = a.value;
+        items.clear();
+        long expect = s.lastApplied + 1;
+        for (int i = 0; i < loaded.size(); i++) {
+            LogItem it = loaded.get(i);
+            if (it.getIndex() != expect || it.getIndex() > s.commitIndex) {
+                break;
+            }
+            items.add(it);
+            expect++;
+        }
+        if (items.isEmpty()) {
+            // Not written yet (a new leader's commit may run ahead of its own write): wait a little.
+            return wakeCondition.await(5, this::afterRetryWait);
+        }
+        applyItems(items);
+        items.clear();
+        return Fiber.yield(loopCall);
+    }
+
+    private FrameCallResult afterRetryWait(Boolean signalled) {
+        return loop(null);
+    }
+
+    private void applyItems(List<LogItem> list) {
+        RaftState s = g.state;
+        boolean wantResults = s.isLeader() || !pending.isEmpty() || !stale.isEmpty();
+        batch.clear(wantResults);
+        for (int i = 0, n = list.size(); i < n; i++) {
+            LogItem it = list.get(i);
+            if (it.getType() == LogItem.TYPE_NORMAL) {
+                batch.add(it.getIndex(), it.getTerm(), it.getBizType(), it.getTimestampMillis(), decode(it));
+            }
+        }
+        g.applyBatches++;
+        if (batch.size() > 0) {
+            try {
+                sm.apply(batch);
+            } catch (Throwable e) {
+                log.error("group {} on node {}: the state machine failed applying entries {} to {}; the group stops"
+                                + " taking part until it is restarted", s.groupId, s.selfId, list.get(0).getIndex(),
+                        list.get(list.size() - 1).getIndex(), e);
+                g.fail(e);
+                return;
+            }
+        }
+        int slot = 0;
+        for (int i = 0, n = list.size(); i < n; i++) {
+            LogItem it = list.get(i);
+            boolean normal = it.getType() == LogItem.TYPE_NORMAL;
+            answer(pending, it.getIndex(), it.getTerm(), normal ? slot : -1);
+            if (!stale.isEmpty()) {
+                answer(stale, it.getIndex(), it.getTerm(), normal ? slot : -1);
+            }
+            if (normal) {
+                slot++;
+            }
+        }
+        LogItem last = list.get(list.size() - 1);
+        s.lastApplied = last.getIndex();
+        s.lastAppliedTerm = last.getTerm();
+        appliedSinceSnapshot += list.size();
+        batch.clear(false);
+        g.responder.flush();
+        RaftConfig c = g.config;
+        long neededFrom = s.isLeader() ? g.commitManager.lowestNeeded() : Long.MAX_VALUE;
+        g.tailCache.evict(s.lastApplied, neededFrom, c.tailCacheItems(), c.tailCacheBytes());
+        g.publishProgress();
+        if (c.snapshotEveryEntries() > 0 && appliedSinceSnapshot >= c.snapshotEveryEntries()) {
+            g.snapshotManager.requestSnapshot();
+        }
+    }
+
+    /** Answers the writes waiting for {@code index} (normally the head of the queue). */
+    private void answer(ArrayDeque<WriteTask> q, long index, int term, int slot) {
+        WriteTask t;
+        while ((t = q.peekFirst()) != null && t.index <= index) {
+            q.pollFirst();
+            WriteResponder r = g.responder;
+            if (t.index < index) {
+                ImpossibleStates.report("group {}: the write at index {} was skipped by the apply manager (now at {})",
+                        g.state.groupId, t.index, index);
+                r.fail(t, ResponseCode.SYS_ERROR, 0, "internal error: the write's index was skipped");
+            } else if (t.term == term && slot >= 0) {
+                int code = batch.errorCode(slot);
+                if (code != 0) {
+                    r.bizError(t, code, batch.errorMessage(slot));
+                } else {
+                    r.succeed(t, batch.result(slot));
+                }
+            } else {
+                RaftState s = g.state;
+                r.fail(t, ResponseCode.NOT_LEADER, s.leaderId, "the write lost its place in the log to another leader's"
+                        + " entry (index " + index + ", term " + term + "); it was not applied"
+                        + (s.leaderId != 0 ? "; the leader is node " + s.leaderId : ""));
+            }
+        }
+    }
+
+    private Encodable decode(LogItem it) {
+        Encodable body = it.getBody();
+        if (!(body instanceof ByteBody)) {
+            return body;
+        }
+        Object d = decoders.get(it.getBizType());
+        if (d == null) {
+            d = sm.newBodyDecoder(it.getBizType());
+            decoders.put(it.getBizType(), d == null ? NO_DECODER : d);
+        }
+        if (d == NO_DECODER || d == null) {
+            return body;
+        }
+        @SuppressWarnings("unchecked")
+        PbCallback<? extends Encodable> decoder = (PbCallback<? extends Encodable>) d;
+        ByteBody raw = (ByteBody) body;
+        parser.prepare(decoder, raw.length());
+        if (!parser.feed(ByteBuffer.wrap(raw.array(), raw.offset(), raw.length()))) {
+            throw new IllegalStateException("the body of " + it + " ended early");
+        }
+        return parser.result();
+    }
+
+    // ---------------------------------------------------------------- snapshots
+
+    private void capture() {
+        FiberFuture<SnapshotCapture> f = captureRequest;
+        captureRequest = null;
+        RaftState s = g.state;
+        if (s.lastApplied == 0 || s.failure != null) {
+            f.complete(null);
+            return;
+        }
+        SnapshotMeta meta = new SnapshotMeta(s.lastApplied, s.lastAppliedTerm, s.members.voters());
+        SnapshotWriter w;
+        try {
+            w = sm.takeSnapshot(meta);
+        } catch (Throwable e) {
+            f.completeExceptionally(e);
+            return;
+        }
+        appliedSinceSnapshot = 0;
+        f.complete(new SnapshotCapture(meta, w));
+    }
+
+    private FrameCallResult install() {
+        SnapshotFiles.Snapshot snap = installSnapshot;
+        RaftState s = g.state;
+        if (snap.meta.lastIndex() <= s.lastApplied) {
+            FiberFuture<Boolean> f = installResult;
+            installSnapshot = null;
+            installResult = null;
+            f.complete(false);
+            return loop(null);
+        }
+        return Fiber.call(Attempt.of(g.snapshotManager.readSnapshot(snap)), this::afterRead);
+    }
+
+    private FrameCallResult afterRead(Attempt<Object> a) {
+        SnapshotFiles.Snapshot snap = installSnapshot;
+        FiberFuture<Boolean> f = installResult;
+        installSnapshot = null;
+        installResult = null;
+        if (!a.ok()) {
+            f.completeExceptionally(a.error);
+            return loop(null);
+        }
+        RaftState s = g.state;
+        try {
+            sm.installSnapshot(snap.meta, a.value);
+        } catch (Throwable e) {
+            log.error("group {} on node {}: the state machine failed installing {}", s.groupId, s.selfId, snap.meta, e);
+            g.fail(e);
+            f.completeExceptionally(e);
+            return loop(null);
+        }
+        long idx = snap.meta.lastIndex();
+        s.lastApplied = idx;
+        s.lastAppliedTerm = snap.meta.lastTerm();
+        appliedSinceSnapshot = 0;
+        // Writes waiting for indexes the snapshot covers cannot be told apart any more.
+        answerCoveredBySnapshot(pending, idx);
+        answerCoveredBySnapshot(stale, idx);
+        g.responder.flush();
+        g.publishProgress();
+        log.info("group {} on node {}: installed {}", s.groupId, s.selfId, snap.meta);
+        f.complete(true);
+        return loop(null);
+    }
+
+    private void answerCoveredBySnapshot(ArrayDeque<WriteTask> q, long idx) {
+        WriteTask t;
+        while ((t = q.peekFirst()) != null && t.index <= idx) {
+            q.pollFirst();
+            g.responder.fail(t, ResponseCode.SYS_ERROR, 0, "the write's index " + t.index
+                    + " was covered by a snapshot from the leader; its outcome is unknown");
+        }
+    }
+
+    @Override
+    protected FrameCallResult handle(Throwable ex) {
+        log.error("group {} on node {}: the apply fiber failed", g.state.groupId, g.state.selfId, ex);
+        g.fail(ex);
+        return Fiber.frameReturn();
+    }
+
+    @Override
+    public String toString() {
+        return "ApplyManager[group " + g.state.groupId + ", applied " + g.state.lastApplied + "]";
+    }
+
+    /** A captured state: what it covers and how to write it out. */
+    static final class SnapshotCapture {
+        final SnapshotMeta meta;
+        final SnapshotWriter writer;
+
+        SnapshotCapture(SnapshotMeta meta, SnapshotWriter writer) {
+            this.meta = meta;
+            this.writer = writer;
+        }
+    }
+}

@@ -1,0 +1,648 @@
+package io.poyang.raft.core;
+
+import io.poyang.codec.Encodable;
+import io.poyang.codec.PbCallback;
+import io.poyang.common.FlowControlException;
+import io.poyang.common.StoppedException;
+import io.poyang.fiber.Dispatcher;
+import io.poyang.fiber.Fiber;
+import io.poyang.fiber.FiberChannel;
+import io.poyang.fiber.FiberCondition;
+import io.poyang.fiber.FiberFrame;
+import io.poyang.fiber.FiberFuture;
+import io.poyang.fiber.FiberGroup;
+import io.poyang.fiber.FrameCallResult;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+import io.poyang.net.ReqContext;
+import io.poyang.net.ResponseCode;
+import io.poyang.raft.client.NotLeaderException;
+import io.poyang.raft.client.RaftRole;
+import io.poyang.raft.client.RaftStatusResponse;
+import io.poyang.raft.sm.SnapshotMeta;
+import io.poyang.raft.sm.StateMachine;
+import io.poyang.raft.store.FsyncGate;
+import io.poyang.raft.store.LogStore;
+import io.poyang.raft.store.LogStoreConfig;
+import io.poyang.raft.store.RecoveredState;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One raft group on this node: its log, its state machine, and the fibers that run it, all in one
+ * {@link FiberGroup} on one dispatcher thread (so its state needs no locks). This is the embedding
+ * facade: {@link #submit} a write, read {@link #status()}, {@link #takeSnapshot()}; a
+ * {@link io.poyang.raft.server.RaftServer} creates, starts and stops groups and routes the network
+ * messages to them ({@code accept*}).
+ *
+ * <p>Parts (one concern each): {@link VoteManager} (elections), {@link LeaderWriter} (client writes
+ * become log entries), {@link Replicator} (one per follower), {@link CommitManager},
+ * {@link ApplyManager} (the state machine), {@link FollowerAppender} (a follower's log),
+ * {@link SnapshotManager}, {@link RoleManager}, {@link StatusSaver}, {@link TailCache}.
+ */
+public final class RaftGroup {
+
+    private static final PoyangLog log = PoyangLogs.get(RaftGroup.class);
+    /** Sentinel that wakes a fiber waiting on a channel (the group stops). */
+    private static final Object STOP = new Object();
+
+    final RaftState state;
+    final RaftConfig config;
+    final StateMachine sm;
+    final RaftTransport transport;
+    final Dispatcher dispatcher;
+    final FiberGroup fiberGroup;
+    final ExecutorService ioExecutor;
+    final Path dir;
+    final LogStore store;
+    final TailCache tailCache = new TailCache();
+    final WriteFlowControl flowControl;
+    final WriteResponder responder;
+    final StatusSaver statusSaver;
+    final RoleManager roleManager;
+    final CommitManager commitManager;
+    final ApplyManager applyManager;
+    final LeaderWriter leaderWriter;
+    final FollowerAppender followerAppender;
+    final VoteManager voteManager;
+    final SnapshotManager snapshotManager;
+    private final FiberChannel<WriteTask> writeChannel;
+    private final FiberChannel<Object> followerChannel;
+    private final FiberChannel<Object> voteChannel;
+    private Replicator[] replicators = new Replicator[0];
+    private Fiber[] mainFibers = new Fiber[0];
+
+    // published for other threads
+    private volatile RaftRole pubRole = RaftRole.NONE;
+    private volatile int pubTerm;
+    private volatile int pubLeaderId;
+    private volatile long pubCommit;
+    private volatile long pubApplied;
+    private volatile long pubLastLog;
+    private volatile long pubFirstLog;
+    private volatile long pubElectionRounds;
+    private volatile boolean stopRequested;
+    private volatile Throwable pubFailure;
+    private final CompletableFuture<Void> started = new CompletableFuture<>();
+    private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+
+    /**
+     * @param dir              the group's directory (log, index, status and snapshot files)
+     * @param ioExecutor       blocking file I/O (shared by the groups of a server; at least two threads)
+     * @param callbackExecutor where futures returned by {@link #submit} complete
+     * @param fsyncGate        the bound on fsyncs shared by the groups on the same disk, or null
+     */
+    public RaftGroup(int groupId, int selfId, Members members, StateMachine sm, RaftConfig config, Path dir,
+                     Dispatcher dispatcher, ExecutorService ioExecutor, Executor callbackExecutor,
+                     RaftTransport transport, FsyncGate fsyncGate) {
+        config.validate();
+        this.state = new RaftState(groupId, selfId, members);
+        this.config = config;
+        this.sm = sm;
+        this.transport = transport;
+        this.dispatcher = dispatcher;
+        this.fiberGroup = new FiberGroup("raft-group-" + groupId, dispatcher);
+        this.ioExecutor = ioExecutor;
+        this.dir = dir;
+        this.store = new LogStore("group-" + groupId, fiberGroup, new LogStoreConfig(dir, ioExecutor)
+                .segmentBytes(config.segmentBytes()).syncForce(config.syncForce()).fsyncGate(fsyncGate));
+        this.flowControl = new WriteFlowControl(config.maxPendingWrites(), config.maxPendingWriteBytes());
+        this.responder = new WriteResponder(groupId, flowControl, callbackExecutor);
+        this.statusSaver = new StatusSaver(state, store, fiberGroup);
+        this.roleManager = new RoleManager(this);
+        this.commitManager = new CommitManager(this);
+        FiberCondition applyWake = fiberGroup.newCondition("apply-" + groupId);
+        this.applyManager = new ApplyManager(this, sm, applyWake);
+        this.writeChannel = fiberGroup.newChannel("writes-" + groupId);
+        this.followerChannel = fiberGroup.newChannel("appends-" + groupId);
+        this.voteChannel = fiberGroup.newChannel("votes-" + groupId);
+        this.leaderWriter = new LeaderWriter(this, writeChannel);
+        this.followerAppender = new FollowerAppender(this, followerChannel);
+        this.voteManager = new VoteManager(this, voteChannel);
+        this.snapshotManager = new SnapshotManager(this, sm, dir.resolve("snapshot"));
+    }
+
+    public int groupId() {
+        return state.groupId;
+    }
+
+    public int nodeId() {
+        return state.selfId;
+    }
+
+    // ---------------------------------------------------------------- life
+
+    /**
+     * Starts the group: recovers the log, loads the latest snapshot, replays the committed log on
+     * top, then takes part in elections. Any thread; the future completes when the group runs.
+     */
+    public CompletableFuture<Void> start() {
+        dispatcher.startGroup(fiberGroup).whenComplete((v, e) -> {
+            if (e != null) {
+                started.completeExceptionally(e);
+            } else if (!fiberGroup.fireFiber("raft-init-" + state.groupId, new InitFrame())) {
+                started.completeExceptionally(new StoppedException("raft group " + state.groupId + " was stopped"));
+            }
+        });
+        return started;
+    }
+
+    private final class InitFrame extends FiberFrame<Void> {
+        private SnapshotMeta snapshot;
+
+        @Override
+        public FrameCallResult execute(Object input) {
+            return Fiber.call(store.init(), this::afterStore);
+        }
+
+        private FrameCallResult afterStore(RecoveredState r) {
+            state.currentTerm = r.getCurrentTerm();
+            state.votedFor = r.getVotedFor();
+            state.commitIndex = r.getCommitIndex();
+            statusSaver.markSaved(r.getCurrentTerm(), r.getVotedFor());
+            store.setPersistedListener(RaftGroup.this::onPersisted);
+            return Fiber.call(snapshotManager.init(), this::afterSnapshot);
+        }
+
+        private FrameCallResult afterSnapshot(SnapshotMeta meta) {
+            snapshot = meta;
+            if (meta == null) {
+                return afterLog(null);
+            }
+            long idx = meta.lastIndex();
+            state.lastApplied = idx;
+            state.lastAppliedTerm = meta.lastTerm();
+            state.commitIndex = Math.max(state.commitIndex, idx);
+            if (store.firstIndex() > idx + 1) {
+                throw new IllegalStateException("group " + state.groupId + ": the log starts at index "
+                        + store.firstIndex() + " but the latest snapshot ends at " + idx
+                        + "; entries in between are missing. Restore the snapshot files or the log segments of "
+                        + dir);
+            }
+            boolean logHasIt = store.lastIndex() >= idx && store.termOf(idx) == meta.lastTerm();
+            if (logHasIt) {
+                return afterLog(null);
+            }
+            // The node crashed after installing a snapshot from the leader and before dropping its old log.
+            return Fiber.call(store.resetAfterSnapshot(idx, meta.lastTerm()), this::afterLog);
+        }
+
+        private FrameCallResult afterLog(Void v) {
+            if (state.commitIndex > store.lastIndex()) {
+                state.commitIndex = store.lastIndex();
+            }
+            store.setCommitIndex(Math.min(state.commitIndex, store.persistedIndex()));
+            state.lastLeaderContactNanos = nowNanos() - TimeUnit.DAYS.toNanos(1);
+            startFibers();
+            publish();
+            publishProgress();
+            log.info("group {} on node {}: started in term {} (log {}..{}, commit {}, snapshot {}), members {}",
+                    state.groupId, state.selfId, state.currentTerm, store.firstIndex(), store.lastIndex(),
+                    state.commitIndex, snapshot == null ? "none" : snapshot.lastIndex(), state.members);
+            started.complete(null);
+            return Fiber.frameReturn();
+        }
+
+        @Override
+        protected FrameCallResult handle(Throwable ex) {
+            log.error("group {} on node {} failed to start", state.groupId, state.selfId, ex);
+            state.failure = ex;
+            pubFailure = ex;
+            started.completeExceptionally(ex);
+            fiberGroup.requestShutdown();
+            return Fiber.frameReturn();
+        }
+    }
+
+    private void startFibers() {
+        String id = "-" + state.groupId;
+        Fiber writer = new Fiber("leader-writer" + id, fiberGroup, leaderWriter);
+        Fiber follower = new Fiber("follower-appender" + id, fiberGroup, followerAppender);
+        Fiber apply = new Fiber("apply" + id, fiberGroup, applyManager);
+        Fiber vote = new Fiber("vote" + id, fiberGroup, voteManager);
+        mainFibers = new Fiber[]{writer, follower, apply, vote};
+        for (Fiber f : mainFibers) {
+            f.start();
+        }
+        if (config.snapshotIntervalMillis() > 0) {
+            new Fiber("snapshot-timer" + id, fiberGroup, new SnapshotTimer(), true).start();
+        }
+    }
+
+    /** Takes a snapshot every snapshotIntervalMillis when anything was applied since the last. */
+    private final class SnapshotTimer extends FiberFrame<Void> {
+        @Override
+        public FrameCallResult execute(Object input) {
+            return Fiber.sleep(config.snapshotIntervalMillis(), this::tick);
+        }
+
+        private FrameCallResult tick(Void v) {
+            if (state.stopping) {
+                return Fiber.frameReturn();
+            }
+            if (applyManager.appliedSinceSnapshot() > 0) {
+                snapshotManager.requestSnapshot();
+            }
+            return execute(null);
+        }
+    }
+
+    /**
+     * Stops the group: no more writes are taken, writes in the log but not applied fail with an
+     * outcome-unknown error, the log is closed (after its last fsync) and the fibers end. Any
+     * thread; idempotent.
+     */
+    public CompletableFuture<Void> stop() {
+        if (stopRequested) {
+            return stopped;
+        }
+        stopRequested = true;
+        pubRole = RaftRole.NONE;
+        started.whenComplete((v, e) -> {
+            if (e != null || !fiberGroup.fireFiber("raft-stop-" + state.groupId, new StopFrame())) {
+                fiberGroup.requestShutdown();
+                fiberGroup.shutdownFuture().whenComplete((x, y) -> stopped.complete(null));
+            }
+        });
+        return stopped;
+    }
+
+    private final class StopFrame extends FiberFrame<Void> {
+        private int joined;
+
+        @Override
+        public FrameCallResult execute(Object input) {
+            RaftState s = state;
+            s.stopping = true;
+            s.roleEpoch++;
+            String why = "raft group " + s.groupId + " on node " + s.selfId + " stopped";
+            applyManager.failAllPending(why + " with the write in its log; its outcome is unknown");
+            followerAppender.closeAcks();
+            wakeReplicators();
+            replicators = new Replicator[0];
+            applyManager.wake();
+            writeChannel.offer(LeaderWriter.NOOP_MARKER);
+            followerChannel.offer(STOP);
+            voteChannel.offer(STOP);
+            return joinNext(null);
+        }
+
+        private FrameCallResult joinNext(Boolean ended) {
+            if (joined < mainFibers.length) {
+                return mainFibers[joined++].join(5_000, this::joinNext);
+            }
+            snapshotManager.close();
+            return followerChannel.takeAll(leftovers, 0, this::answerLeftovers);
+        }
+
+        private final java.util.ArrayList<Object> leftovers = new java.util.ArrayList<>();
+
+        /** Requests that came in after their fibers ended: answered, so the network layer is not left waiting. */
+        private FrameCallResult answerLeftovers(Void v) {
+            String msg = "raft group " + state.groupId + " on node " + state.selfId + " is stopping";
+            for (Object o : leftovers) {
+                if (o instanceof AppendEntriesRequest) {
+                    ((AppendEntriesRequest) o).context.respondError(ResponseCode.STOPPING, msg);
+                } else if (o instanceof InstallSnapshotRequest) {
+                    ((InstallSnapshotRequest) o).context.respondError(ResponseCode.STOPPING, msg);
+                }
+            }
+            leftovers.clear();
+            return voteChannel.takeAll(leftovers, 0, this::answerVoteLeftovers);
+        }
+
+        private FrameCallResult answerVoteLeftovers(Void v) {
+            String msg = "raft group " + state.groupId + " on node " + state.selfId + " is stopping";
+            for (Object o : leftovers) {
+                if (o instanceof VoteRequest) {
+                    ((VoteRequest) o).context.respondError(ResponseCode.STOPPING, msg);
+                }
+            }
+            leftovers.clear();
+            return Fiber.call(Attempt.of(store.close()), this::afterClose);
+        }
+
+        private FrameCallResult afterClose(Attempt<Void> a) {
+            if (!a.ok()) {
+                log.warn("group {}: closing the log failed", state.groupId, a.error);
+            }
+            publish();
+            getGroup().requestShutdown();
+            getGroup().shutdownFuture().whenComplete((v, e) -> stopped.complete(null));
+            return Fiber.frameReturn();
+        }
+    }
+
+    // ---------------------------------------------------------------- entries from the network (I/O threads)
+
+    /**
+     * A client write arrived (network I/O thread): refused at once when this node is not the
+     * leader or the group's pending writes are at their bound, else queued for the leader writer.
+     */
+    public void acceptWrite(ReqContext ctx, int bizType, Encodable body, int bodyBytes) {
+        RaftRole role = pubRole;
+        if (role != RaftRole.LEADER) {
+            if (stopRequested) {
+                ctx.respondError(ResponseCode.STOPPING, "raft group " + state.groupId + " on node " + state.selfId
+                        + " is stopping");
+            } else {
+                int leader = pubLeaderId;
+                ctx.respond(WriteTask.errorPacket(ResponseCode.NOT_LEADER, leader, "node " + state.selfId
+                        + " is not the leader of raft group " + state.groupId
+                        + (leader != 0 ? "; the leader is node " + leader : "; no leader is known yet")));
+            }
+            return;
+        }
+        if (!flowControl.tryAcquire(bodyBytes)) {
+            ctx.respondError(ResponseCode.FLOW_CONTROL, "raft group " + state.groupId + " has too many pending writes"
+                    + " (limit " + flowControl.describeLimits() + "); retry later or slow down");
+            return;
+        }
+        writeChannel.fireOffer(new WriteTask(bizType, body, bodyBytes, ctx.deadlineNanos(), ctx, null));
+    }
+
+    /** An AppendEntries request from the leader (I/O thread). */
+    public void acceptAppend(ReqContext ctx, AppendEntriesRequest req) {
+        if (refuseStopping(ctx)) {
+            return;
+        }
+        req.context = ctx;
+        followerChannel.fireOffer(req);
+    }
+
+    /** An InstallSnapshot chunk from the leader (I/O thread). */
+    public void acceptInstallSnapshot(ReqContext ctx, InstallSnapshotRequest req) {
+        if (refuseStopping(ctx)) {
+            return;
+        }
+        req.context = ctx;
+        followerChannel.fireOffer(req);
+    }
+
+    /** A pre-vote or vote request (I/O thread). */
+    public void acceptVote(ReqContext ctx, VoteRequest req) {
+        if (refuseStopping(ctx)) {
+            return;
+        }
+        req.context = ctx;
+        voteChannel.fireOffer(req);
+    }
+
+    private boolean refuseStopping(ReqContext ctx) {
+        if (!stopRequested) {
+            return false;
+        }
+        ctx.respondError(ResponseCode.STOPPING, "raft group " + state.groupId + " on node " + state.selfId
+                + " is stopping");
+        return true;
+    }
+
+    /** A decoder for client bodies of {@code bizType} (see {@link StateMachine#newBodyDecoder}); null: raw bytes. */
+    public PbCallback<? extends Encodable> newBodyDecoder(int bizType) {
+        return sm.newBodyDecoder(bizType);
+    }
+
+    // ---------------------------------------------------------------- embedding
+
+    /**
+     * Proposes a write to the group. Completes with the state machine's result once the entry is
+     * applied, or fails with {@link NotLeaderException} (not applied; this node is not the leader),
+     * {@link FlowControlException} (not taken), {@link io.poyang.common.PoyangTimeoutException}
+     * (the deadline passed before it got an index; not applied), {@link StoppedException},
+     * {@link io.poyang.net.RemoteException} with BIZ_ERROR (the state machine refused it), or
+     * {@link io.poyang.raft.client.RaftOutcomeUnknownException}. Any thread; the future completes
+     * on the group's callback executor.
+     */
+    public CompletableFuture<Encodable> submit(int bizType, Encodable body, long timeoutMillis) {
+        CompletableFuture<Encodable> f = new CompletableFuture<>();
+        if (stopRequested) {
+            f.completeExceptionally(new StoppedException("raft group " + state.groupId + " is stopping"));
+            return f;
+        }
+        if (pubRole != RaftRole.LEADER) {
+            int leader = pubLeaderId;
+            f.completeExceptionally(new NotLeaderException(state.groupId, leader, "node " + state.selfId
+                    + " is not the leader of raft group " + state.groupId + (leader != 0 ? "; the leader is node "
+                    + leader : "")));
+            return f;
+        }
+        int bytes = body == null ? 0 : body.encodedSize();
+        if (!flowControl.tryAcquire(bytes)) {
+            f.completeExceptionally(new FlowControlException("raft group " + state.groupId
+                    + " has too many pending writes (limit " + flowControl.describeLimits() + ")"));
+            return f;
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        writeChannel.fireOffer(new WriteTask(bizType, body, bytes, deadline, null, f));
+        return f;
+    }
+
+    /** Takes a snapshot now; completes with what it covers (null when nothing was applied yet). Any thread. */
+    public CompletableFuture<SnapshotMeta> takeSnapshot() {
+        return snapshotManager.takeSnapshot();
+    }
+
+    /**
+     * Runs {@code task} on the group's dispatcher thread, between the group's steps (so it sees the
+     * state machine between two applies), and completes with its result. For tests and tools. Any
+     * thread.
+     */
+    public <T> CompletableFuture<T> callInGroup(Callable<T> task) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        boolean fired = fiberGroup.fireFiber("call-" + state.groupId, new FiberFrame<Void>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                try {
+                    result.complete(task.call());
+                } catch (Throwable e) {
+                    result.completeExceptionally(e);
+                }
+                return Fiber.frameReturn();
+            }
+        });
+        if (!fired) {
+            result.completeExceptionally(new StoppedException("raft group " + state.groupId + " is stopped"));
+        }
+        return result;
+    }
+
+    public boolean isLeader() {
+        return pubRole == RaftRole.LEADER;
+    }
+
+    /** The leader this node knows of, or 0. */
+    public int leaderId() {
+        return pubLeaderId;
+    }
+
+    public RaftRole role() {
+        return pubRole;
+    }
+
+    public int term() {
+        return pubTerm;
+    }
+
+    public long commitIndex() {
+        return pubCommit;
+    }
+
+    public long lastApplied() {
+        return pubApplied;
+    }
+
+    /** fsyncs of this group's log so far (a plain read of a counter the dispatcher keeps: for metrics). */
+    public long logFsyncCount() {
+        return store.fsyncCount();
+    }
+
+    /** Positional writes to this group's log so far (for metrics). */
+    public long logWriteCount() {
+        return store.writeCount();
+    }
+
+    /** Counters of the group's pipeline, for metrics: batches taken by the leader writer, AppendEntries
+     * sent and received, apply calls. Plain fields written by the dispatcher; read racily. */
+    long writerBatches;
+    long appendsSent;
+    long appendsReceived;
+    long applyBatches;
+    long diskReadsForFollowers;
+
+    /**
+     * {writer batches, appends sent, appends received, apply batches, log reads for lagging
+     * followers} so far (racy reads; metrics).
+     */
+    public long[] pipelineCounters() {
+        return new long[]{writerBatches, appendsSent, appendsReceived, applyBatches, diskReadsForFollowers};
+    }
+
+    /** Elections this node started (pre-vote rounds), since it started: a metric, and what tests wait on. */
+    public long electionRounds() {
+        return pubElectionRounds;
+    }
+
+    void countElectionRound() {
+        pubElectionRounds++;
+    }
+
+    /** The first index still in this node's log (entries below it are in a snapshot). */
+    public long firstLogIndex() {
+        return pubFirstLog;
+    }
+
+    /** The last index in this node's log. */
+    public long lastLogIndex() {
+        return pubLastLog;
+    }
+
+    /** The error that made the group stop taking part (it needs a restart), or null. */
+    public Throwable failure() {
+        return pubFailure;
+    }
+
+    /** Where the group stands on this node, as RAFT_STATUS reports it. Any thread. */
+    public RaftStatusResponse status() {
+        return new RaftStatusResponse(state.groupId, state.selfId, pubTerm, pubLeaderId, pubRole, pubCommit, pubApplied,
+                pubLastLog, state.members.voters());
+    }
+
+    /** The members of the group. */
+    public Members members() {
+        return state.members;
+    }
+
+    public CompletableFuture<Void> startedFuture() {
+        return started;
+    }
+
+    // ---------------------------------------------------------------- for the parts (dispatcher thread)
+
+    long nowNanos() {
+        return dispatcher.timestamp().nanoTime();
+    }
+
+    <T> FiberFuture<T> blocking(String name, Callable<T> task) {
+        return fiberGroup.executeBlocking(name, ioExecutor, task);
+    }
+
+    void publish() {
+        RaftState s = state;
+        pubTerm = s.currentTerm;
+        pubLeaderId = s.leaderId;
+        pubRole = s.stopping || stopRequested ? RaftRole.NONE : s.role;
+        publishProgress();
+    }
+
+    void publishProgress() {
+        pubCommit = state.commitIndex;
+        pubApplied = state.lastApplied;
+        pubLastLog = store.lastIndex();
+        pubFirstLog = store.firstIndex();
+    }
+
+    private void onPersisted(long persisted) {
+        commitManager.onSelfPersisted(persisted);
+        followerAppender.onPersisted(persisted);
+        store.setCommitIndex(Math.min(state.commitIndex, persisted));
+    }
+
+    void startReplicators() {
+        RaftState s = state;
+        Members m = s.members;
+        Replicator[] rs = new Replicator[m.voterCount() - 1];
+        int k = 0;
+        for (int i = 0; i < m.voterCount(); i++) {
+            int id = m.voterAt(i);
+            if (id == s.selfId) {
+                continue;
+            }
+            FiberChannel<Object> inbox = fiberGroup.newChannel("replicate-" + s.groupId + "-" + id);
+            Replicator r = new Replicator(this, id, i, s.roleEpoch, s.currentTerm, inbox, store.lastIndex() + 1);
+            rs[k++] = r;
+            new Fiber("replicator-" + s.groupId + "-" + id, fiberGroup, new Replicator.Runner(r)).start();
+        }
+        replicators = rs;
+    }
+
+    void wakeReplicators() {
+        for (Replicator r : replicators) {
+            r.wake();
+        }
+    }
+
+    void onLeadershipLost() {
+        Replicator[] rs = replicators;
+        replicators = new Replicator[0];
+        for (Replicator r : rs) {
+            r.wake();   // it sees the new epoch and ends
+        }
+    }
+
+    /** A fatal error: the group stops taking part (no votes, no leadership) until it is restarted. */
+    void fail(Throwable e) {
+        RaftState s = state;
+        if (s.failure != null) {
+            return;
+        }
+        s.failure = e;
+        pubFailure = e;
+        log.error("group {} on node {} FAILED and takes no further part until restarted: {}", s.groupId, s.selfId,
+                e.toString(), e);
+        if (s.isLeader()) {
+            roleManager.becomeFollower(s.currentTerm, 0);
+        }
+        applyManager.failAllPending("raft group " + s.groupId + " on node " + s.selfId + " failed: " + e);
+        publish();
+    }
+
+    @Override
+    public String toString() {
+        return "RaftGroup(" + state.groupId + " on node " + state.selfId + ")";
+    }
+}

@@ -1,0 +1,431 @@
+package io.poyang.raft.core;
+
+import io.poyang.fiber.Fiber;
+import io.poyang.fiber.FiberChannel;
+import io.poyang.fiber.FiberFrame;
+import io.poyang.fiber.FrameCall;
+import io.poyang.fiber.FrameCallResult;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+import io.poyang.raft.client.RaftCommands;
+import io.poyang.raft.store.IndexTerm;
+import io.poyang.raft.store.LogItem;
+import io.poyang.raft.store.LogStore;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The leader's link to one follower: one fiber per follower for as long as the leadership lasts.
+ *
+ * <p>It starts by <b>probing</b>: one AppendEntries at a time until the follower's log matches
+ * (a mismatch answer carries a hint, so the match is found in one or two more round trips). Then
+ * it <b>pipelines</b>: it sends every entry the leader has as soon as the leader writer appends it
+ * (woken through its inbox), without waiting for answers, as long as fewer than
+ * {@code maxInflightItems} entries and {@code maxInflightBytes} bytes are unanswered; entries come
+ * from the {@link TailCache}, or from disk ({@link LogStore#load}) for a follower that fell behind
+ * it. A follower behind the leader's first log index gets the latest snapshot ({@link
+ * SnapshotSender}) and is probed again after it. When nothing was sent for a heartbeat interval it
+ * sends an empty append (also to carry a new commit index to an idle follower). A failed request
+ * (timeout, lost connection) drops the pipeline and goes back to probing after a pause.
+ */
+final class Replicator extends FiberFrame<Void> {
+
+    private static final PoyangLog log = PoyangLogs.get(Replicator.class);
+    /** Wakes the fiber to look for new entries or a new commit index. */
+    static final Object WAKE = new Object();
+
+    private final RaftGroup g;
+    final int peerId;
+    private final int voterSlot;
+    private final long leaderEpoch;
+    private final int term;
+    private final FiberChannel<Object> inbox;
+    private final ArrayList<Object> taken = new ArrayList<>();
+    private final ArrayDeque<AppendEntriesRequest> inflight = new ArrayDeque<>();
+    private final long heartbeatNanos;
+    private final long retryPauseNanos;
+    private final FrameCall<Void> afterTake = this::afterTake;
+
+    private int inflightItems;
+    private long inflightBytes;
+    private long nextIndex;
+    private long matchIndex;
+    private boolean pipelining;
+    private boolean needSnapshot;
+    /** Bumped whenever the pipeline is dropped; answers to older requests are ignored. */
+    private long generation;
+    private long lastSendNanos;
+    private long sentCommit = -1;
+    private long retryAtNanos;
+    private boolean wakePending;
+
+    private final long firstNextIndex;
+    private boolean started;
+
+    /**
+     * @param firstNextIndex where the first probe starts: the leader's last index + 1 when it won
+     *                       (before its no-op entry), so a follower that is up to date matches at once
+     */
+    Replicator(RaftGroup g, int peerId, int voterSlot, long leaderEpoch, int term, FiberChannel<Object> inbox,
+               long firstNextIndex) {
+        this.firstNextIndex = firstNextIndex;
+        this.g = g;
+        this.peerId = peerId;
+        this.voterSlot = voterSlot;
+        this.leaderEpoch = leaderEpoch;
+        this.term = term;
+        this.inbox = inbox;
+        this.heartbeatNanos = TimeUnit.MILLISECONDS.toNanos(g.config.heartbeatIntervalMillis());
+        this.retryPauseNanos = heartbeatNanos;
+    }
+
+    /** New entries or a new commit index: look again. Dispatcher thread. */
+    void wake() {
+        if (!wakePending) {
+            wakePending = true;
+            inbox.offer(WAKE);
+        }
+    }
+
+    /** A request finished (answered or failed). I/O thread. */
+    void rpcDone(AppendEntriesRequest r) {
+        inbox.fireOffer(r);
+    }
+
+    private boolean alive() {
+        RaftState s = g.state;
+        return !s.stopping && s.roleEpoch == leaderEpoch && s.failure == null;
+    }
+
+    @Override
+    public FrameCallResult execute(Object input) {
+        // (Re)starts from scratch: a session that failed left nothing the next one can trust.
+        matchIndex = g.commitManager.matchIndexOf(voterSlot);
+        dropPipeline(g.nowNanos());
+        nextIndex = Math.max(started ? g.store.lastIndex() + 1 : firstNextIndex, matchIndex + 1);
+        started = true;
+        needSnapshot = false;
+        wakePending = false;
+        return loop();
+    }
+
+    private FrameCallResult afterTake(Void v) {
+        wakePending = false;
+        return loop();
+    }
+
+    private FrameCallResult loop() {
+        if (!alive()) {
+            return Fiber.frameReturn();
+        }
+        for (int i = 0, n = taken.size(); i < n; i++) {
+            Object o = taken.get(i);
+            if (o instanceof AppendEntriesRequest) {
+                onDone((AppendEntriesRequest) o);
+                if (!alive()) {
+                    taken.clear();
+                    return Fiber.frameReturn();
+                }
+            }
+        }
+        taken.clear();
+        if (needSnapshot) {
+            SnapshotFiles.Snapshot snap = g.snapshotManager.latest();
+            if (snap == null || snap.meta.lastIndex() < g.store.firstIndex() - 1) {
+                // Cannot happen while the log is only deleted below a kept snapshot; wait for one.
+                log.warn("group {}: follower {} needs entries below the first log index {} but no snapshot covers"
+                        + " them", g.state.groupId, peerId, g.store.firstIndex());
+                g.snapshotManager.requestSnapshot();
+                needSnapshot = false;
+                retryAtNanos = g.nowNanos() + retryPauseNanos * 5;
+            } else {
+                return Fiber.call(new SnapshotSender(g, this, snap), this::afterSnapshot);
+            }
+        }
+        long now = g.nowNanos();
+        if (pipelining) {
+            FrameCallResult r = sendEntries(now);
+            if (r != null) {
+                return r;
+            }
+        } else if (inflight.isEmpty() && now - retryAtNanos >= 0) {
+            FrameCallResult r = probe(now);
+            if (r != null) {
+                return r;
+            }
+        }
+        long commit = g.state.commitIndex;
+        if ((pipelining || inflight.isEmpty()) && now - retryAtNanos >= 0
+                && (now - lastSendNanos >= heartbeatNanos || (sentCommit < commit && inflight.isEmpty()))) {
+            send(nextIndex - 1, Collections.emptyList(), now);
+        }
+        long waitNanos = lastSendNanos + heartbeatNanos - now;
+        if (!pipelining && inflight.isEmpty() && retryAtNanos - now > 0) {
+            waitNanos = Math.min(waitNanos, retryAtNanos - now);
+        }
+        long waitMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos) + 1);
+        return inbox.takeAll(taken, waitMillis, afterTake);
+    }
+
+    // ---------------------------------------------------------------- sending
+
+    /** Pipelines every entry the leader has, within the in-flight caps. Returns a token when it must read the disk. */
+    private FrameCallResult sendEntries(long now) {
+        LogStore store = g.store;
+        RaftConfig c = g.config;
+        while (nextIndex <= store.lastIndex() && inflightItems < c.maxInflightItems()
+                && inflightBytes < c.maxInflightBytes()) {
+            if (nextIndex < store.firstIndex()) {
+                needSnapshot = true;
+                return Fiber.resume(null, afterTake);
+            }
+            List<LogItem> items = fromCache(nextIndex);
+            if (items == null) {
+                return loadFromDisk(nextIndex);
+            }
+            send(nextIndex - 1, items, now);
+        }
+        return null;
+    }
+
+    /** One request at a time until the follower's log matches. */
+    private FrameCallResult probe(long now) {
+        LogStore store = g.store;
+        if (nextIndex < store.firstIndex()) {
+            needSnapshot = true;
+            return Fiber.resume(null, afterTake);
+        }
+        List<LogItem> items = nextIndex <= store.lastIndex() ? fromCache(nextIndex) : null;
+        send(nextIndex - 1, items == null ? Collections.emptyList() : items, now);
+        return null;
+    }
+
+    /** Entries from {@code from} as the tail cache has them (within the request caps), or null. */
+    private List<LogItem> fromCache(long from) {
+        TailCache cache = g.tailCache;
+        LogItem first = cache.get(from);
+        if (first == null) {
+            return null;
+        }
+        RaftConfig c = g.config;
+        long last = g.store.lastIndex();
+        int maxItems = c.maxAppendItems();
+        int maxBytes = c.maxAppendBytes();
+        List<LogItem> items = new ArrayList<>(Math.min(maxItems, (int) Math.min(64, last - from + 1)));
+        int bytes = 0;
+        for (long i = from; i <= last && items.size() < maxItems; i++) {
+            LogItem it = i == from ? first : cache.get(i);
+            if (it == null) {
+                break;
+            }
+            int size = TailCache.sizeOf(it);
+            if (!items.isEmpty() && bytes + size > maxBytes) {
+                break;
+            }
+            items.add(it);
+            bytes += size;
+        }
+        return items;
+    }
+
+    private FrameCallResult loadFromDisk(long from) {
+        g.diskReadsForFollowers++;
+        RaftConfig c = g.config;
+        return Fiber.call(Attempt.of(g.store.load(from, c.maxAppendItems(), c.maxAppendBytes())), this::afterLoad);
+    }
+
+    private FrameCallResult afterLoad(Attempt<List<LogItem>> a) {
+        if (!alive()) {
+            return Fiber.frameReturn();
+        }
+        if (!a.ok()) {
+            if (g.store.firstIndex() > nextIndex) {
+                needSnapshot = true;
+            } else {
+                log.warn("group {}: reading entries from {} for follower {} failed", g.state.groupId, nextIndex, peerId,
+                        a.error);
+                dropPipeline(g.nowNanos() + retryPauseNanos);
+            }
+            return loop();
+        }
+        List<LogItem> items = a.value;
+        if (!items.isEmpty() && items.get(0).getIndex() == nextIndex && pipelining) {
+            send(nextIndex - 1, items, g.nowNanos());
+        }
+        return loop();
+    }
+
+    private void send(long prevIndex, List<LogItem> items, long now) {
+        RaftState s = g.state;
+        int prevTerm = g.store.termOf(prevIndex);
+        AppendEntriesRequest req = new AppendEntriesRequest(s.groupId, term, s.selfId, prevIndex, prevTerm,
+                s.commitIndex, items);
+        req.replicator = this;
+        req.generation = generation;
+        req.sendNanos = now;
+        inflight.add(req);
+        inflightItems += items.size();
+        inflightBytes += req.entriesBytes;
+        if (pipelining) {
+            nextIndex = prevIndex + items.size() + 1;
+        }
+        lastSendNanos = now;
+        sentCommit = s.commitIndex;
+        g.appendsSent++;
+        g.transport.send(peerId, RaftCommands.APPEND_ENTRIES, req, AppendEntriesResponse.DECODER,
+                g.config.replicationTimeoutMillis(), req);
+    }
+
+    // ---------------------------------------------------------------- answers
+
+    private void onDone(AppendEntriesRequest req) {
+        if (req.generation != generation) {
+            return;   // the pipeline it belonged to was dropped
+        }
+        inflight.remove(req);
+        inflightItems -= req.items.size();
+        inflightBytes -= req.entriesBytes;
+        long now = g.nowNanos();
+        if (req.error != null) {
+            if (log.isDebugEnabled()) {
+                log.debug("group {}: append to follower {} failed: {}", g.state.groupId, peerId, req.error.toString());
+            }
+            dropPipeline(now + retryPauseNanos);
+            return;
+        }
+        AppendEntriesResponse resp = req.response;
+        RaftState s = g.state;
+        if (resp.term > s.currentTerm) {
+            log.info("group {}: follower {} is in term {}, newer than this leader's {}; stepping down", s.groupId,
+                    peerId, resp.term, s.currentTerm);
+            g.roleManager.becomeFollower(resp.term, 0);
+            g.statusSaver.persistInBackground();
+            return;
+        }
+        if (resp.term < term) {
+            return;   // an answer from an older term (cannot be ours); ignore
+        }
+        g.commitManager.onFollowerAck(voterSlot, req.sendNanos);
+        if (resp.success) {
+            if (resp.matchIndex > matchIndex) {
+                matchIndex = resp.matchIndex;
+                g.commitManager.onFollowerMatch(voterSlot, matchIndex);
+            }
+            if (!pipelining) {
+                pipelining = true;
+                nextIndex = Math.max(matchIndex + 1, req.lastIndex() + 1);
+            }
+            return;
+        }
+        // The follower's log does not match at prevLogIndex: find the match from its hint.
+        dropPipeline(now);
+        LogStore store = g.store;
+        long next;
+        if (resp.hintIndex < 0) {
+            next = matchIndex + 1;
+        } else {
+            IndexTerm m = store.findLastMatch(resp.hintTerm, Math.min(resp.hintIndex, store.lastIndex()));
+            if (m == null) {
+                needSnapshot = true;
+                next = matchIndex + 1;
+            } else {
+                next = m.getIndex() + 1;
+            }
+        }
+        nextIndex = Math.max(next, matchIndex + 1);
+        if (nextIndex < store.firstIndex()) {
+            needSnapshot = true;
+        }
+    }
+
+    /** Forgets the requests in flight (their answers will be ignored) and goes back to probing at {@code retryAt}. */
+    private void dropPipeline(long retryAt) {
+        generation++;
+        inflight.clear();
+        inflightItems = 0;
+        inflightBytes = 0;
+        pipelining = false;
+        nextIndex = matchIndex + 1;
+        retryAtNanos = retryAt;
+    }
+
+    private FrameCallResult afterSnapshot(Boolean ok) {
+        needSnapshot = false;
+        if (!alive()) {
+            return Fiber.frameReturn();
+        }
+        if (Boolean.TRUE.equals(ok)) {
+            long idx = lastSnapshotIndex;
+            if (idx > matchIndex) {
+                matchIndex = idx;
+                g.commitManager.onFollowerMatch(voterSlot, idx);
+            }
+            dropPipeline(g.nowNanos());
+            nextIndex = idx + 1;
+        } else {
+            dropPipeline(g.nowNanos() + retryPauseNanos * 5);
+        }
+        return loop();
+    }
+
+    /** Set by the snapshot sender when the follower installed a snapshot ending there. */
+    long lastSnapshotIndex;
+
+    /** The follower answered a snapshot chunk sent at {@code sendNanos}. */
+    void onSnapshotAck(long sendNanos) {
+        g.commitManager.onFollowerAck(voterSlot, sendNanos);
+    }
+
+    int term() {
+        return term;
+    }
+
+    boolean isAlive() {
+        return alive();
+    }
+
+    @Override
+    protected FrameCallResult handle(Throwable ex) {
+        log.warn("group {}: the replicator of follower {} failed; it restarts", g.state.groupId, peerId, ex);
+        return Fiber.frameReturn();
+    }
+
+    /**
+     * The fiber's entry frame: runs the replicator for as long as the leadership lasts, restarting
+     * it (after a pause) if a session ends with an error.
+     */
+    static final class Runner extends FiberFrame<Void> {
+        private final Replicator replicator;
+
+        Runner(Replicator replicator) {
+            this.replicator = replicator;
+        }
+
+        @Override
+        public FrameCallResult execute(Object input) {
+            return Fiber.call(replicator, this::afterSession);
+        }
+
+        private FrameCallResult afterSession(Void v) {
+            if (!replicator.alive()) {
+                return Fiber.frameReturn();
+            }
+            return Fiber.sleep(replicator.g.config.heartbeatIntervalMillis(), this::execute);
+        }
+
+        @Override
+        public String toString() {
+            return "Replicator.Runner[" + replicator.peerId + "]";
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Replicator[group " + g.state.groupId + " -> " + peerId + ", next " + nextIndex + ", match "
+                + matchIndex + (pipelining ? ", pipelining" : ", probing") + ", in flight " + inflight.size() + "]";
+    }
+}

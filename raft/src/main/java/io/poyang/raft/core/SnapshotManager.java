@@ -1,0 +1,417 @@
+package io.poyang.raft.core;
+
+import io.poyang.fiber.Fiber;
+import io.poyang.fiber.FiberFrame;
+import io.poyang.fiber.FiberFuture;
+import io.poyang.fiber.FrameCallResult;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+import io.poyang.raft.sm.SnapshotMeta;
+import io.poyang.raft.sm.StateMachine;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A group's snapshots: taking them (every {@code snapshotEveryEntries} applied entries, every
+ * {@code snapshotIntervalMillis}, or on demand), writing them with CRCs and the meta file last
+ * ({@link SnapshotFiles}), keeping {@code snapshotsToKeep} of them, deleting the log below the
+ * oldest kept one, loading the latest at start, and receiving one from the leader chunk by chunk.
+ * The state machine is captured by the {@link ApplyManager} between two apply batches and written
+ * out on an I/O thread while applying goes on. Dispatcher thread.
+ */
+final class SnapshotManager {
+
+    private static final PoyangLog log = PoyangLogs.get(SnapshotManager.class);
+
+    private final RaftGroup g;
+    private final StateMachine sm;
+    final Path dir;
+    /** Complete snapshots, oldest first. */
+    private final List<SnapshotFiles.Snapshot> snapshots = new ArrayList<>();
+    private boolean taking;
+
+    // a snapshot arriving from the leader
+    private FileChannel receiving;
+    private long receivingIndex;
+    private int receivingTerm;
+    private long receivedBytes;
+
+    SnapshotManager(RaftGroup g, StateMachine sm, Path dir) {
+        this.g = g;
+        this.sm = sm;
+        this.dir = dir;
+    }
+
+    /** The newest complete snapshot, or null. */
+    SnapshotFiles.Snapshot latest() {
+        return snapshots.isEmpty() ? null : snapshots.get(snapshots.size() - 1);
+    }
+
+    // ---------------------------------------------------------------- start
+
+    /** Finds the snapshots on disk and installs the latest into the state machine; returns its meta or null. */
+    FiberFrame<SnapshotMeta> init() {
+        return new FiberFrame<SnapshotMeta>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                return g.blocking("snapshot-scan", () -> SnapshotFiles.scan(dir)).await(this::afterScan);
+            }
+
+            private FrameCallResult afterScan(List<SnapshotFiles.Snapshot> found) {
+                snapshots.clear();
+                snapshots.addAll(found);
+                SnapshotFiles.Snapshot s = latest();
+                if (s == null) {
+                    return Fiber.frameReturn(null);
+                }
+                return Fiber.call(readSnapshot(s), this::afterRead);
+            }
+
+            private FrameCallResult afterRead(Object state) {
+                SnapshotFiles.Snapshot s = latest();
+                sm.installSnapshot(s.meta, state);
+                log.info("group {} on node {}: loaded {}", g.state.groupId, g.state.selfId, s);
+                return Fiber.frameReturn(s.meta);
+            }
+        };
+    }
+
+    /** Reads a snapshot into a new state object ({@link StateMachine#readSnapshot}) on an I/O thread. */
+    FiberFrame<Object> readSnapshot(SnapshotFiles.Snapshot s) {
+        return new FiberFrame<Object>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                s.readers++;
+                FiberFuture<Object> f = g.blocking("snapshot-read", () -> {
+                    try (InputStream in = SnapshotFiles.open(s.data)) {
+                        return sm.readSnapshot(s.meta, in);
+                    }
+                });
+                return f.await(this::done);
+            }
+
+            private FrameCallResult done(Object state) {
+                return Fiber.frameReturn(state);
+            }
+
+            @Override
+            protected FrameCallResult doFinally() {
+                release(s);
+                return Fiber.frameReturn();
+            }
+        };
+    }
+
+    // ---------------------------------------------------------------- taking
+
+    /** Takes a snapshot soon, unless one is being taken. Dispatcher thread. */
+    void requestSnapshot() {
+        if (!taking && !g.state.stopping) {
+            new Fiber("snapshot-" + g.state.groupId, g.fiberGroup, new TakeFrame(null), true).start();
+        }
+    }
+
+    /** Takes a snapshot now (any thread); completes with what it covers (null: nothing applied yet). */
+    CompletableFuture<SnapshotMeta> takeSnapshot() {
+        CompletableFuture<SnapshotMeta> result = new CompletableFuture<>();
+        if (!g.fiberGroup.fireFiber("snapshot-" + g.state.groupId, new TakeFrame(result))) {
+            result.completeExceptionally(new io.poyang.common.StoppedException("raft group " + g.state.groupId
+                    + " is stopping"));
+        }
+        return result;
+    }
+
+    private final class TakeFrame extends FiberFrame<Void> {
+        private final CompletableFuture<SnapshotMeta> result;
+        private ApplyManager.SnapshotCapture capture;
+        private SnapshotFiles.Snapshot written;
+        private boolean mine;
+
+        TakeFrame(CompletableFuture<SnapshotMeta> result) {
+            this.result = result;
+        }
+
+        @Override
+        public FrameCallResult execute(Object input) {
+            if (taking) {
+                // One at a time: wait for the running one, then take a fresh one.
+                return Fiber.sleep(10, v -> execute(null));
+            }
+            taking = true;
+            mine = true;
+            return g.applyManager.requestCapture().await(this::afterCapture);
+        }
+
+        private FrameCallResult afterCapture(ApplyManager.SnapshotCapture c) {
+            capture = c;
+            SnapshotFiles.Snapshot last = latest();
+            if (c == null) {
+                return finish(last == null ? null : last.meta);
+            }
+            if (last != null && c.meta.lastIndex() <= last.meta.lastIndex()) {
+                return finish(last.meta);
+            }
+            return g.blocking("snapshot-write", () -> SnapshotFiles.write(dir, c.meta, c.writer)).await(this::afterWrite);
+        }
+
+        private FrameCallResult afterWrite(SnapshotFiles.Snapshot s) {
+            written = s;
+            snapshots.add(s);
+            log.info("group {} on node {}: wrote {} ({} bytes)", g.state.groupId, g.state.selfId, s, s.dataBytes);
+            pruneOld();
+            long oldest = snapshots.get(0).meta.lastIndex();
+            long below = Math.min(oldest + 1, g.store.commitIndex() + 1);
+            if (below <= g.store.firstIndex()) {
+                return finish(s.meta);
+            }
+            return Fiber.call(Attempt.of(g.store.deleteBelow(below)), this::afterDelete);
+        }
+
+        private FrameCallResult afterDelete(Attempt<Void> a) {
+            if (!a.ok()) {
+                log.warn("group {} on node {}: deleting the log below the oldest snapshot failed; it is retried after the"
+                        + " next snapshot", g.state.groupId, g.state.selfId, a.error);
+            }
+            g.publishProgress();
+            return finish(written.meta);
+        }
+
+        private FrameCallResult finish(SnapshotMeta meta) {
+            if (result != null) {
+                result.complete(meta);
+            }
+            return Fiber.frameReturn();
+        }
+
+        @Override
+        protected FrameCallResult handle(Throwable ex) {
+            log.warn("group {} on node {}: taking a snapshot failed", g.state.groupId, g.state.selfId, ex);
+            if (result != null) {
+                result.completeExceptionally(ex);
+            }
+            return Fiber.frameReturn();
+        }
+
+        @Override
+        protected FrameCallResult doFinally() {
+            if (mine) {
+                taking = false;
+            }
+            if (capture != null) {
+                try {
+                    capture.writer.release();
+                } catch (Throwable e) {
+                    log.warn("group {}: releasing a snapshot capture failed", g.state.groupId, e);
+                }
+                capture = null;
+            }
+            return Fiber.frameReturn();
+        }
+    }
+
+    /** Deletes the snapshots beyond {@code snapshotsToKeep}, oldest first; those being read go when their readers end. */
+    private void pruneOld() {
+        int keep = g.config.snapshotsToKeep();
+        Iterator<SnapshotFiles.Snapshot> it = snapshots.iterator();
+        int excess = snapshots.size() - keep;
+        while (excess > 0 && it.hasNext()) {
+            SnapshotFiles.Snapshot s = it.next();
+            it.remove();
+            excess--;
+            if (s.readers > 0) {
+                s.deleteWhenUnread = true;
+            } else {
+                deleteLater(s);
+            }
+        }
+    }
+
+    /** A reader of {@code s} (a transfer to a follower, an install) is done. */
+    void release(SnapshotFiles.Snapshot s) {
+        s.readers--;
+        if (s.readers == 0 && s.deleteWhenUnread) {
+            s.deleteWhenUnread = false;
+            deleteLater(s);
+        }
+    }
+
+    void acquire(SnapshotFiles.Snapshot s) {
+        s.readers++;
+    }
+
+    private void deleteLater(SnapshotFiles.Snapshot s) {
+        g.blocking("snapshot-delete", () -> {
+            SnapshotFiles.delete(s);
+            return null;
+        }).whenComplete((v, e) -> {
+            if (e != null) {
+                log.warn("group {}: deleting {} failed; it is ignored and removed by hand", g.state.groupId, s, e);
+            }
+        });
+    }
+
+    // ---------------------------------------------------------------- receiving (follower)
+
+    /**
+     * Takes one chunk of a snapshot from the leader; on the last one, makes the file a complete
+     * snapshot, has the apply manager install it, and resets the log to start after it (unless the
+     * log already holds the snapshot's last entry). Returns the answer for the leader; never fails.
+     */
+    FiberFrame<InstallSnapshotResponse> receive(InstallSnapshotRequest req) {
+        return new ReceiveFrame(req);
+    }
+
+    private final class ReceiveFrame extends FiberFrame<InstallSnapshotResponse> {
+        private final InstallSnapshotRequest req;
+        private SnapshotFiles.Snapshot snapshot;
+        private boolean busy;
+        private boolean logReset;
+
+        ReceiveFrame(InstallSnapshotRequest req) {
+            this.req = req;
+        }
+
+        private InstallSnapshotResponse answer(boolean ok, long next) {
+            return new InstallSnapshotResponse(g.state.currentTerm, ok, next);
+        }
+
+        @Override
+        public FrameCallResult execute(Object input) {
+            if (req.offset == 0) {
+                FileChannel old = receiving;
+                receiving = null;
+                Path tmp = dir.resolve(SnapshotFiles.RECEIVING);
+                return g.blocking("snapshot-receive-open", () -> {
+                    if (old != null) {
+                        old.close();
+                    }
+                    java.nio.file.Files.createDirectories(dir);
+                    return FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                            StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.READ);
+                }).await(this::afterOpen);
+            }
+            if (receiving == null || req.lastIndex != receivingIndex || req.lastTerm != receivingTerm
+                    || req.offset != receivedBytes) {
+                // Out of step (a restart of the transfer, or we restarted): start again from 0.
+                return Fiber.frameReturn(answer(false, 0));
+            }
+            return write();
+        }
+
+        private FrameCallResult afterOpen(FileChannel ch) {
+            receiving = ch;
+            receivingIndex = req.lastIndex;
+            receivingTerm = req.lastTerm;
+            receivedBytes = 0;
+            return write();
+        }
+
+        private FrameCallResult write() {
+            FileChannel ch = receiving;
+            long at = req.offset;
+            return g.blocking("snapshot-receive-write", () -> {
+                ByteBuffer b = ByteBuffer.wrap(req.data, 0, req.dataLength);
+                long pos = at;
+                while (b.hasRemaining()) {
+                    pos += ch.write(b, pos);
+                }
+                return null;
+            }).await(this::afterWrite);
+        }
+
+        private FrameCallResult afterWrite(Object ignored) {
+            receivedBytes += req.dataLength;
+            if (!req.done) {
+                return Fiber.frameReturn(answer(true, receivedBytes));
+            }
+            FileChannel ch = receiving;
+            receiving = null;
+            SnapshotMeta meta = new SnapshotMeta(req.lastIndex, req.lastTerm, req.members);
+            Path tmp = dir.resolve(SnapshotFiles.RECEIVING);
+            return g.blocking("snapshot-receive-commit", () -> {
+                ch.close();
+                return SnapshotFiles.commitReceived(dir, meta, tmp);
+            }).await(this::afterCommit);
+        }
+
+        private FrameCallResult afterCommit(SnapshotFiles.Snapshot s) {
+            snapshot = s;
+            snapshots.add(s);
+            snapshots.sort((a, b) -> Long.compare(a.meta.lastIndex(), b.meta.lastIndex()));
+            log.info("group {} on node {}: received {} from leader {}", g.state.groupId, g.state.selfId, s, req.leaderId);
+            busy = true;
+            g.state.logBusy = true;
+            return g.applyManager.requestInstall(s).await(this::afterInstall);
+        }
+
+        private FrameCallResult afterInstall(Boolean installed) {
+            long idx = snapshot.meta.lastIndex();
+            int term = snapshot.meta.lastTerm();
+            io.poyang.raft.store.LogStore store = g.store;
+            boolean logHasIt = store.lastIndex() >= idx && idx >= store.firstIndex() - 1 && store.termOf(idx) == term;
+            if (!installed || logHasIt) {
+                return afterReset(null);
+            }
+            logReset = true;
+            return Fiber.call(store.resetAfterSnapshot(idx, term), this::afterReset);
+        }
+
+        private FrameCallResult afterReset(Void v) {
+            long idx = snapshot.meta.lastIndex();
+            if (logReset) {
+                // The old entries are gone from the log; so must they be from memory.
+                g.tailCache.clear();
+                g.followerAppender.onLogReset(idx);
+            }
+            g.commitManager.advanceTo(idx);
+            g.publishProgress();
+            pruneOld();
+            return Fiber.frameReturn(answer(true, receivedBytes));
+        }
+
+        @Override
+        protected FrameCallResult handle(Throwable ex) {
+            log.warn("group {} on node {}: receiving a snapshot from leader {} failed", g.state.groupId,
+                    g.state.selfId, req.leaderId, ex);
+            FileChannel ch = receiving;
+            receiving = null;
+            if (ch != null) {
+                g.blocking("snapshot-receive-close", () -> {
+                    ch.close();
+                    return null;
+                });
+            }
+            return Fiber.frameReturn(answer(false, 0));
+        }
+
+        @Override
+        protected FrameCallResult doFinally() {
+            if (busy) {
+                g.state.logBusy = false;
+            }
+            return Fiber.frameReturn();
+        }
+    }
+
+    /** Closes a transfer in progress (the group stops). */
+    void close() {
+        FileChannel ch = receiving;
+        receiving = null;
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException e) {
+                log.debug("closing a received snapshot file failed", e);
+            }
+        }
+    }
+}

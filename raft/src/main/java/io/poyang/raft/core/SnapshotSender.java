@@ -1,0 +1,153 @@
+package io.poyang.raft.core;
+
+import io.poyang.fiber.Fiber;
+import io.poyang.fiber.FiberFrame;
+import io.poyang.fiber.FiberFuture;
+import io.poyang.fiber.FrameCallResult;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+import io.poyang.net.RpcCallback;
+import io.poyang.raft.client.RaftCommands;
+
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * Sends a snapshot's data file to a follower that is behind the leader's first log index, one
+ * chunk at a time (each waits for its answer), as part of that follower's {@link Replicator}.
+ * Returns true when the follower installed it. The snapshot is kept from deletion while it is sent.
+ */
+final class SnapshotSender extends FiberFrame<Boolean> {
+
+    private static final PoyangLog log = PoyangLogs.get(SnapshotSender.class);
+
+    private final RaftGroup g;
+    private final Replicator replicator;
+    private final SnapshotFiles.Snapshot snapshot;
+    private FileChannel channel;
+    private long offset;
+    private int length;
+    private boolean last;
+    private long sendNanos;
+    private boolean acquired;
+
+    SnapshotSender(RaftGroup g, Replicator replicator, SnapshotFiles.Snapshot snapshot) {
+        this.g = g;
+        this.replicator = replicator;
+        this.snapshot = snapshot;
+    }
+
+    @Override
+    public FrameCallResult execute(Object input) {
+        g.snapshotManager.acquire(snapshot);
+        acquired = true;
+        log.info("group {}: sending {} to follower {}", g.state.groupId, snapshot, replicator.peerId);
+        return g.blocking("snapshot-send-open", () -> FileChannel.open(snapshot.data, StandardOpenOption.READ))
+                .await(this::afterOpen);
+    }
+
+    private FrameCallResult afterOpen(FileChannel ch) {
+        channel = ch;
+        return readNext();
+    }
+
+    private FrameCallResult readNext() {
+        if (!replicator.isAlive()) {
+            return Fiber.frameReturn(Boolean.FALSE);
+        }
+        long at = offset;
+        int want = (int) Math.min(g.config.snapshotChunkBytes(), snapshot.dataBytes - at);
+        FileChannel ch = channel;
+        return g.blocking("snapshot-send-read", () -> {
+            // A fresh array per chunk: a timed-out request may still be encoded from its array later.
+            byte[] b = new byte[want];
+            ByteBuffer buf = ByteBuffer.wrap(b);
+            while (buf.hasRemaining()) {
+                if (ch.read(buf, at + buf.position()) < 0) {
+                    throw new java.io.EOFException(snapshot.data + " ended at " + (at + buf.position()));
+                }
+            }
+            return b;
+        }).await(this::afterRead);
+    }
+
+    private FrameCallResult afterRead(byte[] data) {
+        length = data.length;
+        last = offset + length >= snapshot.dataBytes;
+        RaftState s = g.state;
+        InstallSnapshotRequest req = new InstallSnapshotRequest(s.groupId, replicator.term(), s.selfId,
+                snapshot.meta.lastIndex(), snapshot.meta.lastTerm(), snapshot.meta.members(), offset,
+                snapshot.dataBytes, data, length, last);
+        FiberFuture<InstallSnapshotResponse> answer = g.fiberGroup.newFuture("snapshot-chunk");
+        sendNanos = g.nowNanos();
+        g.transport.send(replicator.peerId, RaftCommands.INSTALL_SNAPSHOT, req, InstallSnapshotResponse.DECODER,
+                g.config.replicationTimeoutMillis(), new RpcCallback<InstallSnapshotResponse>() {
+                    @Override
+                    public void onSuccess(InstallSnapshotResponse body) {
+                        answer.fireComplete(body);
+                    }
+
+                    @Override
+                    public void onFailure(Throwable error) {
+                        answer.fireCompleteExceptionally(error);
+                    }
+                });
+        return answer.await(this::afterAnswer);
+    }
+
+    private FrameCallResult afterAnswer(InstallSnapshotResponse resp) {
+        RaftState s = g.state;
+        if (!replicator.isAlive()) {
+            return Fiber.frameReturn(Boolean.FALSE);
+        }
+        if (resp.term > s.currentTerm) {
+            log.info("group {}: follower {} is in term {}; stepping down", s.groupId, replicator.peerId, resp.term);
+            g.roleManager.becomeFollower(resp.term, 0);
+            g.statusSaver.persistInBackground();
+            return Fiber.frameReturn(Boolean.FALSE);
+        }
+        replicator.onSnapshotAck(sendNanos);
+        if (!resp.success) {
+            log.info("group {}: follower {} refused snapshot chunk at offset {}; the transfer restarts later", s.groupId,
+                    replicator.peerId, offset);
+            return Fiber.frameReturn(Boolean.FALSE);
+        }
+        offset += length;
+        if (last) {
+            replicator.lastSnapshotIndex = snapshot.meta.lastIndex();
+            log.info("group {}: follower {} installed {}", s.groupId, replicator.peerId, snapshot.meta);
+            return Fiber.frameReturn(Boolean.TRUE);
+        }
+        return readNext();
+    }
+
+    @Override
+    protected FrameCallResult handle(Throwable ex) {
+        log.info("group {}: sending {} to follower {} failed at offset {}: {}", g.state.groupId, snapshot,
+                replicator.peerId, offset, ex.toString());
+        return Fiber.frameReturn(Boolean.FALSE);
+    }
+
+    @Override
+    protected FrameCallResult doFinally() {
+        if (acquired) {
+            acquired = false;
+            g.snapshotManager.release(snapshot);
+        }
+        FileChannel ch = channel;
+        channel = null;
+        if (ch != null) {
+            g.blocking("snapshot-send-close", () -> {
+                ch.close();
+                return null;
+            });
+        }
+        return Fiber.frameReturn();
+    }
+
+    @Override
+    public String toString() {
+        return "SnapshotSender[" + snapshot.meta + " -> " + replicator.peerId + " at " + offset + "]";
+    }
+}

@@ -1,0 +1,118 @@
+package io.poyang.raft.core;
+
+import io.poyang.codec.Encodable;
+import io.poyang.common.FlowControlException;
+import io.poyang.common.PoyangTimeoutException;
+import io.poyang.common.StoppedException;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+import io.poyang.net.RemoteException;
+import io.poyang.net.ResponseCode;
+import io.poyang.net.WritePacket;
+import io.poyang.raft.client.NotLeaderException;
+import io.poyang.raft.client.RaftOutcomeUnknownException;
+
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * Answers writes (dispatcher thread) and gives their flow-control room back, in one atomic per
+ * batch: call {@link #flush()} after a batch of answers. A network write is answered with a packet
+ * through its connection's I/O worker, which writes every answer queued for the connection at
+ * once; an embedded write's future is completed on the callback executor, never on the
+ * dispatcher.
+ */
+final class WriteResponder {
+
+    private static final PoyangLog log = PoyangLogs.get(WriteResponder.class);
+
+    private final int groupId;
+    private final WriteFlowControl flowControl;
+    private final Executor callbackExecutor;
+    private int releaseCount;
+    private long releaseBytes;
+
+    WriteResponder(int groupId, WriteFlowControl flowControl, Executor callbackExecutor) {
+        this.groupId = groupId;
+        this.flowControl = flowControl;
+        this.callbackExecutor = callbackExecutor;
+    }
+
+    void succeed(WriteTask t, Encodable result) {
+        release(t);
+        if (t.context != null) {
+            t.context.respond(WritePacket.response(result));
+        } else {
+            completeLater(t, result, null);
+        }
+    }
+
+    /** The state machine refused the write with its own code. */
+    void bizError(WriteTask t, int bizCode, String message) {
+        release(t);
+        if (t.context != null) {
+            t.context.respond(WritePacket.bizError(bizCode, message));
+        } else {
+            completeLater(t, null, new RemoteException(ResponseCode.BIZ_ERROR, bizCode, message));
+        }
+    }
+
+    /**
+     * Fails a write with a {@link ResponseCode}; {@code detail} is the leader id for NOT_LEADER.
+     * Only NOT_LEADER, FLOW_CONTROL, TIMEOUT and STOPPING say "not applied"; SYS_ERROR says "the
+     * outcome is unknown".
+     */
+    void fail(WriteTask t, int responseCode, int detail, String message) {
+        release(t);
+        if (t.context != null) {
+            t.context.respond(WriteTask.errorPacket(responseCode, detail, message));
+        } else {
+            completeLater(t, null, toException(responseCode, detail, message));
+        }
+    }
+
+    private Throwable toException(int responseCode, int detail, String message) {
+        switch (responseCode) {
+            case ResponseCode.NOT_LEADER:
+                return new NotLeaderException(groupId, detail, message);
+            case ResponseCode.FLOW_CONTROL:
+                return new FlowControlException(message);
+            case ResponseCode.TIMEOUT:
+                return new PoyangTimeoutException(message);
+            case ResponseCode.STOPPING:
+                return new StoppedException(message);
+            default:
+                return new RaftOutcomeUnknownException(groupId, message, null);
+        }
+    }
+
+    private void release(WriteTask t) {
+        releaseCount++;
+        releaseBytes += t.flowBytes;
+    }
+
+    /** Gives the room of the writes answered since the last flush back, in one atomic. */
+    void flush() {
+        if (releaseCount != 0) {
+            flowControl.release(releaseCount, releaseBytes);
+            releaseCount = 0;
+            releaseBytes = 0;
+        }
+    }
+
+    private void completeLater(WriteTask t, Encodable value, Throwable error) {
+        Runnable r = () -> {
+            if (error == null) {
+                t.future.complete(value);
+            } else {
+                t.future.completeExceptionally(error);
+            }
+        };
+        try {
+            callbackExecutor.execute(r);
+        } catch (RejectedExecutionException e) {
+            log.warn("group {}: the callback executor refused a write's answer; completing it here", groupId);
+            r.run();
+        }
+    }
+}

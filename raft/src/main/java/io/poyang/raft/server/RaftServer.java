@@ -1,0 +1,257 @@
+package io.poyang.raft.server;
+
+import io.poyang.common.LifeCycle;
+import io.poyang.common.PoyangException;
+import io.poyang.fiber.Dispatcher;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+import io.poyang.net.NioClient;
+import io.poyang.net.NioClientConfig;
+import io.poyang.net.NioServer;
+import io.poyang.net.NioServerConfig;
+import io.poyang.raft.client.RaftCommands;
+import io.poyang.raft.core.Members;
+import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.store.FsyncGate;
+import io.poyang.raft.store.LogStoreConfig;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A raft node: hosts any number of raft groups over one replication port (servers and admin) and
+ * one service port (clients).
+ *
+ * <p>Threads: the service {@link NioServer} and the replication {@link NioServer}, each with its
+ * I/O workers (one by default), one replication {@link NioClient} with one connection per peer
+ * node shared by all groups, a fixed pool of {@link Dispatcher}s (default: one per core) over
+ * which the groups are spread — each group's state lives on one of them and is touched by no other
+ * thread — and an I/O executor for the log and snapshot files of all groups.
+ *
+ * <pre>{@code
+ * RaftServer server = RaftServer.builder()
+ *         .nodeId(1)
+ *         .node(1, "127.0.0.1:9431").node(2, "127.0.0.1:9441").node(3, "127.0.0.1:9451")
+ *         .servicePort(9432)
+ *         .dataDir(Paths.get("data/node1"))
+ *         .group(1, CounterStateMachine::new, 1, 2, 3)
+ *         .build();
+ * server.start();
+ * }</pre>
+ */
+public final class RaftServer extends LifeCycle {
+
+    private static final PoyangLog log = PoyangLogs.get(RaftServer.class);
+    private static final long START_TIMEOUT_SECONDS = 120;
+
+    private final RaftServerConfig config;
+    private final GroupRegistry registry = new GroupRegistry();
+    private Dispatcher[] dispatchers;
+    private ExecutorService logIo;
+    private NioServer replicationServer;
+    private NioServer serviceServer;
+    private NioClient replicationClient;
+    private ReplicationTransport transport;
+    private FsyncGate fsyncGate;
+    private int nextDispatcher;
+
+    public RaftServer(RaftServerConfig config) {
+        this.config = config;
+    }
+
+    public static RaftServerConfig.Builder builder() {
+        return new RaftServerConfig.Builder();
+    }
+
+    public int nodeId() {
+        return config.nodeId;
+    }
+
+    public RaftServerConfig config() {
+        return config;
+    }
+
+    @Override
+    protected String describe() {
+        return "raft node " + config.nodeId;
+    }
+
+    @Override
+    protected void doStart() throws Exception {
+        int id = config.nodeId;
+        Files.createDirectories(config.dataDir);
+        dispatchers = new Dispatcher[config.dispatchers];
+        for (int i = 0; i < dispatchers.length; i++) {
+            dispatchers[i] = new Dispatcher("raft-" + id + "-dispatcher-" + i);
+            dispatchers[i].start();
+        }
+        logIo = LogStoreConfig.newIoExecutor("raft-" + id + "-log-io", config.logIoThreads);
+        fsyncGate = config.fsyncPermits > 0 ? new FsyncGate(config.fsyncPermits) : null;
+
+        NioClientConfig cc = new NioClientConfig();
+        cc.name = "raft-" + id + "-replication-client";
+        cc.ioThreads = config.replicationIoThreads;
+        cc.reconnectMinBackoffMillis = 20;
+        cc.reconnectMaxBackoffMillis = Math.max(20, Math.min(1000, config.raft.electionTimeoutMillis()));
+        cc.connectTimeoutMillis = Math.max(100, Math.min(3000, config.raft.electionTimeoutMillis()));
+        cc.maxPendingRequests = 1_000_000;
+        cc.maxPendingBytes = 1L << 30;
+        replicationClient = new NioClient(cc);
+        replicationClient.start();
+        transport = new ReplicationTransport(id, replicationClient, config.faultInjector);
+
+        InetSocketAddress self = parse(config.nodes.get(id));
+        NioServerConfig rc = new NioServerConfig();
+        rc.name = "raft-" + id + "-replication";
+        rc.host = self.getHostString();
+        rc.port = self.getPort();
+        rc.ioThreads = config.replicationIoThreads;
+        replicationServer = new NioServer(rc);
+        replicationServer.register(RaftCommands.VOTE, new ReplicationProcessors.Vote(registry, id));
+        replicationServer.register(RaftCommands.APPEND_ENTRIES, new ReplicationProcessors.Append(registry, id));
+        replicationServer.register(RaftCommands.INSTALL_SNAPSHOT, new ReplicationProcessors.InstallSnapshot(registry, id));
+        replicationServer.register(RaftCommands.RAFT_STATUS, new ReplicationProcessors.Status(registry, id));
+        replicationServer.start();
+
+        NioServerConfig sc = new NioServerConfig();
+        sc.name = "raft-" + id + "-service";
+        sc.host = config.serviceHost;
+        sc.port = config.servicePort;
+        sc.ioThreads = config.serviceIoThreads;
+        serviceServer = new NioServer(sc);
+        serviceServer.register(RaftCommands.RAFT_WRITE, new WriteProcessor(registry, id));
+        serviceServer.register(RaftCommands.RAFT_STATUS, new ReplicationProcessors.Status(registry, id));
+        serviceServer.start();
+
+        for (Map.Entry<Integer, String> e : config.nodes.entrySet()) {
+            if (e.getKey() != id && parse(e.getValue()).getPort() != 0) {
+                transport.setAddress(e.getKey(), e.getValue());
+            }
+        }
+
+        List<CompletableFuture<Void>> starts = new ArrayList<>();
+        for (RaftServerConfig.GroupSpec spec : config.groups) {
+            starts.add(addGroup0(spec));
+        }
+        for (CompletableFuture<Void> f : starts) {
+            await(f, "a raft group to start");
+        }
+        log.info("raft node {} started: replication port {}, service port {}, {} groups on {} dispatchers", id,
+                replicationServer.port(), serviceServer.port(), starts.size(), dispatchers.length);
+    }
+
+    private CompletableFuture<Void> addGroup0(RaftServerConfig.GroupSpec spec) {
+        Dispatcher d = dispatchers[nextDispatcher];
+        nextDispatcher = (nextDispatcher + 1) % dispatchers.length;
+        Executor cb = config.callbackExecutor != null ? config.callbackExecutor : ForkJoinPool.commonPool();
+        RaftGroup g = new RaftGroup(spec.groupId, config.nodeId, new Members(spec.members), spec.stateMachine.get(),
+                config.raft, config.dataDir.resolve("group-" + spec.groupId), d, logIo, cb, transport, fsyncGate);
+        registry.add(g);
+        return g.start();
+    }
+
+    @Override
+    protected void doStop() throws Exception {
+        if (serviceServer != null) {
+            serviceServer.stop();
+        }
+        List<CompletableFuture<Void>> stops = new ArrayList<>();
+        for (RaftGroup g : registry.all()) {
+            stops.add(g.stop());
+        }
+        for (CompletableFuture<Void> f : stops) {
+            try {
+                f.get(30, TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                log.warn("raft node {}: a group did not stop within 30 s", config.nodeId);
+            } catch (ExecutionException e) {
+                log.warn("raft node {}: a group failed to stop cleanly", config.nodeId, e.getCause());
+            }
+        }
+        if (replicationServer != null) {
+            replicationServer.stop();
+        }
+        if (replicationClient != null) {
+            replicationClient.stop();
+        }
+        if (transport != null) {
+            transport.close();
+        }
+        if (dispatchers != null) {
+            for (Dispatcher d : dispatchers) {
+                if (d != null) {
+                    d.stop();
+                }
+            }
+        }
+        if (logIo != null) {
+            // shutdown, not shutdownNow: interrupting a thread inside a FileChannel call closes the channel
+            logIo.shutdown();
+            if (!logIo.awaitTermination(30, TimeUnit.SECONDS)) {
+                log.warn("raft node {}: log I/O threads did not finish within 30 s", config.nodeId);
+            }
+        }
+        log.info("raft node {} stopped", config.nodeId);
+    }
+
+    /** The group with this id on this node, or null. */
+    public RaftGroup group(int groupId) {
+        return registry.get(groupId);
+    }
+
+    /** The groups on this node. */
+    public List<RaftGroup> groups() {
+        return registry.all();
+    }
+
+    /** The replication port listened on (the chosen one when configured with 0). */
+    public int replicationPort() {
+        return replicationServer.port();
+    }
+
+    /** The service (client) port listened on (the chosen one when configured with 0). */
+    public int servicePort() {
+        return serviceServer.port();
+    }
+
+    /** Sets or changes the replication address of another node ("host:port"). Any thread. */
+    public void setNodeAddress(int nodeId, String hostPort) {
+        checkRunning();
+        if (nodeId == config.nodeId) {
+            throw new IllegalArgumentException("node " + nodeId + " is this node; its address is fixed at start");
+        }
+        transport.setAddress(nodeId, hostPort);
+    }
+
+    private static InetSocketAddress parse(String hostPort) {
+        int i = hostPort.lastIndexOf(':');
+        if (i <= 0) {
+            throw new IllegalArgumentException("expected host:port, got '" + hostPort + "'");
+        }
+        return InetSocketAddress.createUnresolved(hostPort.substring(0, i), Integer.parseInt(hostPort.substring(i + 1)));
+    }
+
+    private static void await(CompletableFuture<?> f, String what) throws Exception {
+        try {
+            f.get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof Exception) {
+                throw (Exception) c;
+            }
+            throw new PoyangException("failed waiting for " + what + ": " + c, c);
+        } catch (TimeoutException e) {
+            throw new PoyangException("timed out after " + START_TIMEOUT_SECONDS + " s waiting for " + what);
+        }
+    }
+}

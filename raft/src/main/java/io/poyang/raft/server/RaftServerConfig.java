@@ -1,0 +1,238 @@
+package io.poyang.raft.server;
+
+import io.poyang.raft.core.RaftConfig;
+import io.poyang.raft.sm.StateMachine;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.function.Supplier;
+
+/**
+ * Everything a {@link RaftServer} needs, built with {@link RaftServer#builder()}: this node's id,
+ * the replication address of every node, the service port, the data directory, the groups it
+ * hosts with their state machines, thread counts, and the raft timing ({@link RaftConfig}).
+ */
+public final class RaftServerConfig {
+
+    final int nodeId;
+    final Map<Integer, String> nodes;
+    final String serviceHost;
+    final int servicePort;
+    final Path dataDir;
+    final int dispatchers;
+    final int logIoThreads;
+    final int serviceIoThreads;
+    final int replicationIoThreads;
+    final int fsyncPermits;
+    final RaftConfig raft;
+    final List<GroupSpec> groups;
+    final FaultInjector faultInjector;
+    final Executor callbackExecutor;
+
+    private RaftServerConfig(Builder b) {
+        this.nodeId = b.nodeId;
+        this.nodes = Collections.unmodifiableMap(new LinkedHashMap<>(b.nodes));
+        this.serviceHost = b.serviceHost;
+        this.servicePort = b.servicePort;
+        this.dataDir = b.dataDir;
+        this.dispatchers = b.dispatchers;
+        this.logIoThreads = b.logIoThreads;
+        this.serviceIoThreads = b.serviceIoThreads;
+        this.replicationIoThreads = b.replicationIoThreads;
+        this.fsyncPermits = b.fsyncPermits;
+        this.raft = b.raft;
+        this.groups = Collections.unmodifiableList(new ArrayList<>(b.groups));
+        this.faultInjector = b.faultInjector;
+        this.callbackExecutor = b.callbackExecutor;
+    }
+
+    public int nodeId() {
+        return nodeId;
+    }
+
+    public Map<Integer, String> nodes() {
+        return nodes;
+    }
+
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    public RaftConfig raft() {
+        return raft;
+    }
+
+    public List<GroupSpec> groups() {
+        return groups;
+    }
+
+    /** A group to host: its id, its voting members and where its state machine comes from. */
+    public static final class GroupSpec {
+        final int groupId;
+        final int[] members;
+        final Supplier<? extends StateMachine> stateMachine;
+
+        GroupSpec(int groupId, int[] members, Supplier<? extends StateMachine> stateMachine) {
+            this.groupId = groupId;
+            this.members = members.clone();
+            this.stateMachine = stateMachine;
+        }
+
+        public int groupId() {
+            return groupId;
+        }
+
+        public int[] members() {
+            return members.clone();
+        }
+    }
+
+    /** Builds a {@link RaftServer}; see the setters for defaults. */
+    public static final class Builder {
+        private int nodeId;
+        private final Map<Integer, String> nodes = new LinkedHashMap<>();
+        private String serviceHost = null;
+        private int servicePort = 9432;
+        private Path dataDir;
+        private int dispatchers = Runtime.getRuntime().availableProcessors();
+        private int logIoThreads = 4;
+        private int serviceIoThreads = 1;
+        private int replicationIoThreads = 1;
+        private int fsyncPermits = 0;
+        private RaftConfig raft = new RaftConfig();
+        private final List<GroupSpec> groups = new ArrayList<>();
+        private FaultInjector faultInjector;
+        private Executor callbackExecutor;
+
+        Builder() {
+        }
+
+        /** This node's id (positive, unique in the cluster). Required. */
+        public Builder nodeId(int nodeId) {
+            this.nodeId = nodeId;
+            return this;
+        }
+
+        /**
+         * A node of the cluster and its replication address ("host:port"), this node included (its
+         * port is where it listens; 0 picks a free one). Port 0 for another node means "not known
+         * yet": set it later with {@link RaftServer#setNodeAddress}.
+         */
+        public Builder node(int nodeId, String replicationHostPort) {
+            nodes.put(nodeId, replicationHostPort);
+            return this;
+        }
+
+        /** Where clients connect (default port 9432 on all interfaces; 0 picks a free one). */
+        public Builder servicePort(String host, int port) {
+            this.serviceHost = host;
+            this.servicePort = port;
+            return this;
+        }
+
+        public Builder servicePort(int port) {
+            return servicePort(null, port);
+        }
+
+        /** The node's data directory; each group keeps its files in {@code group-<id>/} under it. Required. */
+        public Builder dataDir(Path dir) {
+            this.dataDir = dir;
+            return this;
+        }
+
+        /** Dispatcher threads the groups are spread over (default: the number of cores). */
+        public Builder dispatchers(int count) {
+            this.dispatchers = count;
+            return this;
+        }
+
+        /** Threads doing the log and snapshot file I/O of all groups (default 4, at least 2). */
+        public Builder logIoThreads(int count) {
+            this.logIoThreads = count;
+            return this;
+        }
+
+        /** I/O threads of the client (service) port and of the replication port and client (default 1 each). */
+        public Builder ioThreads(int service, int replication) {
+            this.serviceIoThreads = service;
+            this.replicationIoThreads = replication;
+            return this;
+        }
+
+        /**
+         * fsyncs the node's groups may have in flight at once; 0 (the default) lets every group sync
+         * on its own. A bound makes busy groups take turns on the disk, each fsync covering more;
+         * measured on this project's machine it saved fsyncs but not CPU, so it is off by default.
+         * See {@link io.poyang.raft.store.FsyncGate}.
+         */
+        public Builder fsyncPermits(int permits) {
+            this.fsyncPermits = permits;
+            return this;
+        }
+
+        /** Raft timing, bounds and caps shared by the groups (timeouts, syncForce, snapshots …). */
+        public Builder raftConfig(RaftConfig raft) {
+            this.raft = raft;
+            return this;
+        }
+
+        /** Hosts group {@code groupId} with voting {@code members}; its state machine comes from {@code stateMachine}. */
+        public Builder group(int groupId, Supplier<? extends StateMachine> stateMachine, int... members) {
+            groups.add(new GroupSpec(groupId, members, stateMachine));
+            return this;
+        }
+
+        /** Faults on the replication path (tests). */
+        public Builder faultInjector(FaultInjector faults) {
+            this.faultInjector = faults;
+            return this;
+        }
+
+        /** Where the futures of embedded writes ({@code RaftGroup.submit}) complete (default: the common pool). */
+        public Builder callbackExecutor(Executor executor) {
+            this.callbackExecutor = executor;
+            return this;
+        }
+
+        public RaftServerConfig buildConfig() {
+            check(nodeId > 0, "nodeId must be positive: " + nodeId);
+            check(nodes.containsKey(nodeId), "the nodes must include this node (" + nodeId + ") and its replication"
+                    + " address: node(" + nodeId + ", \"host:port\")");
+            check(dataDir != null, "a data directory is required: dataDir(path)");
+            check(dispatchers >= 1, "dispatchers must be at least 1: " + dispatchers);
+            check(logIoThreads >= 2, "logIoThreads must be at least 2 (writes go on while an fsync blocks): "
+                    + logIoThreads);
+            check(serviceIoThreads >= 1 && replicationIoThreads >= 1, "I/O thread counts must be at least 1");
+            check(fsyncPermits >= 0, "fsyncPermits must not be negative: " + fsyncPermits);
+            check(servicePort >= 0 && servicePort <= 65535, "servicePort out of range: " + servicePort);
+            raft.validate();
+            List<Integer> seen = new ArrayList<>();
+            for (GroupSpec g : groups) {
+                check(g.groupId > 0, "group ids are positive: " + g.groupId);
+                check(!seen.contains(g.groupId), "group " + g.groupId + " is listed twice");
+                seen.add(g.groupId);
+                check(g.members.length > 0, "group " + g.groupId + " needs members");
+                for (int m : g.members) {
+                    check(nodes.containsKey(m), "group " + g.groupId + " has member " + m
+                            + " but no node(" + m + ", address) was given");
+                }
+            }
+            return new RaftServerConfig(this);
+        }
+
+        public RaftServer build() {
+            return new RaftServer(buildConfig());
+        }
+
+        private static void check(boolean ok, String message) {
+            if (!ok) {
+                throw new IllegalArgumentException(message);
+            }
+        }
+    }
+}

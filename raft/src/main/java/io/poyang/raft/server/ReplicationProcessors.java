@@ -1,0 +1,133 @@
+package io.poyang.raft.server;
+
+import io.poyang.codec.PbCallback;
+import io.poyang.net.ReqContext;
+import io.poyang.net.ReqProcessor;
+import io.poyang.net.ResponseCode;
+import io.poyang.net.WritePacket;
+import io.poyang.raft.client.RaftRole;
+import io.poyang.raft.client.RaftStatusRequest;
+import io.poyang.raft.client.RaftStatusResponse;
+import io.poyang.raft.core.AppendEntriesRequest;
+import io.poyang.raft.core.InstallSnapshotRequest;
+import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.core.VoteRequest;
+
+/**
+ * The processors of the replication port (and RAFT_STATUS on both ports). Each runs on the I/O
+ * thread: the body is decoded there, in place, and handed to its group's fibers through a channel
+ * ({@code RaftGroup.accept*}); the group answers later through the request's {@link ReqContext}.
+ */
+final class ReplicationProcessors {
+
+    private ReplicationProcessors() {
+    }
+
+    static WritePacket noGroup(int nodeId, int groupId) {
+        return WritePacket.error(ResponseCode.BAD_REQUEST, "node " + nodeId + " hosts no raft group " + groupId);
+    }
+
+    /** VOTE: pre-votes and votes. */
+    static final class Vote implements ReqProcessor<VoteRequest> {
+        private final GroupRegistry groups;
+        private final int nodeId;
+
+        Vote(GroupRegistry groups, int nodeId) {
+            this.groups = groups;
+            this.nodeId = nodeId;
+        }
+
+        @Override
+        public PbCallback<VoteRequest> createDecoder() {
+            return new VoteRequest.Decoder();
+        }
+
+        @Override
+        public WritePacket process(ReqContext context, VoteRequest body) {
+            RaftGroup g = groups.get(body.groupId());
+            if (g == null) {
+                return noGroup(nodeId, body.groupId());
+            }
+            g.acceptVote(context, body);
+            return null;
+        }
+    }
+
+    /** APPEND_ENTRIES: entries and heartbeats from a leader. */
+    static final class Append implements ReqProcessor<AppendEntriesRequest> {
+        private final GroupRegistry groups;
+        private final int nodeId;
+
+        Append(GroupRegistry groups, int nodeId) {
+            this.groups = groups;
+            this.nodeId = nodeId;
+        }
+
+        @Override
+        public PbCallback<AppendEntriesRequest> createDecoder() {
+            return new AppendEntriesRequest.Decoder();
+        }
+
+        @Override
+        public WritePacket process(ReqContext context, AppendEntriesRequest body) {
+            RaftGroup g = groups.get(body.groupId());
+            if (g == null) {
+                return noGroup(nodeId, body.groupId());
+            }
+            g.acceptAppend(context, body);
+            return null;
+        }
+    }
+
+    /** INSTALL_SNAPSHOT: snapshot chunks from a leader. */
+    static final class InstallSnapshot implements ReqProcessor<InstallSnapshotRequest> {
+        private final GroupRegistry groups;
+        private final int nodeId;
+
+        InstallSnapshot(GroupRegistry groups, int nodeId) {
+            this.groups = groups;
+            this.nodeId = nodeId;
+        }
+
+        @Override
+        public PbCallback<InstallSnapshotRequest> createDecoder() {
+            return new InstallSnapshotRequest.Decoder();
+        }
+
+        @Override
+        public WritePacket process(ReqContext context, InstallSnapshotRequest body) {
+            RaftGroup g = groups.get(body.groupId());
+            if (g == null) {
+                return noGroup(nodeId, body.groupId());
+            }
+            g.acceptInstallSnapshot(context, body);
+            return null;
+        }
+    }
+
+    /** RAFT_STATUS: where a group stands on this node (how clients find the leader). */
+    static final class Status implements ReqProcessor<RaftStatusRequest> {
+        private final GroupRegistry groups;
+        private final int nodeId;
+
+        Status(GroupRegistry groups, int nodeId) {
+            this.groups = groups;
+            this.nodeId = nodeId;
+        }
+
+        @Override
+        public PbCallback<RaftStatusRequest> createDecoder() {
+            return new RaftStatusRequest.Decoder();
+        }
+
+        @Override
+        public WritePacket process(ReqContext context, RaftStatusRequest body) {
+            RaftGroup g = groups.get(body.groupId());
+            if (g == null) {
+                return WritePacket.response(new RaftStatusResponse(body.groupId(), nodeId, 0, 0, RaftRole.NONE, 0, 0, 0,
+                        new int[0]));
+            }
+            return WritePacket.response(g.status());
+        }
+    }
+}

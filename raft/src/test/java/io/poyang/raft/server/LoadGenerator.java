@@ -1,0 +1,108 @@
+package io.poyang.raft.server;
+
+import io.poyang.raft.client.NotLeaderException;
+import io.poyang.raft.core.RaftGroup;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Writes unique values to a group from a thread of its own, keeping up to {@code inFlight} writes
+ * pending, always through the node that currently leads. Records which values were acknowledged
+ * (the write succeeded) and which failed with an outcome that says "not applied"; everything else
+ * is unknown.
+ */
+final class LoadGenerator implements AutoCloseable {
+
+    private final RaftCluster cluster;
+    private final int groupId;
+    private final Semaphore window;
+    private final int inFlight;
+    private final Thread thread;
+    private volatile boolean running = true;
+    final Set<Long> acknowledged = ConcurrentHashMap.newKeySet();
+    final Set<Long> notApplied = ConcurrentHashMap.newKeySet();
+    final AtomicLong unknown = new AtomicLong();
+    final AtomicLong sent = new AtomicLong();
+    private final long base;
+
+    LoadGenerator(RaftCluster cluster, int groupId, int inFlight, long base) {
+        this.cluster = cluster;
+        this.groupId = groupId;
+        this.window = new Semaphore(inFlight);
+        this.inFlight = inFlight;
+        this.base = base;
+        this.thread = new Thread(this::run, "load-" + groupId);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    private void run() {
+        long next = base;
+        while (running) {
+            try {
+                if (!window.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+                    continue;
+                }
+            } catch (InterruptedException e) {
+                return;
+            }
+            RaftGroup leader = currentLeader();
+            if (leader == null) {
+                window.release();
+                java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+                continue;
+            }
+            long value = next++;
+            sent.incrementAndGet();
+            leader.submit(0, TestStateMachine.body(value), 3_000).whenComplete((r, e) -> {
+                window.release();
+                if (e == null) {
+                    acknowledged.add(value);
+                } else if (e instanceof NotLeaderException || e instanceof io.poyang.common.FlowControlException
+                        || e instanceof io.poyang.common.StoppedException) {
+                    notApplied.add(value);
+                } else {
+                    unknown.incrementAndGet();
+                }
+            });
+        }
+    }
+
+    private RaftGroup currentLeader() {
+        for (int n : cluster.runningMembers(groupId)) {
+            try {
+                RaftGroup g = cluster.group(n, groupId);
+                if (g != null && g.isLeader()) {
+                    return g;
+                }
+            } catch (RuntimeException e) {
+                // a node stopping under us
+            }
+        }
+        return null;
+    }
+
+    long acknowledgedCount() {
+        return acknowledged.size();
+    }
+
+    void awaitAcknowledged(long count) {
+        RaftCluster.waitFor(count + " acknowledged writes to group " + groupId, () -> acknowledged.size() >= count);
+    }
+
+    /** Stops writing and waits for the pending writes to finish. */
+    @Override
+    public void close() {
+        running = false;
+        try {
+            thread.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        RaftCluster.waitFor("pending writes to finish", () -> window.availablePermits() == inFlight);
+    }
+}

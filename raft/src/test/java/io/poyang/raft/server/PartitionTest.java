@@ -1,0 +1,122 @@
+package io.poyang.raft.server;
+
+import io.poyang.codec.Encodable;
+import io.poyang.raft.client.NotLeaderException;
+import io.poyang.raft.client.RaftRole;
+import io.poyang.raft.core.RaftGroup;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class PartitionTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aPartitionedMinorityLeaderStepsDownAndItsUncommittedEntriesAreOverwritten() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int old = c.waitForLeader(1);
+            for (int i = 0; i < 50; i++) {
+                c.write(1, i);
+            }
+            c.checkIdentical(1);
+            RaftGroup oldLeader = c.group(old, 1);
+            c.faults.isolate(old);
+            // Writes to the cut-off leader get log entries there but can never commit.
+            List<CompletableFuture<Encodable>> lost = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                lost.add(oldLeader.submit(0, TestStateMachine.body(900_000 + i), 60_000));
+            }
+            RaftCluster.waitFor("the old leader to step down", () -> oldLeader.role() != RaftRole.LEADER);
+            int fresh = c.waitForLeader(1);
+            assertNotEquals(old, fresh);
+            for (int i = 0; i < 30; i++) {
+                c.write(1, 1000 + i);
+            }
+            assertTrue(oldLeader.lastLogIndex() > oldLeader.commitIndex(), "the old leader holds uncommitted entries");
+            c.faults.heal();
+            long[] values = c.checkIdentical(1);
+            Set<Long> applied = new HashSet<>();
+            for (long v : values) {
+                applied.add(v);
+            }
+            for (int i = 0; i < 20; i++) {
+                assertFalse(applied.contains(900_000L + i), "an uncommitted entry of the old leader was applied");
+            }
+            for (int i = 0; i < 30; i++) {
+                assertTrue(applied.contains(1000L + i));
+            }
+            // The old leader learned that its entries lost their places: the writers hear "not applied".
+            for (CompletableFuture<Encodable> f : lost) {
+                try {
+                    f.get(30, TimeUnit.SECONDS);
+                    throw new AssertionError("a write to the partitioned leader succeeded");
+                } catch (ExecutionException e) {
+                    assertInstanceOf(NotLeaderException.class, e.getCause());
+                }
+            }
+        }
+    }
+
+    @Test
+    void aFollowerCutOffFromEveryoneComesBackWithoutDisturbingTheLeader() {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            c.write(1, 1);
+            int follower = leader % 3 + 1;
+            int term = c.group(leader, 1).term();
+            RaftGroup f = c.group(follower, 1);
+            long rounds = f.electionRounds();
+            c.faults.isolate(follower);
+            // it keeps asking for pre-votes and gets none
+            RaftCluster.waitFor("three pre-vote rounds of the cut-off follower", () -> f.electionRounds() >= rounds + 3);
+            for (int i = 0; i < 20; i++) {
+                c.write(1, 100 + i);
+            }
+            assertEquals(term, c.group(follower, 1).term(), "pre-votes that fail do not raise the follower's term");
+            c.faults.heal();
+            c.checkIdentical(1);
+            assertEquals(leader, c.waitForLeader(1));
+            assertEquals(term, c.group(leader, 1).term(), "the leader was not disturbed");
+        }
+    }
+
+    @Test
+    void aFollowerCutOffFromTheLeaderOnlyCannotDeposeIt() {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            c.write(1, 1);
+            int follower = leader % 3 + 1;
+            int term = c.group(leader, 1).term();
+            // The follower hears nothing from the leader but still reaches the third node, which hears
+            // the leader: it refuses the follower's pre-votes (and votes), so the term stays.
+            RaftGroup f = c.group(follower, 1);
+            long rounds = f.electionRounds();
+            c.faults.block(leader, follower).block(follower, leader);
+            RaftCluster.waitFor("three pre-vote rounds of the cut-off follower", () -> f.electionRounds() >= rounds + 3);
+            for (int i = 0; i < 20; i++) {
+                c.write(1, 100 + i);
+            }
+            assertEquals(leader, c.waitForLeader(1));
+            assertEquals(term, c.group(leader, 1).term(), "the leader was not disturbed");
+            c.faults.heal();
+            c.checkIdentical(1);
+            assertEquals(term, c.group(leader, 1).term());
+        }
+    }
+}

@@ -1,0 +1,124 @@
+package io.poyang.raft.server;
+
+import io.poyang.common.PoyangTimeoutException;
+import io.poyang.net.BytesDecoder;
+import io.poyang.raft.client.RaftClient;
+import io.poyang.raft.client.RaftClientConfig;
+import io.poyang.raft.client.RaftOutcomeUnknownException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+class RaftClientTest {
+
+    @TempDir
+    Path dir;
+
+    private RaftClient client;
+
+    @AfterEach
+    void stopClient() {
+        if (client != null) {
+            client.stop();
+        }
+    }
+
+    private RaftClient clientFor(RaftCluster c) throws InterruptedException {
+        RaftClientConfig cfg = new RaftClientConfig();
+        for (int n = 1; n <= c.nodeCount; n++) {
+            cfg.node(n, "127.0.0.1:" + c.server(n).servicePort());
+        }
+        client = new RaftClient(cfg);
+        client.start();
+        client.waitForConnected(5_000);
+        return client;
+    }
+
+    private static long write(RaftClient client, long value, long timeoutMillis) throws Exception {
+        byte[] r = client.write(1, 0, TestStateMachine.body(value), BytesDecoder.FACTORY, timeoutMillis)
+                .get(timeoutMillis + 5_000, TimeUnit.MILLISECONDS);
+        return ByteBuffer.wrap(r).getLong();
+    }
+
+    @Test
+    void findsTheLeaderAndFollowsNotLeaderAnswersToIt() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            RaftClient client = clientFor(c);
+            assertTrue(write(client, 1, 3_000) > 0);
+            assertEquals(leader, client.knownLeader(1));
+            int follower = leader % 3 + 1;
+            client.updateLeader(1, follower);     // a stale belief
+            long before = client.redirectCount();
+            assertTrue(write(client, 2, 3_000) > 0);
+            assertEquals(before + 1, client.redirectCount(), "one NOT_LEADER answer, followed to the leader");
+            assertEquals(leader, client.knownLeader(1));
+            long[] values = c.checkIdentical(1);
+            assertEquals(2, values.length);
+        }
+    }
+
+    @Test
+    void retriesWithinTheDeadlineWhileANewLeaderIsElected() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            RaftClient client = clientFor(c);
+            write(client, 1, 3_000);
+            c.stopNode(leader);
+            long retries = client.retryCount();
+            // no leader for a while: the client keeps looking and sends when one is elected
+            assertTrue(write(client, 2, 10_000) > 0);
+            assertTrue(client.retryCount() > retries, "the write was retried");
+            assertNotEquals(leader, client.knownLeader(1));
+            c.checkIdentical(1);
+        }
+    }
+
+    @Test
+    void aWriteThatTimesOutInTheLogIsReportedAsOutcomeUnknown() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            RaftClient client = clientFor(c);
+            write(client, 1, 3_000);
+            c.faults.isolate(leader);   // the leader takes the write but cannot commit it
+            try {
+                write(client, 2, 300);
+                throw new AssertionError("a write to a cut-off leader succeeded");
+            } catch (ExecutionException e) {
+                assertInstanceOf(RaftOutcomeUnknownException.class, e.getCause());
+            }
+            c.faults.heal();
+            c.checkConsistent(1);
+        }
+    }
+
+    @Test
+    void aWriteNoLeaderTookIsATimeoutThatSaysNotApplied() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            RaftClient client = clientFor(c);
+            write(client, 1, 3_000);
+            int other = leader % 3 + 1;
+            c.stopNode(leader);
+            c.stopNode(other);   // one node of three: no leader can be elected
+            try {
+                write(client, 2, 1_500);
+                throw new AssertionError("a write without a quorum succeeded");
+            } catch (ExecutionException e) {
+                assertInstanceOf(PoyangTimeoutException.class, e.getCause());
+                assertFalse(e.getCause() instanceof RaftOutcomeUnknownException, "nobody took it: " + e.getCause());
+            }
+        }
+    }
+}

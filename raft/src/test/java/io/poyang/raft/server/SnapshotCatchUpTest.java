@@ -1,0 +1,73 @@
+package io.poyang.raft.server;
+
+import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.sm.SnapshotMeta;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class SnapshotCatchUpTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aFollowerThatMissedCompactedEntriesCatchesUpBySnapshotAndThenByLog() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1},
+                rc -> rc.segmentBytes(64 * 1024).snapshotsToKeep(1).snapshotChunkBytes(16 * 1024)).start()) {
+            int leader = c.waitForLeader(1);
+            c.write(1, 1);
+            int follower = leader % 3 + 1;
+            c.faults.isolate(follower);
+            RaftGroup lg = c.group(leader, 1);
+            LoadGenerator load = new LoadGenerator(c, 1, 100, 1_000_000);
+            load.awaitAcknowledged(6_000);
+            long missedFrom = c.group(follower, 1).lastLogIndex() + 1;
+            // snapshots on the two connected nodes while writes go on; the log below them goes
+            for (int n : c.runningMembers(1)) {
+                if (n != follower) {
+                    SnapshotMeta m = RaftCluster.join(c.group(n, 1).takeSnapshot());
+                    assertNotNull(m);
+                    assertTrue(m.lastIndex() > missedFrom);
+                }
+            }
+            load.awaitAcknowledged(load.acknowledgedCount() + 1_000);
+            load.close();
+            RaftCluster.waitFor("the leader's log to start after the follower's last entry",
+                    () -> lg.firstLogIndex() > missedFrom);
+            c.faults.heal();
+            RaftGroup fg = c.group(follower, 1);
+            // it cannot get the missed entries by log any more: its log must restart after the snapshot
+            RaftCluster.waitFor("the follower to install the snapshot and restart its log after it",
+                    () -> fg.firstLogIndex() > missedFrom && fg.lastApplied() >= lg.commitIndex());
+            try (Stream<Path> files = Files.list(dir.resolve("node-" + follower).resolve("group-1").resolve("snapshot"))) {
+                assertTrue(files.anyMatch(p -> p.toString().endsWith(".meta")), "the follower keeps the snapshot");
+            }
+            // and goes on by log
+            for (int i = 0; i < 50; i++) {
+                c.write(1, 5_000_000 + i);
+            }
+            long[] values = c.checkIdentical(1);
+            assertTrue(values.length >= 7_051);
+            java.util.Set<Long> applied = new java.util.HashSet<>();
+            for (long v : values) {
+                assertTrue(applied.add(v), "value " + v + " applied twice");
+            }
+            for (long v : load.acknowledged) {
+                assertTrue(applied.contains(v), "acknowledged value " + v + " is missing");
+            }
+            // a restart of the follower starts from its snapshot plus its log
+            c.restartNode(follower);
+            c.write(1, 7_000_000);
+            long[] again = c.checkIdentical(1);
+            assertEquals(values.length + 1, again.length);
+        }
+    }
+}

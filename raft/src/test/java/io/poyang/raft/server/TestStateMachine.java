@@ -1,0 +1,128 @@
+package io.poyang.raft.server;
+
+import io.poyang.codec.Encodable;
+import io.poyang.codec.PbCallback;
+import io.poyang.raft.sm.ApplyBatch;
+import io.poyang.raft.sm.SnapshotMeta;
+import io.poyang.raft.sm.SnapshotWriter;
+import io.poyang.raft.sm.StateMachine;
+import io.poyang.raft.store.ByteBody;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+
+/**
+ * The state machine of the cluster tests: it records every value written (an 8-byte long body),
+ * in apply order, and the log index each was applied at. Two nodes agree when their lists are
+ * equal; an acknowledged write is not lost when its value is in the list. Snapshots hold the whole
+ * list. The result of a write is its log index (8 bytes).
+ */
+final class TestStateMachine implements StateMachine {
+
+    private long[] values = new long[1024];
+    private long[] indexes = new long[1024];
+    private int count;
+    /** Values whose body was not 8 bytes (a test writing garbage); counted, not stored. */
+    private int odd;
+
+    static ByteBody body(long value) {
+        return new ByteBody(ByteBuffer.allocate(8).putLong(value).array());
+    }
+
+    static long index(Encodable result) {
+        return ByteBuffer.wrap(((ByteBody) result).array()).getLong();
+    }
+
+    @Override
+    public PbCallback<? extends Encodable> newBodyDecoder(int bizType) {
+        return null;   // raw bytes
+    }
+
+    @Override
+    public void apply(ApplyBatch batch) {
+        for (int i = 0; i < batch.size(); i++) {
+            ByteBody b = (ByteBody) batch.body(i);
+            if (b == null || b.length() != 8) {
+                odd++;
+                batch.setError(i, 42, "a test value is 8 bytes");
+                continue;
+            }
+            long v = ByteBuffer.wrap(b.array(), b.offset(), 8).getLong();
+            if (count == values.length) {
+                values = Arrays.copyOf(values, count * 2);
+                indexes = Arrays.copyOf(indexes, count * 2);
+            }
+            values[count] = v;
+            indexes[count] = batch.index(i);
+            count++;
+            batch.setResult(i, new ByteBody(ByteBuffer.allocate(8).putLong(batch.index(i)).array()));
+        }
+    }
+
+    /** The values in apply order. Dispatcher thread (use RaftGroup.callInGroup). */
+    long[] values() {
+        return Arrays.copyOf(values, count);
+    }
+
+    /** The log index of each value. Dispatcher thread. */
+    long[] indexes() {
+        return Arrays.copyOf(indexes, count);
+    }
+
+    int count() {
+        return count;
+    }
+
+    /** Entries whose body was not a test value. Dispatcher thread. */
+    int odd() {
+        return odd;
+    }
+
+    @Override
+    public SnapshotWriter takeSnapshot(SnapshotMeta meta) {
+        long[] v = Arrays.copyOf(values, count);
+        long[] ix = Arrays.copyOf(indexes, count);
+        int n = count;
+        int o = odd;
+        return out -> {
+            DataOutputStream d = new DataOutputStream(out);
+            d.writeInt(n);
+            d.writeInt(o);
+            for (int i = 0; i < n; i++) {
+                d.writeLong(v[i]);
+                d.writeLong(ix[i]);
+            }
+            d.flush();
+        };
+    }
+
+    @Override
+    public Object readSnapshot(SnapshotMeta meta, InputStream data) throws IOException {
+        DataInputStream d = new DataInputStream(data);
+        int n = d.readInt();
+        int o = d.readInt();
+        long[] v = new long[Math.max(1024, n)];
+        long[] ix = new long[Math.max(1024, n)];
+        for (int i = 0; i < n; i++) {
+            v[i] = d.readLong();
+            ix[i] = d.readLong();
+        }
+        if (d.read() != -1) {
+            throw new IOException("trailing bytes in the snapshot");
+        }
+        return new Object[]{v, ix, n, o};
+    }
+
+    @Override
+    public void installSnapshot(SnapshotMeta meta, Object state) {
+        Object[] s = (Object[]) state;
+        values = (long[]) s[0];
+        indexes = (long[]) s[1];
+        count = (Integer) s[2];
+        odd = (Integer) s[3];
+    }
+}

@@ -1,0 +1,124 @@
+package io.poyang.raft.store;
+
+import io.poyang.log.ImpossibleStates;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static io.poyang.raft.store.StoreHarness.items;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Logs sharing an fsync gate take turns on the disk; a permit always comes back. */
+class FsyncGateTest {
+
+    @TempDir
+    Path dir;
+
+    @BeforeEach
+    void reset() {
+        ImpossibleStates.reset();
+    }
+
+    @AfterEach
+    void noImpossibleStates() {
+        assertEquals(0, ImpossibleStates.count());
+    }
+
+    @Test
+    void aLogWaitsForTheGateWhileAnotherLogsFsyncRunsAndThenCoversAllItsWrites() throws Exception {
+        FsyncGate gate = new FsyncGate(1);
+        FaultyFileIo io = new FaultyFileIo();
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch held = new CountDownLatch(1);
+        AtomicBoolean holdNext = new AtomicBoolean();
+        io.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeForce(Path file, boolean metadata) throws IOException {
+                if (!metadata && file.toString().contains("store-a") && holdNext.compareAndSet(true, false)) {
+                    held.countDown();
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        throw new InterruptedIOException();
+                    }
+                }
+            }
+        };
+        try (StoreHarness a = new StoreHarness(dir.resolve("store-a"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20));
+             StoreHarness b = new StoreHarness(dir.resolve("store-b"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20))) {
+            a.open();
+            b.open();
+            b.append(items(1, 1, 1, 0, 0, 30));
+            b.awaitPersisted(1);
+            long bFsyncs = b.on(b.store::fsyncCount);
+
+            holdNext.set(true);
+            a.append(items(1, 1, 1, 0, 0, 30));
+            held.await();                       // a's fsync holds the only permit
+            for (int i = 2; i <= 50; i++) {
+                b.append(items(i, i, 1, 1, 0, 30));
+            }
+            b.waitFor("b's writes to complete", () -> b.store.writtenIndex() == 50);
+            StoreHarness.waitFor("b to queue at the gate", () -> gate.waitingCount() == 1);
+            assertEquals(1, b.persisted(), "b cannot fsync while a holds the gate");
+            assertEquals(0, gate.available());
+
+            release.countDown();
+            a.awaitPersisted(1);
+            b.awaitPersisted(50);
+            assertTrue(b.on(b.store::fsyncCount) - bFsyncs <= 2, "one fsync (or two) covers b's 49 writes");
+            StoreHarness.waitFor("the permit to come back", () -> gate.available() == 1);
+        }
+        assertEquals(1, gate.available(), "closing the stores leaves the permit free");
+        assertEquals(0, gate.waitingCount());
+    }
+
+    @Test
+    void aLogWhoseGroupStoppedPassesTheWakeOn() throws Exception {
+        FsyncGate gate = new FsyncGate(1);
+        FaultyFileIo io = new FaultyFileIo();
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch held = new CountDownLatch(1);
+        AtomicBoolean holdNext = new AtomicBoolean();
+        io.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeForce(Path file, boolean metadata) throws IOException {
+                if (!metadata && file.toString().contains("store-a") && holdNext.compareAndSet(true, false)) {
+                    held.countDown();
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        throw new InterruptedIOException();
+                    }
+                }
+            }
+        };
+        StoreHarness b = new StoreHarness(dir.resolve("store-b"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20));
+        try (StoreHarness a = new StoreHarness(dir.resolve("store-a"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20));
+             StoreHarness c = new StoreHarness(dir.resolve("store-c"), 3, x -> x.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20))) {
+            a.open();
+            b.open();
+            c.open();
+            holdNext.set(true);
+            a.append(items(1, 1, 1, 0, 0, 30));
+            held.await();
+            b.append(items(1, 1, 1, 0, 0, 30));
+            StoreHarness.waitFor("b to queue at the gate", () -> gate.waitingCount() == 1);
+            c.append(items(1, 1, 1, 0, 0, 30));
+            StoreHarness.waitFor("c to queue at the gate", () -> gate.waitingCount() == 2);
+            b.shutdown();                       // b's group is gone (like a crash), still queued first
+            release.countDown();
+            c.awaitPersisted(1);                // the wake passed b by
+            a.awaitPersisted(1);
+        }
+        StoreHarness.waitFor("the permit to come back", () -> gate.available() == 1);
+    }
+}
