@@ -43,13 +43,16 @@ class OutOfOrderWriteTest {
             h.open();
             h.append(items(1, 5, 1, 0, 0, 30));
             h.awaitPersisted(5);
+            // Hold the write that starts where index 6 will go, whatever order the I/O threads
+            // pick the three writes up in (they race for the executor's queue).
+            long heldPosition = h.on(() -> h.store.appender().nextPos());
             io.hook = new FaultyFileIo.Hook() {
                 @Override
                 public void beforeWrite(Path file, long position, int length) throws IOException {
                     if (!file.getParent().getFileName().toString().equals("log")) {
                         return;
                     }
-                    if (holdNext.compareAndSet(true, false)) {
+                    if (position == heldPosition && holdNext.compareAndSet(true, false)) {
                         try {
                             release.await();   // the slow write
                         } catch (InterruptedException e) {
