@@ -282,6 +282,13 @@ final class ApplyManager extends FiberFrame<Void> {
                 return;
             }
         }
+        LogItem last = list.get(list.size() - 1);
+        s.lastApplied = last.getIndex();
+        s.lastAppliedTerm = last.getTerm();
+        appliedSinceSnapshot += list.size();
+        // Published before the answers leave: whoever learns that a write is done and then asks this
+        // node how far it applied must not see less than the write's index.
+        g.publishProgress();
         int slot = 0;
         for (int i = 0, n = list.size(); i < n; i++) {
             LogItem it = list.get(i);
@@ -294,16 +301,12 @@ final class ApplyManager extends FiberFrame<Void> {
                 slot++;
             }
         }
-        LogItem last = list.get(list.size() - 1);
-        s.lastApplied = last.getIndex();
-        s.lastAppliedTerm = last.getTerm();
-        appliedSinceSnapshot += list.size();
         batch.clear(false);
         g.responder.flush();
         RaftConfig c = g.config;
         long neededFrom = s.isLeader() ? g.commitManager.lowestNeeded() : Long.MAX_VALUE;
         g.tailCache.evict(s.lastApplied, neededFrom, c.tailCacheItems(), c.tailCacheBytes());
-        g.publishProgress();
+        g.reads.onApplied(s.lastApplied);
         if (c.snapshotEveryEntries() > 0 && appliedSinceSnapshot >= c.snapshotEveryEntries()) {
             g.snapshotManager.requestSnapshot();
         }
@@ -420,6 +423,7 @@ final class ApplyManager extends FiberFrame<Void> {
         answerCoveredBySnapshot(stale, idx);
         g.responder.flush();
         g.publishProgress();
+        g.reads.onApplied(s.lastApplied);
         log.info("group {} on node {}: installed {}", s.groupId, s.selfId, snap.meta);
         f.complete(true);
         return loop(null);

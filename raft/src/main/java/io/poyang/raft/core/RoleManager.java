@@ -80,6 +80,8 @@ final class RoleManager {
         s.leaderSinceNanos = now;
         g.applyManager.onBecomeLeader();
         g.commitManager.resetForLeader(now);
+        g.leaseReads.resetForLeader();
+        g.reads.onBecomeLeader();
         log.info("group {}: node {} is the leader of term {} (log ends at {}, commit {})", s.groupId, s.selfId,
                 s.currentTerm, g.store.lastIndex(), s.commitIndex);
         g.startReplicators();

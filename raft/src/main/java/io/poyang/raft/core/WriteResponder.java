@@ -115,4 +115,20 @@ final class WriteResponder {
             r.run();
         }
     }
+
+    /** Completes an embedder's future on the callback executor (never on the dispatcher or an I/O thread). */
+    <T> void completeLater(java.util.concurrent.CompletableFuture<T> f, T value, Throwable error) {
+        Runnable r = () -> {
+            if (error == null) {
+                f.complete(value);
+            } else {
+                f.completeExceptionally(error);
+            }
+        };
+        try {
+            callbackExecutor.execute(r);
+        } catch (RejectedExecutionException e) {
+            r.run();
+        }
+    }
 }

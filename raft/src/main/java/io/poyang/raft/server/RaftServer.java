@@ -120,6 +120,7 @@ public final class RaftServer extends LifeCycle {
         replicationServer.register(RaftCommands.VOTE, new ReplicationProcessors.Vote(registry, id));
         replicationServer.register(RaftCommands.APPEND_ENTRIES, new ReplicationProcessors.Append(registry, id));
         replicationServer.register(RaftCommands.INSTALL_SNAPSHOT, new ReplicationProcessors.InstallSnapshot(registry, id));
+        replicationServer.register(RaftCommands.READ_INDEX, new ReplicationProcessors.ReadIndex(registry, id));
         replicationServer.register(RaftCommands.RAFT_STATUS, new ReplicationProcessors.Status(registry, id));
         replicationServer.start();
 
