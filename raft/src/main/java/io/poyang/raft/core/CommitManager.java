@@ -158,6 +158,7 @@ final class CommitManager {
         g.applyManager.wake();
         if (st.isLeader()) {
             g.reads.onLeaderCommit(commit);
+            g.membership.onLeaderCommit(commit);
             g.wakeReplicators();
         }
     }

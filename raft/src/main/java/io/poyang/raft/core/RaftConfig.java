@@ -27,6 +27,8 @@ public final class RaftConfig {
     private int snapshotChunkBytes = 1 << 20;
     private long segmentBytes = 64L << 20;
     private long leaseDriftMarginMillis = -1;
+    private int sessionWindow = 64;
+    private long sessionExpiryMillis = 3_600_000;
     private TimeSource leaseClock;
 
     public long electionTimeoutMillis() {
@@ -247,6 +249,28 @@ public final class RaftConfig {
      */
     public RaftConfig leaseClock(TimeSource clock) {
         this.leaseClock = clock;
+        return this;
+    }
+
+    /** Results kept per exactly-once session: a retry of one of its last this-many writes gets the first result. */
+    public int sessionWindow() {
+        return sessionWindow;
+    }
+
+    public RaftConfig sessionWindow(int writes) {
+        check(writes >= 1 && writes <= 65_536, "sessionWindow must be 1..65536: " + writes);
+        this.sessionWindow = writes;
+        return this;
+    }
+
+    /** How long an exactly-once session lives after its last write (on the entries' timestamps); default 1 h. */
+    public long sessionExpiryMillis() {
+        return sessionExpiryMillis;
+    }
+
+    public RaftConfig sessionExpiryMillis(long millis) {
+        check(millis >= 1, "sessionExpiryMillis must be positive: " + millis);
+        this.sessionExpiryMillis = millis;
         return this;
     }
 

@@ -75,6 +75,8 @@ public final class RaftGroup {
     final SnapshotManager snapshotManager;
     final LeaseReadTracker leaseReads;
     final ReadIndexManager reads;
+    final MembershipManager membership;
+    final SessionTable sessions;
     private final FiberChannel<WriteTask> writeChannel;
     private final FiberChannel<Object> readChannel;
     private final FiberChannel<Object> followerChannel;
@@ -135,6 +137,8 @@ public final class RaftGroup {
         this.leaseReads = new LeaseReadTracker(this, config.leaseClock());
         this.readChannel = fiberGroup.newChannel("reads-" + groupId);
         this.reads = new ReadIndexManager(this, readChannel);
+        this.membership = new MembershipManager(this);
+        this.sessions = new SessionTable(this);
     }
 
     public int groupId() {
@@ -182,8 +186,10 @@ public final class RaftGroup {
         private FrameCallResult afterSnapshot(SnapshotMeta meta) {
             snapshot = meta;
             if (meta == null) {
+                membership.reset(0, state.members);
                 return afterLog(null);
             }
+            membership.reset(meta.lastIndex(), MembershipManager.membersOf(meta));
             long idx = meta.lastIndex();
             state.lastApplied = idx;
             state.lastAppliedTerm = meta.lastTerm();
@@ -202,7 +208,36 @@ public final class RaftGroup {
             return Fiber.call(store.resetAfterSnapshot(idx, meta.lastTerm()), this::afterLog);
         }
 
+        /** Where the scan for configuration entries goes on. */
+        private long scanFrom;
+
         private FrameCallResult afterLog(Void v) {
+            scanFrom = Math.max(store.firstIndex(), snapshot == null ? 1 : snapshot.lastIndex() + 1);
+            return scanConfigs();
+        }
+
+        /** Reads the log after the snapshot for configuration entries: the newest one is in force. */
+        private FrameCallResult scanConfigs() {
+            if (scanFrom > store.lastIndex()) {
+                return afterScan();
+            }
+            return Fiber.call(store.load(scanFrom, 4096, 8 << 20), this::afterScanChunk);
+        }
+
+        private FrameCallResult afterScanChunk(java.util.List<io.poyang.raft.store.LogItem> items) {
+            if (items.isEmpty()) {
+                return afterScan();
+            }
+            for (io.poyang.raft.store.LogItem it : items) {
+                if (it.getType() == io.poyang.raft.store.LogItem.TYPE_CONFIG_CHANGE) {
+                    membership.onConfigAppended(it.getIndex(), MembersCodec.fromBody(it.getBody()));
+                }
+            }
+            scanFrom = items.get(items.size() - 1).getIndex() + 1;
+            return scanConfigs();
+        }
+
+        private FrameCallResult afterScan() {
             if (state.commitIndex > store.lastIndex()) {
                 state.commitIndex = store.lastIndex();
             }
@@ -357,6 +392,11 @@ public final class RaftGroup {
      * leader or the group's pending writes are at their bound, else queued for the leader writer.
      */
     public void acceptWrite(ReqContext ctx, int bizType, Encodable body, int bodyBytes) {
+        acceptWrite(ctx, bizType, body, bodyBytes, 0, 0);
+    }
+
+    /** {@link #acceptWrite(ReqContext, int, Encodable, int)} of an exactly-once write ({@code sessionId} 0: none). */
+    public void acceptWrite(ReqContext ctx, int bizType, Encodable body, int bodyBytes, long sessionId, long sessionSeq) {
         RaftRole role = pubRole;
         if (role != RaftRole.LEADER) {
             if (stopRequested) {
@@ -375,7 +415,10 @@ public final class RaftGroup {
                     + " (limit " + flowControl.describeLimits() + "); retry later or slow down");
             return;
         }
-        writeChannel.fireOffer(new WriteTask(bizType, body, bodyBytes, ctx.deadlineNanos(), ctx, null));
+        WriteTask t = new WriteTask(bizType, body, bodyBytes, ctx.deadlineNanos(), ctx, null);
+        t.sessionId = sessionId;
+        t.sessionSeq = sessionSeq;
+        writeChannel.fireOffer(t);
     }
 
     /** An AppendEntries request from the leader (I/O thread). */
@@ -431,6 +474,15 @@ public final class RaftGroup {
      * on the group's callback executor.
      */
     public CompletableFuture<Encodable> submit(int bizType, Encodable body, long timeoutMillis) {
+        return submit(bizType, body, timeoutMillis, 0, 0);
+    }
+
+    /**
+     * {@link #submit(int, Encodable, long)} exactly once: a write carrying the same
+     * ({@code sessionId}, {@code seq}) as one already applied is not applied again, and completes
+     * with the first application's result (see {@link SessionTable}). {@code sessionId} 0: no session.
+     */
+    public CompletableFuture<Encodable> submit(int bizType, Encodable body, long timeoutMillis, long sessionId, long seq) {
         CompletableFuture<Encodable> f = new CompletableFuture<>();
         if (stopRequested) {
             f.completeExceptionally(new StoppedException("raft group " + state.groupId + " is stopping"));
@@ -450,7 +502,10 @@ public final class RaftGroup {
             return f;
         }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        writeChannel.fireOffer(new WriteTask(bizType, body, bytes, deadline, null, f));
+        WriteTask t = new WriteTask(bizType, body, bytes, deadline, null, f);
+        t.sessionId = sessionId;
+        t.sessionSeq = seq;
+        writeChannel.fireOffer(t);
         return f;
     }
 
@@ -535,6 +590,26 @@ public final class RaftGroup {
             return;
         }
         readChannel.fireOffer(new PendingRead(null, ReadKind.LEASE_READ, ctx.deadlineNanos(), ctx));
+    }
+
+    /**
+     * Prepares a membership change to {@code voters} and {@code observers} (joint consensus; see
+     * {@link MembershipManager}): new voters are caught up as observers first, then the joint
+     * configuration is appended; completes with it once committed. Idempotent. Leader only
+     * ({@link NotLeaderException} otherwise). Any thread.
+     */
+    public CompletableFuture<Members> prepareMembers(int[] voters, int[] observers, long timeoutMillis) {
+        return membership.prepare(voters, observers, timeoutMillis);
+    }
+
+    /** Commits the prepared change to {@code voters} and {@code observers}; completes with the new configuration. Idempotent. */
+    public CompletableFuture<Members> commitMembers(int[] voters, int[] observers, long timeoutMillis) {
+        return membership.commit(voters, observers, timeoutMillis);
+    }
+
+    /** Aborts the prepared change (back to the configuration before it); idempotent. */
+    public CompletableFuture<Members> abortMembers(long timeoutMillis) {
+        return membership.abort(timeoutMillis);
     }
 
     /** Takes a snapshot now; completes with what it covers (null when nothing was applied yet). Any thread. */
@@ -758,6 +833,12 @@ public final class RaftGroup {
 
     /** A follower's persisted index moved up (leader): membership catch-up and leader transfer watch this. */
     void onFollowerProgress(int peerId, long matchIndex) {
+        membership.onProgress();
+    }
+
+    /** Queues one of raft's own entries (a configuration) for the leader writer. Dispatcher thread. */
+    void offerInternalWrite(WriteTask t) {
+        writeChannel.offer(t);
     }
 
     void wakeReplicators() {

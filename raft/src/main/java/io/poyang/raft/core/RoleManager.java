@@ -87,5 +87,6 @@ final class RoleManager {
         g.startReplicators();
         g.leaderWriter.requestNoop(s.currentTerm);
         g.publish();
+        g.membership.onProgress();
     }
 }

@@ -87,8 +87,10 @@ final class WriteResponder {
     }
 
     private void release(WriteTask t) {
-        releaseCount++;
-        releaseBytes += t.flowBytes;
+        if (t.flowCounted) {
+            releaseCount++;
+            releaseBytes += t.flowBytes;
+        }
     }
 
     /** Gives the room of the writes answered since the last flush back, in one atomic. */

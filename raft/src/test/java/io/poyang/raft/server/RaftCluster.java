@@ -139,6 +139,42 @@ final class RaftCluster implements AutoCloseable {
         }
     }
 
+    /** Adds group {@code groupId} to running node {@code node} at runtime, starting from {@code members}. */
+    RaftGroup addGroup(int node, int groupId, io.poyang.raft.core.Members members) {
+        return join(servers[node].addGroup(groupId, () -> {
+            TestStateMachine sm = new TestStateMachine();
+            synchronized (machines) {
+                machines.put(key(node, groupId), sm);
+            }
+            return sm;
+        }, members));
+    }
+
+    /** Removes group {@code groupId} from running node {@code node}, deleting its data. */
+    void removeGroup(int node, int groupId) {
+        join(servers[node].removeGroup(groupId, true));
+    }
+
+    /**
+     * Runs a leader-only operation on the current leader of {@code groupId}, retrying on another
+     * node while leadership moves (NOT_LEADER), as an operator's tool would.
+     */
+    <T> T onLeader(int groupId, java.util.function.Function<RaftGroup, CompletableFuture<T>> op) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (true) {
+            int leader = waitForLeader(groupId);
+            try {
+                return op.apply(group(leader, groupId)).get(WAIT_SECONDS, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof NotLeaderException) || System.nanoTime() - deadline > 0) {
+                    throw new AssertionError("the operation on the leader of group " + groupId + " failed", e.getCause());
+                }
+            } catch (InterruptedException | TimeoutException e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+
     void setMembers(int groupId, int... nodes) {
         members.put(groupId, nodes);
     }
