@@ -198,7 +198,8 @@ public final class FieldMessage implements Encodable {
                 for (String v : stringLists[f]) {
                     byte[] b = PbUtil.utf8(v);
                     bytes.add(b);
-                    s += PbUtil.sizeOfBytesField(f, b);
+                    // every element is written, an empty one too (tag and a zero length)
+                    s += PbUtil.sizeOfTag(f) + PbUtil.sizeOfUnsignedVarint32(b.length) + b.length;
                 }
                 stringListBytes[f] = bytes;
             } else if (lists[f] != null) {

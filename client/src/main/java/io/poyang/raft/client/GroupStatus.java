@@ -1,6 +1,5 @@
 package io.poyang.raft.client;
 
-import io.poyang.codec.Encodable;
 import io.poyang.net.DecoderFactory;
 
 import java.util.ArrayList;
@@ -185,7 +184,7 @@ public final class GroupStatus {
     }
 
     /** Encodes this status as raft.proto's GroupStatus. */
-    public Encodable toMessage() {
+    public FieldMessage toMessage() {
         int n = followers.size();
         long[] ids = new long[n];
         long[] match = new long[n];
