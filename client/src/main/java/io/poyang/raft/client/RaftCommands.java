@@ -45,6 +45,13 @@ public final class RaftCommands {
     /** RemoveNodeRequest → AdminAck: make the node forget another node. */
     public static final int ADMIN_REMOVE_NODE = 212;
 
+    /**
+     * The detail (biz_code) of a SYS_ERROR answer to an exactly-once write whose session no longer
+     * remembers that seq (it moved more than sessionWindow writes past it): resending cannot tell
+     * whether it was applied.
+     */
+    public static final int SYS_ERROR_SESSION_WINDOW_PASSED = 1;
+
     private RaftCommands() {
     }
 }
