@@ -625,8 +625,9 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
                     }
                     return;
                 }
-                if (r.responseCode() == ResponseCode.BIZ_ERROR && r.bizCode() == AdminError.NO_SUCH_GROUP.code()) {
-                    // the node it took for the leader no longer hosts the group: look again
+                if (r.responseCode() == ResponseCode.BIZ_ERROR && (r.bizCode() == AdminError.NO_SUCH_GROUP.code()
+                        || r.bizCode() == AdminError.GROUP_FAILED.code())) {
+                    // the node it took for the leader no longer hosts the group, or the group failed there: look again
                     lastError = typed(e, node, what);
                     leaders.remove(groupId, node);
                     retryLater();

@@ -131,6 +131,17 @@ final class AdminProcessors {
         return g;
     }
 
+    /** The group, for a command that changes it: refused when the group failed on this node. */
+    private RaftGroup workingGroup(int groupId) {
+        RaftGroup g = group(groupId);
+        Throwable f = g.failure();
+        if (f != null) {
+            throw refuse(AdminError.GROUP_FAILED, "raft group " + groupId + " failed on node " + config.nodeId + " ("
+                    + f + ") and takes no part until the node is restarted; restart it, or ask another node");
+        }
+        return g;
+    }
+
     private List<Integer> groupIds() {
         List<Integer> ids = new ArrayList<>();
         for (RaftGroup g : server.groups()) {
@@ -175,7 +186,7 @@ final class AdminProcessors {
     // ---------------------------------------------------------------- leader operations
 
     private CompletableFuture<FieldMessage> transferLeader(ReqContext ctx, FieldMessage req) {
-        RaftGroup g = group(req.getInt(1));
+        RaftGroup g = workingGroup(req.getInt(1));
         int target = req.getInt(2);
         if (target <= 0) {
             throw new IllegalArgumentException("the transfer target must be a node id (positive): " + target);
@@ -185,7 +196,7 @@ final class AdminProcessors {
     }
 
     private CompletableFuture<FieldMessage> prepare(ReqContext ctx, FieldMessage req) {
-        RaftGroup g = group(req.getInt(1));
+        RaftGroup g = workingGroup(req.getInt(1));
         int[] voters = req.getInts(2);
         int[] observers = req.getInts(3);
         new Members(voters, observers);   // refuses a malformed target before anything starts
@@ -195,14 +206,14 @@ final class AdminProcessors {
     }
 
     private CompletableFuture<FieldMessage> commit(ReqContext ctx, FieldMessage req) {
-        RaftGroup g = group(req.getInt(1));
+        RaftGroup g = workingGroup(req.getInt(1));
         new Members(req.getInts(2), req.getInts(3));
         return g.commitMembers(req.getInts(2), req.getInts(3), timeout(req, 4))
                 .thenApply(AdminProcessors::membersMessage);
     }
 
     private CompletableFuture<FieldMessage> abort(ReqContext ctx, FieldMessage req) {
-        RaftGroup g = group(req.getInt(1));
+        RaftGroup g = workingGroup(req.getInt(1));
         return g.abortMembers(timeout(req, 4)).thenApply(AdminProcessors::membersMessage);
     }
 

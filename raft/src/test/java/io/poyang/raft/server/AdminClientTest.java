@@ -295,4 +295,25 @@ class AdminClientTest {
             }
         }
     }
+
+    @Test
+    void aGroupThatFailedIsShownByStatusAndRefusesChanges() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start(); AdminClient admin = admin(c, 1, 2, 3)) {
+            c.waitForLeader(1);
+            c.write(1, 1);
+            int leader = admin.leaderStatus(1, 10_000).nodeId();   // the client now knows the leader
+            // the state machine throws on every node that applies this entry: the group fails there
+            // (a node that never learns the entry committed stays healthy, leaderless)
+            c.group(leader, 1).submit(0, TestStateMachine.body(TestStateMachine.POISON), 5_000);
+            RaftCluster.waitFor("the group to fail on the leader", () -> c.group(leader, 1).failure() != null);
+            GroupStatus s = admin.groupStatus(leader, 1);
+            assertTrue(s.failure().contains("poison"), s.toString());
+            assertTrue(s.role() != RaftRole.LEADER, s.toString());
+            // a command for the group's leader reaches the node that led it: refused, saying what to do
+            RaftAdminException e = refused(AdminError.GROUP_FAILED,
+                    () -> admin.transferLeader(1, leader % 3 + 1, 2_000));
+            assertTrue(e.getMessage().contains("restart"), e.getMessage());
+            assertEquals(leader, e.nodeId());
+        }
+    }
 }
