@@ -2,6 +2,7 @@ package io.poyang.benchmark;
 
 import io.poyang.benchmark.fiber.FiberScenario;
 import io.poyang.benchmark.log.LogScenario;
+import io.poyang.benchmark.raft.RaftReadScenario;
 import io.poyang.benchmark.raft.RaftScenario;
 import io.poyang.benchmark.rpc.RpcScenario;
 
@@ -22,6 +23,8 @@ public final class Scenarios {
                 return new LogScenario();
             case "raft":
                 return new RaftScenario();
+            case "raft-read":
+                return new RaftReadScenario();
             default:
                 return null;
         }

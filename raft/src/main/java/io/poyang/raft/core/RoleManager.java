@@ -53,6 +53,7 @@ final class RoleManager {
             log.info("group {}: node {} follows leader {} in term {}", s.groupId, s.selfId, leaderId, s.currentTerm);
         }
         g.publish();
+        g.transfer.onProgress();   // a leader that handed over waits to learn who leads
     }
 
     /** Stands for election: the next term, a vote for itself. */

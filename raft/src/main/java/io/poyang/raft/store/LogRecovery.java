@@ -287,7 +287,10 @@ final class LogRecovery {
             }
             r.addPosition(pos);
             r.terms.onAppend(h.index, h.term);
-            if (seg.firstIndex < 0) {
+            // A segment's first index is that of the item at its start — or of the log's first item
+            // when the log starts inside it. The scan may begin in the middle of a segment (after the
+            // trusted point); that item is not the segment's first: the pass below reads it.
+            if (seg.firstIndex < 0 && (pos == seg.startPos || pos == r.firstIndexPos)) {
                 seg.firstIndex = h.index;
             }
             r.lastIndex = h.index;
@@ -340,10 +343,19 @@ final class LogRecovery {
         for (LogFile f : touched) {
             f.force(false);
         }
-        // Segments of the trusted region were not scanned: read their first header for firstIndex.
+        // Segments (or their beginnings) in the trusted region were not scanned: their first index is
+        // the log's first index for the segment the log starts in (what lies before it there is
+        // left over from before a reset), else the index of the item at the segment's start.
         for (LogSegment s : r.live) {
             if (s.firstIndex < 0 && s.startPos < r.nextPos) {
-                s.firstIndex = firstIndexOf(s, codec, h);
+                if (s.contains(r.firstIndexPos) && r.firstIndexPos != s.startPos) {
+                    // the log's first item is here unless it did not fit (then it is in the next segment)
+                    boolean here = r.lastIndex >= r.firstIndex
+                            && itemIndexAt(s, r.firstIndexPos, codec, h) == r.firstIndex;
+                    s.firstIndex = here ? r.firstIndex : -1;
+                } else {
+                    s.firstIndex = firstIndexOf(s, codec, h);
+                }
             }
         }
     }
@@ -381,6 +393,20 @@ final class LogRecovery {
             }
         }
         return true;
+    }
+
+    /** The index of the item whose header is at log position {@code pos} of {@code s}; -1 when none is there. */
+    private static long itemIndexAt(LogSegment s, long pos, LogItemCodec codec, LogItemCodec.ItemHeader h)
+            throws IOException {
+        if (s.endPos() - pos < LogItemCodec.HEADER_BYTES) {
+            return -1;
+        }
+        ByteBuffer b = ByteBuffer.allocate(LogItemCodec.HEADER_BYTES);
+        s.file.readFully(b, pos - s.startPos);
+        if (b.position() < LogItemCodec.HEADER_BYTES) {
+            return -1;
+        }
+        return codec.parseHeader(b, 0, h) == LogItemCodec.HeaderCheck.ITEM ? h.index : -1;
     }
 
     private static long firstIndexOf(LogSegment s, LogItemCodec codec, LogItemCodec.ItemHeader h) throws IOException {

@@ -186,6 +186,11 @@ public final class LogStore {
         return firstIndex;
     }
 
+    /** The live segments, oldest first (tests in this package check their first indexes). Dispatcher thread. */
+    List<LogSegment> segmentsForTest() {
+        return segments.live();
+    }
+
     public long lastIndex() {
         return appender.lastIndex();
     }

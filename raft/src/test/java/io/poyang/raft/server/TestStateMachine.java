@@ -29,6 +29,9 @@ final class TestStateMachine implements StateMachine {
     /** Values whose body was not 8 bytes (a test writing garbage); counted, not stored. */
     private int odd;
 
+    /** A value whose apply throws: the group fails on every node that applies it (tests of failed groups). */
+    static final long POISON = Long.MIN_VALUE;
+
     static ByteBody body(long value) {
         return new ByteBody(ByteBuffer.allocate(8).putLong(value).array());
     }
@@ -52,6 +55,9 @@ final class TestStateMachine implements StateMachine {
                 continue;
             }
             long v = ByteBuffer.wrap(b.array(), b.offset(), 8).getLong();
+            if (v == POISON) {
+                throw new IllegalStateException("the test state machine was given the poison value");
+            }
             if (count == values.length) {
                 values = Arrays.copyOf(values, count * 2);
                 indexes = Arrays.copyOf(indexes, count * 2);

@@ -101,6 +101,105 @@ class DeleteTest {
         }
     }
 
+    /**
+     * Regression (found by restarting a raft cluster while writes went on): recovery starts its scan
+     * at the trusted point, which may lie inside a segment; it took the first item it scanned there
+     * for the segment's first item. A later deleteBelow then moved the first index to that item while
+     * recording the segment's start as its position, and the next start refused the log as corrupt
+     * ("index chain broken … below the commit index").
+     */
+    @Test
+    void aSegmentWhoseStartRecoveryDidNotScanKeepsItsRealFirstIndex() {
+        long segmentTwoFirst;
+        try (StoreHarness h = new StoreHarness(dir, null)) {
+            h.open();
+            h.append(items(1, 3000, 1, 0, 1, 40));
+            h.awaitPersisted(3000);
+            segmentTwoFirst = firstIndexOfSegment(h, 1);
+            // the trusted point goes to the commit index at close: well inside the second segment
+            long commit = segmentTwoFirst + 100;
+            h.on(() -> {
+                h.store.setCommitIndex(commit);
+                return null;
+            });
+        }
+        try (StoreHarness h = new StoreHarness(dir, null)) {
+            RecoveredState s = h.open();
+            assertEquals(3000, s.getLastIndex());
+            assertEquals(segmentTwoFirst, firstIndexOfSegment(h, 1), "the second segment's first index after recovery");
+            h.on(() -> {
+                h.store.setCommitIndex(3000);
+                return null;
+            });
+            h.call(() -> h.store.deleteBelow(segmentTwoFirst + 200));
+            assertEquals(segmentTwoFirst, (long) h.on(h.store::firstIndex));
+        }
+        try (StoreHarness h = new StoreHarness(dir, null)) {
+            RecoveredState s = h.open();
+            assertEquals(segmentTwoFirst, s.getFirstIndex());
+            assertEquals(3000, s.getLastIndex());
+            List<LogItem> all = h.loadAll(segmentTwoFirst, 3000);
+            assertEquals(3000 - segmentTwoFirst + 1, all.size());
+            assertArrayEquals(bodyFor(segmentTwoFirst, 1, 40), bodyOf(all.get(0)));
+        }
+    }
+
+    /**
+     * After a reset the log starts in the middle of a segment whose beginning holds older items;
+     * recovery (its scan starting at a trusted point later on) must take the log's first index as
+     * that segment's, not the stale item at the segment's start.
+     */
+    @Test
+    void aLogThatStartsInsideASegmentAfterAResetKeepsItsFirstIndexAcrossRestarts() {
+        long first;
+        try (StoreHarness h = new StoreHarness(dir, null)) {
+            h.open();
+            h.append(items(1, 300, 1, 0, 1, 40));
+            h.awaitPersisted(300);
+            h.on(() -> {
+                h.store.setCommitIndex(200);
+                return null;
+            });
+            // a snapshot at 5000 that this log does not match: it restarts at 5001, inside segment 0
+            h.call(() -> h.store.resetAfterSnapshot(5000, 2));
+            first = h.on(h.store::firstIndex);
+            assertEquals(5001, first);
+            h.append(items(5001, 8000, 2, 2, 2, 40));
+            h.awaitPersisted(8000);
+            h.on(() -> {
+                h.store.setCommitIndex(7000);
+                return null;
+            });
+        }
+        long secondSegmentFirst;
+        try (StoreHarness h = new StoreHarness(dir, null)) {
+            RecoveredState s = h.open();
+            assertEquals(5001, s.getFirstIndex());
+            assertEquals(8000, s.getLastIndex());
+            assertEquals(5001, firstIndexOfSegment(h, 0), "the segment the log starts in");
+            secondSegmentFirst = firstIndexOfSegment(h, 1);
+            assertTrue(secondSegmentFirst > 5001, "second segment starts at " + secondSegmentFirst);
+            h.on(() -> {
+                h.store.setCommitIndex(8000);
+                return null;
+            });
+            h.call(() -> h.store.deleteBelow(secondSegmentFirst + 10));
+            assertEquals(secondSegmentFirst, (long) h.on(h.store::firstIndex));
+        }
+        try (StoreHarness h = new StoreHarness(dir, null)) {
+            RecoveredState s = h.open();
+            assertEquals(secondSegmentFirst, s.getFirstIndex());
+            List<LogItem> all = h.loadAll(secondSegmentFirst, 8000);
+            assertArrayEquals(bodyFor(secondSegmentFirst, 2, 40), bodyOf(all.get(0)));
+            assertArrayEquals(bodyFor(8000, 2, 40), bodyOf(all.get(all.size() - 1)));
+        }
+    }
+
+    /** The first index the store holds for its {@code n}-th live segment. */
+    private static long firstIndexOfSegment(StoreHarness h, int n) {
+        return h.on(() -> h.store.segmentsForTest().get(n).firstIndex);
+    }
+
     private static void await(CountDownLatch l) {
         try {
             if (!l.await(StoreHarness.TIMEOUT_SECONDS, java.util.concurrent.TimeUnit.SECONDS)) {
