@@ -145,7 +145,33 @@ public final class RaftClient extends LifeCycle {
         if (timeoutMillis <= 0) {
             throw new IllegalArgumentException("timeoutMillis must be positive: " + timeoutMillis);
         }
-        WriteCall<T> call = new WriteCall<>(groupId, new RaftWriteRequest(groupId, bizType, body), resultDecoder,
+        WriteCall<T> call = new WriteCall<>(groupId, RaftCommands.RAFT_WRITE, new RaftWriteRequest(groupId, bizType, body),
+                resultDecoder, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
+        call.first = true;
+        try {
+            call.attempt();
+        } finally {
+            call.first = false;
+        }
+    }
+
+    /**
+     * Sends {@code body} as a request of {@code command} — a service of the state machine registered
+     * on the servers' service port (see {@code io.poyang.raft.server.ServiceExtension}) — to the
+     * leader of {@code groupId}, exactly as {@link #write} sends a write: the leader is found and
+     * remembered, NOT_LEADER answers are followed, requests certainly not processed (NOT_LEADER,
+     * STOPPING, no leader known) are retried until the deadline, and the same errors are reported
+     * (a request sent and not answered is {@link RaftOutcomeUnknownException}). The service must
+     * answer NOT_LEADER with the leader's id in the business code, as raft's write path does.
+     * Reports to {@code callback} exactly once, never from inside this call.
+     */
+    public <T> void callLeader(int groupId, int command, Encodable body, DecoderFactory<T> resultDecoder,
+                               long timeoutMillis, RpcCallback<T> callback) {
+        checkRunning();
+        if (timeoutMillis <= 0) {
+            throw new IllegalArgumentException("timeoutMillis must be positive: " + timeoutMillis);
+        }
+        WriteCall<T> call = new WriteCall<>(groupId, command, body, resultDecoder,
                 System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
         call.first = true;
         try {
@@ -153,6 +179,20 @@ public final class RaftClient extends LifeCycle {
         } finally {
             call.first = false;
         }
+    }
+
+    /**
+     * The id this client gives in its handshakes (one per client, the same on every connection):
+     * servers know the client's connections by it, so it is the natural client id of sessions and
+     * pushes.
+     */
+    public java.util.UUID clientUuid() {
+        return net.uuid();
+    }
+
+    /** The ids of the nodes this client knows, in the order they were configured. */
+    public List<Integer> nodeIds() {
+        return java.util.Collections.unmodifiableList(nodeIds);
     }
 
     /** The leader of {@code groupId} as this client knows it, or 0. */
@@ -183,7 +223,8 @@ public final class RaftClient extends LifeCycle {
     /** One write: attempts until it is answered, certainly not applied past the deadline, or unknown. */
     private final class WriteCall<T> implements RpcCallback<T> {
         private final int groupId;
-        private final RaftWriteRequest request;
+        private final int command;
+        private final Encodable request;
         private final DecoderFactory<T> decoder;
         private final long deadlineNanos;
         private final RpcCallback<T> callback;
@@ -194,9 +235,10 @@ public final class RaftClient extends LifeCycle {
         boolean first;
         private long backoffMillis;
 
-        WriteCall(int groupId, RaftWriteRequest request, DecoderFactory<T> decoder, long deadlineNanos,
+        WriteCall(int groupId, int command, Encodable request, DecoderFactory<T> decoder, long deadlineNanos,
                   RpcCallback<T> callback) {
             this.groupId = groupId;
+            this.command = command;
             this.request = request;
             this.decoder = decoder;
             this.deadlineNanos = deadlineNanos;
@@ -220,7 +262,7 @@ public final class RaftClient extends LifeCycle {
             node = leader;
             attempts++;
             try {
-                net.sendRequest(p, WritePacket.request(RaftCommands.RAFT_WRITE, request), decoder, left,
+                net.sendRequest(p, WritePacket.request(command, request), decoder, left,
                         CallOptions.IO_THREAD_CALLBACK, this);
             } catch (FlowControlException | StoppedException e) {
                 if (first) {

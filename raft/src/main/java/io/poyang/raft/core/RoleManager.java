@@ -53,6 +53,7 @@ final class RoleManager {
             log.info("group {}: node {} follows leader {} in term {}", s.groupId, s.selfId, leaderId, s.currentTerm);
         }
         g.publish();
+        tellStateMachine();
     }
 
     /** Stands for election: the next term, a vote for itself. */
@@ -68,6 +69,7 @@ final class RoleManager {
             g.onLeadershipLost();
         }
         g.publish();
+        tellStateMachine();
     }
 
     /** Won the election of the current term. */
@@ -79,11 +81,21 @@ final class RoleManager {
         long now = g.nowNanos();
         s.leaderSinceNanos = now;
         g.applyManager.onBecomeLeader();
+        tellStateMachine();   // before the no-op and anything of this term is applied
         g.commitManager.resetForLeader(now);
         log.info("group {}: node {} is the leader of term {} (log ends at {}, commit {})", s.groupId, s.selfId,
                 s.currentTerm, g.store.lastIndex(), s.commitIndex);
         g.startReplicators();
         g.leaderWriter.requestNoop(s.currentTerm);
         g.publish();
+    }
+
+    private void tellStateMachine() {
+        RaftState s = g.state;
+        try {
+            g.sm.onRoleChange(s.role, s.currentTerm, s.leaderId);
+        } catch (Throwable e) {
+            log.warn("group {}: the state machine's onRoleChange failed", s.groupId, e);
+        }
     }
 }

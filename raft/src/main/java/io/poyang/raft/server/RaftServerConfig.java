@@ -33,6 +33,7 @@ public final class RaftServerConfig {
     final List<GroupSpec> groups;
     final FaultInjector faultInjector;
     final Executor callbackExecutor;
+    final List<ServiceExtension> serviceExtensions;
 
     private RaftServerConfig(Builder b) {
         this.nodeId = b.nodeId;
@@ -49,6 +50,7 @@ public final class RaftServerConfig {
         this.groups = Collections.unmodifiableList(new ArrayList<>(b.groups));
         this.faultInjector = b.faultInjector;
         this.callbackExecutor = b.callbackExecutor;
+        this.serviceExtensions = Collections.unmodifiableList(new ArrayList<>(b.serviceExtensions));
     }
 
     public int nodeId() {
@@ -106,6 +108,7 @@ public final class RaftServerConfig {
         private int fsyncPermits = 0;
         private RaftConfig raft = new RaftConfig();
         private final List<GroupSpec> groups = new ArrayList<>();
+        private final List<ServiceExtension> serviceExtensions = new ArrayList<>();
         private FaultInjector faultInjector;
         private Executor callbackExecutor;
 
@@ -196,6 +199,12 @@ public final class RaftServerConfig {
         /** Where the futures of embedded writes ({@code RaftGroup.submit}) complete (default: the common pool). */
         public Builder callbackExecutor(Executor executor) {
             this.callbackExecutor = executor;
+            return this;
+        }
+
+        /** Adds application services (processors) to the service port; see {@link ServiceExtension}. */
+        public Builder serviceExtension(ServiceExtension extension) {
+            serviceExtensions.add(java.util.Objects.requireNonNull(extension, "extension"));
             return this;
         }
 
