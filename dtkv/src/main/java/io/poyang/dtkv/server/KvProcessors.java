@@ -1,0 +1,119 @@
+package io.poyang.dtkv.server;
+
+import io.poyang.codec.PbCallback;
+import io.poyang.dtkv.KvCode;
+import io.poyang.dtkv.KvCommands;
+import io.poyang.dtkv.KvOp;
+import io.poyang.dtkv.KvReq;
+import io.poyang.dtkv.KvWatchReq;
+import io.poyang.net.ReqContext;
+import io.poyang.net.ReqProcessor;
+import io.poyang.net.ResponseCode;
+import io.poyang.net.WritePacket;
+import io.poyang.raft.core.RaftGroup;
+
+/**
+ * The DtKV commands on the service port. All run on the service I/O thread and only route: a write
+ * goes into raft's write path as it is (the decoded {@link KvReq} becomes the log entry's body on the
+ * leader, so it is never decoded again), reads and watch registrations go to the group's state
+ * machine, which serves them on its dispatcher.
+ */
+final class KvProcessors {
+
+    private KvProcessors() {
+    }
+
+    static WritePacket noGroup(DtKvService service, int groupId) {
+        return WritePacket.error(ResponseCode.BAD_REQUEST, "node " + service.nodeId() + " hosts no DtKV group "
+                + (groupId == 0 ? "(the request named none and the node has none)" : groupId)
+                + "; check the client's group id");
+    }
+
+    /** KV_WRITE: KvReq → raft → KvResp. */
+    static final class Write implements ReqProcessor<KvReq> {
+        private final DtKvService service;
+
+        Write(DtKvService service) {
+            this.service = service;
+        }
+
+        @Override
+        public PbCallback<KvReq> createDecoder() {
+            return new KvReq.Decoder();
+        }
+
+        @Override
+        public WritePacket process(ReqContext context, KvReq req) {
+            RaftGroup g = service.group(req.groupId());
+            if (g == null) {
+                return noGroup(service, req.groupId());
+            }
+            KvOp op = req.op();
+            if (op == null || !op.isWrite()) {
+                return WritePacket.bizError(KvCode.INVALID_REQUEST.number(), "KV_WRITE carries writes only; op "
+                        + (op == null ? "#" + req.opNumber() : op) + " is not one (reads go as KV_READ)");
+            }
+            g.acceptWrite(context, KvCommands.KV_BIZ_TYPE, req, req.encodedSize());
+            return null;
+        }
+    }
+
+    /** KV_READ: GET, BATCH_GET, LIST through the group's read path. */
+    static final class Read implements ReqProcessor<KvReq> {
+        private final DtKvService service;
+
+        Read(DtKvService service) {
+            this.service = service;
+        }
+
+        @Override
+        public PbCallback<KvReq> createDecoder() {
+            return new KvReq.Decoder();
+        }
+
+        @Override
+        public WritePacket process(ReqContext context, KvReq req) {
+            RaftGroup g = service.group(req.groupId());
+            DtKvStateMachine sm = service.machine(g);
+            if (sm == null) {
+                return noGroup(service, req.groupId());
+            }
+            KvOp op = req.op();
+            if (op != KvOp.GET && op != KvOp.BATCH_GET && op != KvOp.LIST) {
+                return WritePacket.bizError(KvCode.INVALID_REQUEST.number(), "KV_READ serves GET, BATCH_GET and LIST;"
+                        + " op " + (op == null ? "#" + req.opNumber() : op) + " is not one");
+            }
+            sm.read(context, g, req);
+            return null;
+        }
+    }
+
+    /** KV_WATCH: registers watches of the connection with the group's watch manager. */
+    static final class Watch implements ReqProcessor<KvWatchReq> {
+        private final DtKvService service;
+
+        Watch(DtKvService service) {
+            this.service = service;
+        }
+
+        @Override
+        public PbCallback<KvWatchReq> createDecoder() {
+            return new KvWatchReq.Decoder();
+        }
+
+        @Override
+        public WritePacket process(ReqContext context, KvWatchReq req) {
+            RaftGroup g = service.group(req.groupId());
+            DtKvStateMachine sm = service.machine(g);
+            if (sm == null) {
+                return noGroup(service, req.groupId());
+            }
+            DtKvService.ClientConnection c = service.connection(context.connection());
+            if (c == null) {
+                return WritePacket.error(ResponseCode.STOPPING, "the connection is closing");
+            }
+            sm.watch(context, c, req);
+            return null;
+        }
+    }
+}
