@@ -190,6 +190,15 @@ public final class RaftClient extends LifeCycle {
         return net.uuid();
     }
 
+    /**
+     * The client's network node (one connection per server). Before {@link #start()}, an
+     * application may register processors for pushes from the servers on it and a connection
+     * listener; it must not send on it directly what the raft client manages.
+     */
+    public NioClient network() {
+        return net;
+    }
+
     /** The ids of the nodes this client knows, in the order they were configured. */
     public List<Integer> nodeIds() {
         return java.util.Collections.unmodifiableList(nodeIds);
