@@ -3,6 +3,7 @@ package io.poyang.dtkv.server;
 import io.poyang.codec.PbCallback;
 import io.poyang.dtkv.KvCode;
 import io.poyang.dtkv.KvCommands;
+import io.poyang.dtkv.KvKeys;
 import io.poyang.dtkv.KvOp;
 import io.poyang.dtkv.KvReq;
 import io.poyang.dtkv.KvWatchReq;
@@ -53,9 +54,35 @@ final class KvProcessors {
                 return WritePacket.bizError(KvCode.INVALID_REQUEST.number(), "KV_WRITE carries writes only; op "
                         + (op == null ? "#" + req.opNumber() : op) + " is not one (reads go as KV_READ)");
             }
+            WritePacket tooLarge = checkValues(req);
+            if (tooLarge != null) {
+                return tooLarge;
+            }
             g.acceptWrite(context, KvCommands.KV_BIZ_TYPE, req, req.encodedSize());
             return null;
         }
+    }
+
+    /**
+     * Values over the limit are refused before they reach the log: the state machine would refuse
+     * them too, but only after an entry of that size was written and replicated.
+     */
+    static WritePacket checkValues(KvReq req) {
+        int pos = 0;
+        if (req.value() != null && KvKeys.checkValue(req.value()) != KvCode.SUCCESS) {
+            return WritePacket.bizError(KvCode.VALUE_TOO_LARGE.number(), KvKeys.explain(KvCode.VALUE_TOO_LARGE,
+                    req.key()));
+        }
+        if (req.values() != null) {
+            for (byte[] v : req.values()) {
+                pos++;
+                if (v != null && KvKeys.checkValue(v) != KvCode.SUCCESS) {
+                    return WritePacket.bizError(KvCode.VALUE_TOO_LARGE.number(), "value " + pos + " of the batch is over"
+                            + " the limit of " + KvKeys.MAX_VALUE_BYTES + " bytes [position " + pos + "]");
+                }
+            }
+        }
+        return null;
     }
 
     /** KV_READ: GET, BATCH_GET, LIST through the group's read path. */
