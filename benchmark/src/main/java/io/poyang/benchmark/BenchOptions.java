@@ -20,6 +20,8 @@ public final class BenchOptions {
     /** True when --value-size was given (a scenario may pick its own default otherwise: log uses 256). */
     public boolean valueSizeGiven;
     public int keys = 100_000;
+    /** Whether --keys was given (put/get/mixed default to 10,000 keys otherwise). */
+    public boolean keysGiven;
     public int maxPending = 1_000;
     public int clients = 1;
     public int batchSize = 1;
@@ -124,6 +126,7 @@ public final class BenchOptions {
                     break;
                 case "keys":
                     o.keys = positive(name, value);
+                    o.keysGiven = true;
                     break;
                 case "max-pending":
                     o.maxPending = positive(name, value);

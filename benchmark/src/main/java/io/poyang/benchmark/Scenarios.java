@@ -22,6 +22,10 @@ public final class Scenarios {
                 return new LogScenario();
             case "raft":
                 return new RaftScenario();
+            case "put":
+            case "get":
+            case "mixed":
+                return new io.poyang.benchmark.kv.KvScenario(op);
             default:
                 return null;
         }
