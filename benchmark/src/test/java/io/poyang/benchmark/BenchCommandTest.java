@@ -79,10 +79,24 @@ class BenchCommandTest {
     }
 
     @Test
-    void opsNotBuiltYetExitTwoNamingTheIssue() {
-        for (String op : new String[]{"put", "get", "mixed"}) {
-            assertEquals(2, run("--op", op), op);
-            assertTrue(err().contains("--op " + op + " is not built yet"), err());
+    void putGetAndMixedRunAgainstInProcessDtKvNodes() {
+        String[][] runs = {
+                {"--op", "put", "--nodes", "1"},
+                {"--op", "get", "--nodes", "1", "--batch-size", "10"},
+                {"--op", "mixed", "--nodes", "3", "--groups", "2"},
+                {"--op", "put", "--nodes", "1", "--sync", "--threads", "8"},
+        };
+        for (String[] r : runs) {
+            String[] args = new String[r.length + 9];
+            System.arraycopy(r, 0, args, 0, r.length);
+            System.arraycopy(new String[]{"--duration", "1", "--warmup", "0.5", "--keys", "500", "--output", "json",
+                    "--strict"}, 0, args, r.length, 9);
+            assertEquals(0, run(args), String.join(" ", r) + ": " + err());
+            String[] lines = out().trim().split("\n");
+            String json = lines[lines.length - 1];
+            assertTrue(json.contains("\"op\":\"" + r[1] + "\""), json);
+            assertTrue(json.contains("\"failed\":0,\"timeout\":0"), json);
+            assertFalse(json.contains("\"success\":0,"), json);
         }
     }
 
