@@ -184,9 +184,17 @@ class RpcTest {
             CompletableFuture<byte[]> blocker = client.sendRequest(null, WritePacket.request(LATER,
                     new BytesBody("block".getBytes(StandardCharsets.UTF_8))), BytesDecoder.FACTORY, 10_000);
             waitUntil("the blocker runs", 5000, () -> server.workers[0].inFlightRequestsForTest() == 1);
-            Throwable t = causeOf(client.sendRequest(null, WritePacket.request(LATER,
-                    new BytesBody("late".getBytes(StandardCharsets.UTF_8))), BytesDecoder.FACTORY, 100));
+            CompletableFuture<byte[]> late = client.sendRequest(null, WritePacket.request(LATER,
+                    new BytesBody("late".getBytes(StandardCharsets.UTF_8))), BytesDecoder.FACTORY, 100);
+            waitUntil("the late request reaches the server", 5000,
+                    () -> server.workers[0].inFlightRequestsForTest() == 2);
+            // The server's deadline is its receipt time plus 100 ms, a little later than the client's;
+            // open the gate only once it has surely passed, or the executor may still see it alive.
+            long receivedBy = System.nanoTime();
+            Throwable t = causeOf(late);
             assertInstanceOf(NetTimeoutException.class, t);
+            waitUntil("the server-side deadline passes", 5000,
+                    () -> System.nanoTime() - receivedBy > TimeUnit.MILLISECONDS.toNanos(150));
             gate.countDown();
             blocker.get(5, TimeUnit.SECONDS);
             waitUntil("the expired request is dropped", 5000, () -> server.workers[0].inFlightRequestsForTest() == 0);

@@ -13,6 +13,8 @@ public final class RaftCommands {
     public static final int APPEND_ENTRIES = 102;
     /** InstallSnapshotRequest → InstallSnapshotResponse, replication port. */
     public static final int INSTALL_SNAPSHOT = 103;
+    /** ReadIndexRequest → ReadIndexResponse: a follower asks the leader for a confirmed read index, replication port. */
+    public static final int READ_INDEX = 104;
 
     /** RaftWriteRequest → the state machine's result, service port. */
     public static final int RAFT_WRITE = 201;

@@ -44,6 +44,10 @@ public final class AppendEntriesRequest implements Encodable, RpcCallback<Append
     Replicator replicator;
     long generation;
     long sendNanos;
+    /** The send time on the lease clock ({@link LeaseReadTracker}). */
+    long leaseStamp;
+    /** The read round current when it was sent ({@link ReadIndexManager}). */
+    long readRound;
     AppendEntriesResponse response;
     Throwable error;
 

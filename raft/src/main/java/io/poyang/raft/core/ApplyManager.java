@@ -43,6 +43,20 @@ final class ApplyManager extends FiberFrame<Void> {
 
     private static final PoyangLog log = PoyangLogs.get(ApplyManager.class);
     private static final int MAX_LOAD_BYTES = 8 << 20;
+    /** answer(): the entry is raft's own (a configuration), answered with success and no result. */
+    private static final int OWN_ENTRY_NO_RESULT = -2;
+    /** The entry repeats a (session, seq) already applied: answered with the first result. */
+    private static final int DUPLICATE = -3;
+    /** The entry's seq is below its session's window: outcome unknown. */
+    private static final int SESSION_TOO_OLD = -4;
+    // per item of the batch being applied: its slot in the ApplyBatch (>= 0) or one of the kinds above
+    private int[] itemKind = new int[0];
+    private long[] sessionOf = new long[0];
+    private long[] seqOf = new long[0];
+    private Object[] dupResult = new Object[0];
+    private int[] dupCode = new int[0];
+    private String[] dupMessage = new String[0];
+    private int[] dupPendingSlot = new int[0];
 
     private final RaftGroup g;
     private final StateMachine sm;
@@ -262,13 +276,45 @@ final class ApplyManager extends FiberFrame<Void> {
 
     private void applyItems(List<LogItem> list) {
         RaftState s = g.state;
-        boolean wantResults = s.isLeader() || !pending.isEmpty() || !stale.isEmpty();
-        batch.clear(wantResults);
-        for (int i = 0, n = list.size(); i < n; i++) {
+        int n = list.size();
+        ensureItemArrays(n);
+        boolean anySession = false;
+        for (int i = 0; i < n; i++) {
             LogItem it = list.get(i);
-            if (it.getType() == LogItem.TYPE_NORMAL) {
-                batch.add(it.getIndex(), it.getTerm(), it.getBizType(), it.getTimestampMillis(), decode(it));
+            long[] sess = it.getType() == LogItem.TYPE_NORMAL ? SessionTable.parseHeader(it.getHeader()) : null;
+            sessionOf[i] = sess == null ? 0 : sess[0];
+            seqOf[i] = sess == null ? 0 : sess[1];
+            anySession |= sess != null;
+        }
+        // results of session writes are kept on every node (a follower may answer a retry once it leads)
+        boolean wantResults = s.isLeader() || !pending.isEmpty() || !stale.isEmpty() || anySession;
+        batch.clear(wantResults);
+        SessionTable sessions = g.sessions;
+        for (int i = 0; i < n; i++) {
+            LogItem it = list.get(i);
+            int type = it.getType();
+            if (type != LogItem.TYPE_NORMAL) {
+                itemKind[i] = type == LogItem.TYPE_CONFIG_CHANGE ? OWN_ENTRY_NO_RESULT : -1;
+                continue;
             }
+            if (sessionOf[i] != 0) {
+                int verdict = sessions.check(sessionOf[i], seqOf[i], it.getTimestampMillis());
+                if (verdict == SessionTable.DUPLICATE) {
+                    itemKind[i] = DUPLICATE;
+                    dupResult[i] = sessions.foundResult;
+                    dupCode[i] = sessions.foundErrorCode;
+                    dupMessage[i] = sessions.foundErrorMessage;
+                    dupPendingSlot[i] = sessions.foundPendingSlot;
+                    continue;
+                }
+                if (verdict == SessionTable.TOO_OLD) {
+                    itemKind[i] = SESSION_TOO_OLD;
+                    continue;
+                }
+                sessions.markPending(sessionOf[i], seqOf[i], batch.size());
+            }
+            itemKind[i] = batch.size();
+            batch.add(it.getIndex(), it.getTerm(), it.getBizType(), it.getTimestampMillis(), decode(it));
         }
         g.applyBatches++;
         if (batch.size() > 0) {
@@ -277,61 +323,96 @@ final class ApplyManager extends FiberFrame<Void> {
             } catch (Throwable e) {
                 log.error("group {} on node {}: the state machine failed applying entries {} to {}; the group stops"
                                 + " taking part until it is restarted", s.groupId, s.selfId, list.get(0).getIndex(),
-                        list.get(list.size() - 1).getIndex(), e);
+                        list.get(n - 1).getIndex(), e);
                 g.fail(e);
                 return;
             }
         }
-        int slot = 0;
-        for (int i = 0, n = list.size(); i < n; i++) {
-            LogItem it = list.get(i);
-            boolean normal = it.getType() == LogItem.TYPE_NORMAL;
-            answer(pending, it.getIndex(), it.getTerm(), normal ? slot : -1);
-            if (!stale.isEmpty()) {
-                answer(stale, it.getIndex(), it.getTerm(), normal ? slot : -1);
-            }
-            if (normal) {
-                slot++;
+        if (anySession) {
+            for (int i = 0; i < n; i++) {
+                int k = itemKind[i];
+                if (sessionOf[i] != 0 && k >= 0) {
+                    int code = batch.errorCode(k);
+                    sessions.record(sessionOf[i], seqOf[i], code == 0 ? batch.result(k) : null, code,
+                            code == 0 ? null : batch.errorMessage(k));
+                }
             }
         }
-        LogItem last = list.get(list.size() - 1);
+        LogItem last = list.get(n - 1);
         s.lastApplied = last.getIndex();
         s.lastAppliedTerm = last.getTerm();
-        appliedSinceSnapshot += list.size();
+        appliedSinceSnapshot += n;
+        // Published before the answers leave: whoever learns that a write is done and then asks this
+        // node how far it applied must not see less than the write's index.
+        g.publishProgress();
+        for (int i = 0; i < n; i++) {
+            LogItem it = list.get(i);
+            answer(pending, it.getIndex(), it.getTerm(), i);
+            if (!stale.isEmpty()) {
+                answer(stale, it.getIndex(), it.getTerm(), i);
+            }
+        }
         batch.clear(false);
         g.responder.flush();
         RaftConfig c = g.config;
         long neededFrom = s.isLeader() ? g.commitManager.lowestNeeded() : Long.MAX_VALUE;
         g.tailCache.evict(s.lastApplied, neededFrom, c.tailCacheItems(), c.tailCacheBytes());
-        g.publishProgress();
+        g.reads.onApplied(s.lastApplied);
         if (c.snapshotEveryEntries() > 0 && appliedSinceSnapshot >= c.snapshotEveryEntries()) {
             g.snapshotManager.requestSnapshot();
         }
     }
 
-    /** Answers the writes waiting for {@code index} (normally the head of the queue). */
-    private void answer(ArrayDeque<WriteTask> q, long index, int term, int slot) {
+    /** Answers the writes waiting for {@code index} (normally the head of the queue); {@code item}: its place in the batch. */
+    private void answer(ArrayDeque<WriteTask> q, long index, int term, int item) {
         WriteTask t;
         while ((t = q.peekFirst()) != null && t.index <= index) {
             q.pollFirst();
             WriteResponder r = g.responder;
+            int kind = itemKind[item];
             if (t.index < index) {
                 ImpossibleStates.report("group {}: the write at index {} was skipped by the apply manager (now at {})",
                         g.state.groupId, t.index, index);
                 r.fail(t, ResponseCode.SYS_ERROR, 0, "internal error: the write's index was skipped");
-            } else if (t.term == term && slot >= 0) {
-                int code = batch.errorCode(slot);
-                if (code != 0) {
-                    r.bizError(t, code, batch.errorMessage(slot));
-                } else {
-                    r.succeed(t, batch.result(slot));
-                }
-            } else {
+            } else if (t.term != term || kind == -1) {
                 RaftState s = g.state;
                 r.fail(t, ResponseCode.NOT_LEADER, s.leaderId, "the write lost its place in the log to another leader's"
                         + " entry (index " + index + ", term " + term + "); it was not applied"
                         + (s.leaderId != 0 ? "; the leader is node " + s.leaderId : ""));
+            } else if (kind == OWN_ENTRY_NO_RESULT) {
+                r.succeed(t, null);
+            } else if (kind == SESSION_TOO_OLD) {
+                r.fail(t, ResponseCode.SYS_ERROR, 0, "session " + sessionOf[item] + " has moved past write " + seqOf[item]
+                        + " (it keeps the last " + g.config.sessionWindow() + "); its outcome is unknown");
+            } else if (kind == DUPLICATE) {
+                int slot = dupPendingSlot[item];
+                int code = slot >= 0 ? batch.errorCode(slot) : dupCode[item];
+                if (code != 0) {
+                    r.bizError(t, code, slot >= 0 ? batch.errorMessage(slot) : dupMessage[item]);
+                } else {
+                    r.succeed(t, slot >= 0 ? batch.result(slot) : (Encodable) dupResult[item]);
+                }
+            } else {
+                int code = batch.errorCode(kind);
+                if (code != 0) {
+                    r.bizError(t, code, batch.errorMessage(kind));
+                } else {
+                    r.succeed(t, batch.result(kind));
+                }
             }
+        }
+    }
+
+    private void ensureItemArrays(int n) {
+        if (itemKind.length < n) {
+            int c = Math.max(n, itemKind.length * 2);
+            itemKind = new int[c];
+            sessionOf = new long[c];
+            seqOf = new long[c];
+            dupResult = new Object[c];
+            dupCode = new int[c];
+            dupMessage = new String[c];
+            dupPendingSlot = new int[c];
         }
     }
 
@@ -368,10 +449,26 @@ final class ApplyManager extends FiberFrame<Void> {
             f.complete(null);
             return;
         }
-        SnapshotMeta meta = new SnapshotMeta(s.lastApplied, s.lastAppliedTerm, s.members.voters());
+        SnapshotMeta meta = MembershipManager.meta(s.lastApplied, s.lastAppliedTerm, g.membership.configAt(s.lastApplied),
+                SnapshotMeta.FORMAT_WITH_RAFT_SECTION);
         SnapshotWriter w;
         try {
-            w = sm.takeSnapshot(meta);
+            SnapshotWriter smWriter = sm.takeSnapshot(meta);
+            byte[] sessionTable = g.sessions.serialize();
+            w = new SnapshotWriter() {
+                @Override
+                public void writeTo(java.io.OutputStream out) throws java.io.IOException {
+                    java.io.DataOutputStream d = new java.io.DataOutputStream(out);
+                    SessionTable.writeSection(d, sessionTable);
+                    d.flush();
+                    smWriter.writeTo(out);
+                }
+
+                @Override
+                public void release() {
+                    smWriter.release();
+                }
+            };
         } catch (Throwable e) {
             f.completeExceptionally(e);
             return;
@@ -404,7 +501,7 @@ final class ApplyManager extends FiberFrame<Void> {
         }
         RaftState s = g.state;
         try {
-            sm.installSnapshot(snap.meta, a.value);
+            g.snapshotManager.install(snap.meta, a.value);
         } catch (Throwable e) {
             log.error("group {} on node {}: the state machine failed installing {}", s.groupId, s.selfId, snap.meta, e);
             g.fail(e);
@@ -420,6 +517,7 @@ final class ApplyManager extends FiberFrame<Void> {
         answerCoveredBySnapshot(stale, idx);
         g.responder.flush();
         g.publishProgress();
+        g.reads.onApplied(s.lastApplied);
         log.info("group {} on node {}: installed {}", s.groupId, s.selfId, snap.meta);
         f.complete(true);
         return loop(null);

@@ -15,10 +15,14 @@ import io.poyang.raft.store.LogStore;
 final class CommitManager {
 
     private final RaftGroup g;
-    private long[] matchIndex;
-    private long[] lastAckSendNanos;
-    private long[] scratch;
-    private int selfSlot;
+    /** Per slot of the configuration ({@link Members#slotOf}): the index persisted there (the leader's own too). */
+    private long[] matchIndex = new long[0];
+    /** Per slot: the send time (dispatcher clock) of the last request that node acknowledged in this term. */
+    private long[] lastAckSendNanos = new long[0];
+    private long[] scratch = new long[0];
+    private long[] work = new long[0];
+    private Members members;
+    private int selfSlot = -1;
 
     CommitManager(RaftGroup g) {
         this.g = g;
@@ -27,17 +31,48 @@ final class CommitManager {
     /** The group became leader: nothing is known of the followers yet, and their lease clock starts now. */
     void resetForLeader(long nowNanos) {
         Members m = g.state.members;
-        int n = m.voterCount();
+        members = m;
+        int n = m.slotCount();
         matchIndex = new long[n];
         lastAckSendNanos = new long[n];
         scratch = new long[n];
-        selfSlot = m.voterIndex(g.state.selfId);
+        work = new long[n];
+        selfSlot = m.slotOf(g.state.selfId);
         for (int i = 0; i < n; i++) {
             lastAckSendNanos[i] = nowNanos;
         }
         if (selfSlot >= 0) {
             matchIndex[selfSlot] = g.store.persistedIndex();
         }
+    }
+
+    /**
+     * The configuration changed while this node leads: the per-node figures are carried over by node
+     * id; a node new to the configuration starts with nothing matched and a fresh contact time.
+     */
+    void onMembersChanged(Members m, long nowNanos) {
+        Members old = members;
+        if (old == null || !g.state.isLeader()) {
+            return;
+        }
+        int n = m.slotCount();
+        long[] match = new long[n];
+        long[] ack = new long[n];
+        for (int i = 0; i < n; i++) {
+            int was = old.slotOf(m.nodeAt(i));
+            match[i] = was < 0 ? 0 : matchIndex[was];
+            ack[i] = was < 0 ? nowNanos : lastAckSendNanos[was];
+        }
+        members = m;
+        matchIndex = match;
+        lastAckSendNanos = ack;
+        scratch = new long[n];
+        work = new long[n];
+        selfSlot = m.slotOf(g.state.selfId);
+        if (selfSlot >= 0) {
+            matchIndex[selfSlot] = g.store.persistedIndex();
+        }
+        recompute();
     }
 
     /** The leader's own log persisted up to {@code persisted}. */
@@ -48,26 +83,32 @@ final class CommitManager {
         }
     }
 
-    /** A follower persisted (and matches the leader) up to {@code match}. */
-    void onFollowerMatch(int voterSlot, long match) {
-        if (match > matchIndex[voterSlot]) {
-            matchIndex[voterSlot] = match;
-            recompute();
+    /** Follower {@code nodeId} persisted (and matches the leader) up to {@code match}. */
+    void onFollowerMatch(int nodeId, long match) {
+        int slot = members.slotOf(nodeId);
+        if (slot >= 0 && match > matchIndex[slot]) {
+            matchIndex[slot] = match;
+            if (members.isVoterSlot(slot)) {
+                recompute();
+            }
         }
     }
 
-    /** A follower acknowledged a request sent at {@code sendNanos}. */
-    void onFollowerAck(int voterSlot, long sendNanos) {
-        if (sendNanos - lastAckSendNanos[voterSlot] > 0) {
-            lastAckSendNanos[voterSlot] = sendNanos;
+    /** Follower {@code nodeId} acknowledged a request sent at {@code sendNanos}. */
+    void onFollowerAck(int nodeId, long sendNanos) {
+        int slot = members.slotOf(nodeId);
+        if (slot >= 0 && sendNanos - lastAckSendNanos[slot] > 0) {
+            lastAckSendNanos[slot] = sendNanos;
         }
     }
 
-    long matchIndexOf(int voterSlot) {
-        return matchIndex[voterSlot];
+    /** The index node {@code nodeId} is known to have persisted, or 0. */
+    long matchIndexOf(int nodeId) {
+        int slot = members == null ? -1 : members.slotOf(nodeId);
+        return slot < 0 ? 0 : matchIndex[slot];
     }
 
-    /** The lowest index some follower still needs (for the tail cache), or Long.MAX_VALUE. */
+    /** The lowest index some follower or observer still needs (for the tail cache), or Long.MAX_VALUE. */
     long lowestNeeded() {
         long min = Long.MAX_VALUE;
         for (int i = 0; i < matchIndex.length; i++) {
@@ -79,36 +120,22 @@ final class CommitManager {
     }
 
     /**
-     * True while a majority of voters (this leader counting itself) acknowledged a request sent
-     * within the last election timeout: the leader may go on leading.
+     * True while a majority of voters (of each set, during a joint change; this leader counting
+     * itself) acknowledged a request sent within the last {@code windowNanos}: the leader may go on
+     * leading.
      */
     boolean hasQuorumContact(long nowNanos, long windowNanos) {
-        Members m = g.state.members;
-        int ok = 0;
-        for (int i = 0; i < lastAckSendNanos.length; i++) {
-            if (i == selfSlot || nowNanos - lastAckSendNanos[i] < windowNanos) {
-                ok++;
-            }
+        long[] w = work;
+        System.arraycopy(lastAckSendNanos, 0, w, 0, w.length);
+        if (selfSlot >= 0) {
+            w[selfSlot] = nowNanos;
         }
-        return ok >= m.quorum();
+        return nowNanos - members.quorumValue(w, scratch) < windowNanos;
     }
 
     private void recompute() {
-        long[] s = scratch;
-        int n = matchIndex.length;
-        System.arraycopy(matchIndex, 0, s, 0, n);
-        // insertion sort, descending: groups have a handful of voters
-        for (int i = 1; i < n; i++) {
-            long v = s[i];
-            int j = i - 1;
-            while (j >= 0 && s[j] < v) {
-                s[j + 1] = s[j];
-                j--;
-            }
-            s[j + 1] = v;
-        }
-        long candidate = s[g.state.members.quorum() - 1];
         RaftState st = g.state;
+        long candidate = members.quorumValue(matchIndex, scratch);
         if (candidate > st.commitIndex && candidate <= g.store.lastIndex()
                 && g.store.termOf(candidate) == st.currentTerm) {
             advanceTo(candidate);
@@ -130,6 +157,8 @@ final class CommitManager {
         g.store.setCommitIndex(Math.min(commit, g.store.persistedIndex()));
         g.applyManager.wake();
         if (st.isLeader()) {
+            g.reads.onLeaderCommit(commit);
+            g.membership.onLeaderCommit(commit);
             g.wakeReplicators();
         }
     }

@@ -105,6 +105,15 @@ final class FollowerAppender extends FiberFrame<Void> {
             refuseStale(o);
             return null;
         }
+        if (!s.members.contains(leaderId) && term <= s.currentTerm && !(term == s.currentTerm && s.leaderId == leaderId)) {
+            // not in this node's configuration, and not a leader elected by a configuration it has not seen yet
+            if (log.isDebugEnabled()) {
+                log.debug("group {}: node {} refuses entries from node {}, which is not in its configuration {}",
+                        s.groupId, s.selfId, leaderId, s.members);
+            }
+            refuseStale(o);
+            return null;
+        }
         if (term == s.currentTerm && s.role == RaftRole.LEADER) {
             ImpossibleStates.report("group {}: node {} leads term {} but node {} sent it entries of the same term",
                     s.groupId, s.selfId, term, leaderId);
@@ -225,6 +234,7 @@ final class FollowerAppender extends FiberFrame<Void> {
         log.info("group {} on node {}: dropped the log tail from index {} (it conflicted with leader {})", s.groupId,
                 s.selfId, conflictIndex, req.leaderId);
         g.tailCache.truncateFrom(conflictIndex);
+        g.membership.onTruncated(conflictIndex);
         refuseAcksFrom(conflictIndex);
         if (s.currentTerm != req.term) {
             refuseStale(req);
@@ -251,7 +261,11 @@ final class FollowerAppender extends FiberFrame<Void> {
             }
             TailCache cache = g.tailCache;
             for (int i = 0, m = fresh.size(); i < m; i++) {
-                cache.add(fresh.get(i));
+                LogItem it = fresh.get(i);
+                cache.add(it);
+                if (it.getType() == LogItem.TYPE_CONFIG_CHANGE) {
+                    g.membership.onConfigAppended(it.getIndex(), MembersCodec.fromBody(it.getBody()));
+                }
             }
         }
         long matched = req.prevLogIndex + n;

@@ -25,12 +25,23 @@ public final class InstallSnapshotRequest implements Encodable {
     final byte[] data;
     final int dataLength;
     final boolean done;
+    /** The configuration as of the snapshot (MembersConfig bytes); null when not sent. */
+    final byte[] config;
+    /** The data file's layout ({@link io.poyang.raft.sm.SnapshotMeta#format()}). */
+    final int format;
     private final int size;
     /** Set on the receiving side. */
     ReqContext context;
 
     InstallSnapshotRequest(int groupId, int term, int leaderId, long lastIndex, int lastTerm, int[] members, long offset,
                            long totalBytes, byte[] data, int dataLength, boolean done) {
+        this(groupId, term, leaderId, lastIndex, lastTerm, members, offset, totalBytes, data, dataLength, done, null, 0);
+    }
+
+    InstallSnapshotRequest(int groupId, int term, int leaderId, long lastIndex, int lastTerm, int[] members, long offset,
+                           long totalBytes, byte[] data, int dataLength, boolean done, byte[] config, int format) {
+        this.config = config;
+        this.format = format;
         this.groupId = groupId;
         this.term = term;
         this.leaderId = leaderId;
@@ -51,7 +62,8 @@ public final class InstallSnapshotRequest implements Encodable {
                 + PbUtil.sizeOfInt32Field(5, lastTerm)
                 + PbUtil.sizeOfPackedVarint64Field(6, membersAsLongs, membersAsLongs.length)
                 + PbUtil.sizeOfInt64Field(7, offset) + PbUtil.sizeOfInt64Field(8, totalBytes)
-                + (dataLength == 0 ? 0 : PbUtil.sizeOfLenField(9, dataLength)) + PbUtil.sizeOfBoolField(10, done);
+                + (dataLength == 0 ? 0 : PbUtil.sizeOfLenField(9, dataLength)) + PbUtil.sizeOfBoolField(10, done)
+                + PbUtil.sizeOfBytesField(11, config) + PbUtil.sizeOfInt32Field(12, format);
     }
 
     public int groupId() {
@@ -121,6 +133,16 @@ public final class InstallSnapshotRequest implements Encodable {
                     return false;
                 }
                 // fall through
+            case 10:
+                if (config != null && !c.bytesField(dest, 11, config)) {
+                    return false;
+                }
+                // fall through
+            case 11:
+                if (!c.int32Field(dest, 12, format)) {
+                    return false;
+                }
+                // fall through
             default:
                 return true;
         }
@@ -145,6 +167,8 @@ public final class InstallSnapshotRequest implements Encodable {
         private long totalBytes;
         private byte[] data;
         private boolean done;
+        private byte[] config;
+        private int format;
         private final LongSink memberSink = v -> addMember((int) v);
 
         @Override
@@ -158,7 +182,10 @@ public final class InstallSnapshotRequest implements Encodable {
                 case 7:
                 case 8:
                 case 10:
+                case 12:
                     return PbWireType.VARINT;
+                case 11:
+                    return PbWireType.LEN;
                 case 6:
                     return PbWireType.PACKED_VARINT;
                 case 9:
@@ -181,6 +208,8 @@ public final class InstallSnapshotRequest implements Encodable {
             totalBytes = 0;
             data = null;
             done = false;
+            config = null;
+            format = 0;
         }
 
         @Override
@@ -210,6 +239,9 @@ public final class InstallSnapshotRequest implements Encodable {
                 case 8:
                     totalBytes = value;
                     break;
+                case 12:
+                    format = (int) value;
+                    break;
                 default:
                     done = value != 0;
                     break;
@@ -220,6 +252,11 @@ public final class InstallSnapshotRequest implements Encodable {
         protected void readBytes(int field, ByteBuffer piece, int fieldLength, int offsetInField) {
             if (field == 6) {
                 parsePackedVarints(piece, fieldLength, offsetInField, memberSink);
+            } else if (field == 11) {
+                byte[] b = parseBytes(piece, fieldLength, offsetInField);
+                if (b != null) {
+                    config = b;
+                }
             } else {
                 byte[] b = parseBytes(piece, fieldLength, offsetInField);
                 if (b != null) {
@@ -239,7 +276,7 @@ public final class InstallSnapshotRequest implements Encodable {
         protected InstallSnapshotRequest end() {
             byte[] d = data == null ? new byte[0] : data;
             return new InstallSnapshotRequest(groupId, term, leaderId, lastIndex, lastTerm,
-                    Arrays.copyOf(members, memberCount), offset, totalBytes, d, d.length, done);
+                    Arrays.copyOf(members, memberCount), offset, totalBytes, d, d.length, done, config, format);
         }
     }
 }

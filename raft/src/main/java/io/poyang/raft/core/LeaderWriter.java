@@ -102,7 +102,7 @@ final class LeaderWriter extends FiberFrame<Void> {
             }
             t.index = ++index;
             t.term = term;
-            items.add(new LogItem(LogItem.TYPE_NORMAL, t.bizType, term, prevTerm, index, nowMillis, null, t.body));
+            items.add(new LogItem(t.entryType, t.bizType, term, prevTerm, index, nowMillis, g.sessions.header(t), t.body));
             prevTerm = term;
             apply.addPending(t);
         }
@@ -121,7 +121,12 @@ final class LeaderWriter extends FiberFrame<Void> {
             return;
         }
         for (int i = 0, n = items.size(); i < n; i++) {
-            cache.add(items.get(i));
+            LogItem it = items.get(i);
+            cache.add(it);
+            if (it.getType() == LogItem.TYPE_CONFIG_CHANGE) {
+                // a configuration takes effect once in the log (raft's rule), before anything after it is sent
+                g.membership.onConfigAppended(it.getIndex(), MembersCodec.fromBody(it.getBody()));
+            }
         }
         g.wakeReplicators();
     }

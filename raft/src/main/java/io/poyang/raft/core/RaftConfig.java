@@ -1,5 +1,7 @@
 package io.poyang.raft.core;
 
+import io.poyang.common.TimeSource;
+
 /**
  * Timing, bounds and caps of the raft groups of a server. Setters return this; the defaults suit
  * production on a LAN. Tests shorten the timeouts.
@@ -24,6 +26,10 @@ public final class RaftConfig {
     private int snapshotsToKeep = 2;
     private int snapshotChunkBytes = 1 << 20;
     private long segmentBytes = 64L << 20;
+    private long leaseDriftMarginMillis = -1;
+    private int sessionWindow = 64;
+    private long sessionExpiryMillis = 3_600_000;
+    private TimeSource leaseClock;
 
     public long electionTimeoutMillis() {
         return electionTimeoutMillis;
@@ -216,8 +222,62 @@ public final class RaftConfig {
         return this;
     }
 
+    /**
+     * How much shorter than the election timeout the leader's read lease is, for the difference of
+     * clock rates between nodes (and the dispatchers' cached clocks). Default: a tenth of the
+     * election timeout, at least 1 ms.
+     */
+    public long leaseDriftMarginMillis() {
+        return leaseDriftMarginMillis >= 0 ? leaseDriftMarginMillis : Math.max(1, electionTimeoutMillis / 10);
+    }
+
+    public RaftConfig leaseDriftMarginMillis(long millis) {
+        check(millis >= 0, "leaseDriftMarginMillis must not be negative: " + millis);
+        this.leaseDriftMarginMillis = millis;
+        return this;
+    }
+
+    /** The clock of read leases; null (the default): the system's monotonic clock. */
+    public TimeSource leaseClock() {
+        return leaseClock;
+    }
+
+    /**
+     * Sets the clock that stamps requests for the read lease and judges it (tests pass a
+     * {@link io.poyang.common.ManualTimeSource} to end a lease at a moment they choose). Elections
+     * and heartbeats keep the system clock.
+     */
+    public RaftConfig leaseClock(TimeSource clock) {
+        this.leaseClock = clock;
+        return this;
+    }
+
+    /** Results kept per exactly-once session: a retry of one of its last this-many writes gets the first result. */
+    public int sessionWindow() {
+        return sessionWindow;
+    }
+
+    public RaftConfig sessionWindow(int writes) {
+        check(writes >= 1 && writes <= 65_536, "sessionWindow must be 1..65536: " + writes);
+        this.sessionWindow = writes;
+        return this;
+    }
+
+    /** How long an exactly-once session lives after its last write (on the entries' timestamps); default 1 h. */
+    public long sessionExpiryMillis() {
+        return sessionExpiryMillis;
+    }
+
+    public RaftConfig sessionExpiryMillis(long millis) {
+        check(millis >= 1, "sessionExpiryMillis must be positive: " + millis);
+        this.sessionExpiryMillis = millis;
+        return this;
+    }
+
     /** Throws when the settings contradict each other. */
     public void validate() {
+        check(leaseDriftMarginMillis() < electionTimeoutMillis, "leaseDriftMarginMillis (" + leaseDriftMarginMillis()
+                + ") must be below electionTimeoutMillis (" + electionTimeoutMillis + ")");
         check(heartbeatIntervalMillis < electionTimeoutMillis, "heartbeatIntervalMillis (" + heartbeatIntervalMillis
                 + ") must be below electionTimeoutMillis (" + electionTimeoutMillis + ")");
     }

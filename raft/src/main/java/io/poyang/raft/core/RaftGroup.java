@@ -50,6 +50,8 @@ public final class RaftGroup {
     private static final PoyangLog log = PoyangLogs.get(RaftGroup.class);
     /** Sentinel that wakes a fiber waiting on a channel (the group stops). */
     private static final Object STOP = new Object();
+    /** The READ_INDEX request's schema (raft.proto ReadIndexRequest), for the replication port's processor. */
+    public static final io.poyang.raft.client.FieldMessage.Schema READ_INDEX_REQUEST = ReadIndexManager.REQUEST;
 
     final RaftState state;
     final RaftConfig config;
@@ -71,7 +73,12 @@ public final class RaftGroup {
     final FollowerAppender followerAppender;
     final VoteManager voteManager;
     final SnapshotManager snapshotManager;
+    final LeaseReadTracker leaseReads;
+    final ReadIndexManager reads;
+    final MembershipManager membership;
+    final SessionTable sessions;
     private final FiberChannel<WriteTask> writeChannel;
+    private final FiberChannel<Object> readChannel;
     private final FiberChannel<Object> followerChannel;
     private final FiberChannel<Object> voteChannel;
     private Replicator[] replicators = new Replicator[0];
@@ -88,6 +95,7 @@ public final class RaftGroup {
     private volatile long pubElectionRounds;
     private volatile boolean stopRequested;
     private volatile Throwable pubFailure;
+    private volatile Members pubMembers;
     private final CompletableFuture<Void> started = new CompletableFuture<>();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
@@ -102,6 +110,7 @@ public final class RaftGroup {
                      RaftTransport transport, FsyncGate fsyncGate) {
         config.validate();
         this.state = new RaftState(groupId, selfId, members);
+        this.pubMembers = members;
         this.config = config;
         this.sm = sm;
         this.transport = transport;
@@ -125,6 +134,11 @@ public final class RaftGroup {
         this.followerAppender = new FollowerAppender(this, followerChannel);
         this.voteManager = new VoteManager(this, voteChannel);
         this.snapshotManager = new SnapshotManager(this, sm, dir.resolve("snapshot"));
+        this.leaseReads = new LeaseReadTracker(this, config.leaseClock());
+        this.readChannel = fiberGroup.newChannel("reads-" + groupId);
+        this.reads = new ReadIndexManager(this, readChannel);
+        this.membership = new MembershipManager(this);
+        this.sessions = new SessionTable(this);
     }
 
     public int groupId() {
@@ -173,8 +187,10 @@ public final class RaftGroup {
         private FrameCallResult afterSnapshot(SnapshotMeta meta) {
             snapshot = meta;
             if (meta == null) {
+                membership.reset(0, state.members);
                 return afterLog(null);
             }
+            membership.reset(meta.lastIndex(), MembershipManager.membersOf(meta));
             long idx = meta.lastIndex();
             state.lastApplied = idx;
             state.lastAppliedTerm = meta.lastTerm();
@@ -193,7 +209,36 @@ public final class RaftGroup {
             return Fiber.call(store.resetAfterSnapshot(idx, meta.lastTerm()), this::afterLog);
         }
 
+        /** Where the scan for configuration entries goes on. */
+        private long scanFrom;
+
         private FrameCallResult afterLog(Void v) {
+            scanFrom = Math.max(store.firstIndex(), snapshot == null ? 1 : snapshot.lastIndex() + 1);
+            return scanConfigs();
+        }
+
+        /** Reads the log after the snapshot for configuration entries: the newest one is in force. */
+        private FrameCallResult scanConfigs() {
+            if (scanFrom > store.lastIndex()) {
+                return afterScan();
+            }
+            return Fiber.call(store.load(scanFrom, 4096, 8 << 20), this::afterScanChunk);
+        }
+
+        private FrameCallResult afterScanChunk(java.util.List<io.poyang.raft.store.LogItem> items) {
+            if (items.isEmpty()) {
+                return afterScan();
+            }
+            for (io.poyang.raft.store.LogItem it : items) {
+                if (it.getType() == io.poyang.raft.store.LogItem.TYPE_CONFIG_CHANGE) {
+                    membership.onConfigAppended(it.getIndex(), MembersCodec.fromBody(it.getBody()));
+                }
+            }
+            scanFrom = items.get(items.size() - 1).getIndex() + 1;
+            return scanConfigs();
+        }
+
+        private FrameCallResult afterScan() {
             if (state.commitIndex > store.lastIndex()) {
                 state.commitIndex = store.lastIndex();
             }
@@ -226,7 +271,8 @@ public final class RaftGroup {
         Fiber follower = new Fiber("follower-appender" + id, fiberGroup, followerAppender);
         Fiber apply = new Fiber("apply" + id, fiberGroup, applyManager);
         Fiber vote = new Fiber("vote" + id, fiberGroup, voteManager);
-        mainFibers = new Fiber[]{writer, follower, apply, vote};
+        Fiber read = new Fiber("reads" + id, fiberGroup, reads);
+        mainFibers = new Fiber[]{writer, follower, apply, vote, read};
         for (Fiber f : mainFibers) {
             f.start();
         }
@@ -290,6 +336,7 @@ public final class RaftGroup {
             writeChannel.offer(LeaderWriter.NOOP_MARKER);
             followerChannel.offer(STOP);
             voteChannel.offer(STOP);
+            readChannel.offer(STOP);
             return joinNext(null);
         }
 
@@ -346,6 +393,11 @@ public final class RaftGroup {
      * leader or the group's pending writes are at their bound, else queued for the leader writer.
      */
     public void acceptWrite(ReqContext ctx, int bizType, Encodable body, int bodyBytes) {
+        acceptWrite(ctx, bizType, body, bodyBytes, 0, 0);
+    }
+
+    /** {@link #acceptWrite(ReqContext, int, Encodable, int)} of an exactly-once write ({@code sessionId} 0: none). */
+    public void acceptWrite(ReqContext ctx, int bizType, Encodable body, int bodyBytes, long sessionId, long sessionSeq) {
         RaftRole role = pubRole;
         if (role != RaftRole.LEADER) {
             if (stopRequested) {
@@ -364,7 +416,10 @@ public final class RaftGroup {
                     + " (limit " + flowControl.describeLimits() + "); retry later or slow down");
             return;
         }
-        writeChannel.fireOffer(new WriteTask(bizType, body, bodyBytes, ctx.deadlineNanos(), ctx, null));
+        WriteTask t = new WriteTask(bizType, body, bodyBytes, ctx.deadlineNanos(), ctx, null);
+        t.sessionId = sessionId;
+        t.sessionSeq = sessionSeq;
+        writeChannel.fireOffer(t);
     }
 
     /** An AppendEntries request from the leader (I/O thread). */
@@ -420,6 +475,15 @@ public final class RaftGroup {
      * on the group's callback executor.
      */
     public CompletableFuture<Encodable> submit(int bizType, Encodable body, long timeoutMillis) {
+        return submit(bizType, body, timeoutMillis, 0, 0);
+    }
+
+    /**
+     * {@link #submit(int, Encodable, long)} exactly once: a write carrying the same
+     * ({@code sessionId}, {@code seq}) as one already applied is not applied again, and completes
+     * with the first application's result (see {@link SessionTable}). {@code sessionId} 0: no session.
+     */
+    public CompletableFuture<Encodable> submit(int bizType, Encodable body, long timeoutMillis, long sessionId, long seq) {
         CompletableFuture<Encodable> f = new CompletableFuture<>();
         if (stopRequested) {
             f.completeExceptionally(new StoppedException("raft group " + state.groupId + " is stopping"));
@@ -439,8 +503,114 @@ public final class RaftGroup {
             return f;
         }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        writeChannel.fireOffer(new WriteTask(bizType, body, bytes, deadline, null, f));
+        WriteTask t = new WriteTask(bizType, body, bytes, deadline, null, f);
+        t.sessionId = sessionId;
+        t.sessionSeq = seq;
+        writeChannel.fireOffer(t);
         return f;
+    }
+
+    /**
+     * A linearizable read of the state machine (DESIGN §6). {@code task.run()} is called on the
+     * group's dispatcher thread once the read is safe — this node has applied at least the read
+     * index confirmed for it — so the state machine can be read there without locks; or
+     * {@code task.fail(e)} with a {@link NotLeaderException} (LEASE_READ and READ_INDEX on a node
+     * that does not lead; FOLLOWER_READ with no leader known), a
+     * {@link io.poyang.common.PoyangTimeoutException} (the deadline passed first) or a
+     * {@link StoppedException}. Reads queued together share one lease check, one heartbeat round
+     * or one request to the leader. Any thread; allocates one small object per read.
+     *
+     * @param kind          {@link ReadKind#LEASE_READ} (the default, falling back to READ_INDEX
+     *                      while the lease is not valid), {@link ReadKind#READ_INDEX} or
+     *                      {@link ReadKind#FOLLOWER_READ}
+     * @param deadlineNanos on {@link System#nanoTime()}'s scale; Long.MAX_VALUE for none
+     */
+    public void read(ReadKind kind, long deadlineNanos, ReadTask task) {
+        if (stopRequested) {
+            task.fail(new StoppedException("raft group " + state.groupId + " on node " + state.selfId + " is stopping"));
+            return;
+        }
+        if (kind != ReadKind.FOLLOWER_READ && pubRole != RaftRole.LEADER) {
+            int leader = pubLeaderId;
+            task.fail(new NotLeaderException(state.groupId, leader, "node " + state.selfId
+                    + " is not the leader of raft group " + state.groupId
+                    + (leader != 0 ? "; the leader is node " + leader : "; no leader is known yet")));
+            return;
+        }
+        readChannel.fireOffer(new PendingRead(task, kind == null ? ReadKind.LEASE_READ : kind, deadlineNanos, null));
+    }
+
+    /**
+     * {@link #read(ReadKind, long, ReadTask)} for embedders: {@code reader} runs on the dispatcher
+     * thread once the read is safe and the future completes with its result (or its exception) on
+     * the group's callback executor.
+     */
+    public <T> CompletableFuture<T> read(ReadKind kind, long timeoutMillis, java.util.function.Supplier<T> reader) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        read(kind, deadline, new ReadTask() {
+            @Override
+            public void run() {
+                T value;
+                try {
+                    value = reader.get();
+                } catch (Throwable e) {
+                    responder.completeLater(f, null, e);
+                    return;
+                }
+                responder.completeLater(f, value, null);
+            }
+
+            @Override
+            public void fail(Throwable error) {
+                responder.completeLater(f, null, error);
+            }
+        });
+        return f;
+    }
+
+    /**
+     * A follower asks this node for a read index (READ_INDEX on the replication port; network I/O
+     * thread): answered with the commit index once it is confirmed (lease or heartbeat round), or
+     * NOT_LEADER.
+     */
+    public void acceptReadIndex(ReqContext ctx, int fromNodeId) {
+        if (refuseStopping(ctx)) {
+            return;
+        }
+        if (pubRole != RaftRole.LEADER) {
+            int leader = pubLeaderId;
+            ctx.respond(WriteTask.errorPacket(ResponseCode.NOT_LEADER, leader, "node " + state.selfId
+                    + " is not the leader of raft group " + state.groupId));
+            return;
+        }
+        Members m = pubMembers;
+        if (!m.contains(fromNodeId)) {
+            ctx.respondError(ResponseCode.BAD_REQUEST, "node " + fromNodeId + " is not in the configuration of raft group "
+                    + state.groupId + " (" + m + ")");
+            return;
+        }
+        readChannel.fireOffer(new PendingRead(null, ReadKind.LEASE_READ, ctx.deadlineNanos(), ctx));
+    }
+
+    /**
+     * Prepares a membership change to {@code voters} and {@code observers} (joint consensus; see
+     * {@link MembershipManager}): new voters are caught up as observers first, then the joint
+     * configuration is appended; completes with it once committed. Idempotent. Leader only
+     * ({@link NotLeaderException} otherwise). Any thread.
+     */
+    public CompletableFuture<Members> prepareMembers(int[] voters, int[] observers, long timeoutMillis) {
+        return membership.prepare(voters, observers, timeoutMillis);
+    }
+
+    /** Commits the prepared change to {@code voters} and {@code observers}; completes with the new configuration. Idempotent. */
+    public CompletableFuture<Members> commitMembers(int[] voters, int[] observers, long timeoutMillis) {
+        return membership.commit(voters, observers, timeoutMillis);
+    }
+
+    /** Aborts the prepared change (back to the configuration before it); idempotent. */
+    public CompletableFuture<Members> abortMembers(long timeoutMillis) {
+        return membership.abort(timeoutMillis);
     }
 
     /** Takes a snapshot now; completes with what it covers (null when nothing was applied yet). Any thread. */
@@ -542,6 +712,17 @@ public final class RaftGroup {
         return new long[]{writerBatches, appendsSent, appendsReceived, applyBatches, diskReadsForFollowers};
     }
 
+    /**
+     * Read figures so far: {reads served under the lease, reads confirmed by a heartbeat round,
+     * heartbeat rounds, follower reads, read-index requests this follower sent, read-index requests
+     * this leader answered} (racy reads; metrics and tests).
+     */
+    public long[] readCounters() {
+        ReadIndexManager r = reads;
+        return new long[]{r.leaseReadCount, r.confirmedReadCount, r.confirmRounds, r.followerReadCount, r.indexFetches,
+                r.indexRequestsServed};
+    }
+
     /** Elections this node started (pre-vote rounds), since it started: a metric, and what tests wait on. */
     public long electionRounds() {
         return pubElectionRounds;
@@ -572,9 +753,9 @@ public final class RaftGroup {
                 pubLastLog, state.members.voters());
     }
 
-    /** The members of the group. */
+    /** The group's configuration as this node last saw it (voters, a prepared change, observers). Any thread. */
     public Members members() {
-        return state.members;
+        return pubMembers;
     }
 
     public CompletableFuture<Void> startedFuture() {
@@ -596,6 +777,7 @@ public final class RaftGroup {
         pubTerm = s.currentTerm;
         pubLeaderId = s.leaderId;
         pubRole = s.stopping || stopRequested ? RaftRole.NONE : s.role;
+        pubMembers = s.members;
         publishProgress();
     }
 
@@ -612,22 +794,71 @@ public final class RaftGroup {
         store.setCommitIndex(Math.min(state.commitIndex, persisted));
     }
 
+    /** The new leader starts one replicator per other node of the configuration (voters and observers). */
     void startReplicators() {
+        replicators = new Replicator[0];
+        syncReplicators(store.lastIndex() + 1);
+    }
+
+    /**
+     * Makes the replicators match the configuration: one per other node, started for nodes that
+     * joined, ended for nodes that left. Leader, dispatcher thread.
+     */
+    void syncReplicators(long firstNextIndex) {
         RaftState s = state;
         Members m = s.members;
-        Replicator[] rs = new Replicator[m.voterCount() - 1];
-        int k = 0;
-        for (int i = 0; i < m.voterCount(); i++) {
-            int id = m.voterAt(i);
-            if (id == s.selfId) {
+        java.util.ArrayList<Replicator> keep = new java.util.ArrayList<>();
+        for (Replicator r : replicators) {
+            if (m.contains(r.peerId)) {
+                keep.add(r);
+            } else {
+                r.remove();
+            }
+        }
+        for (int i = 0; i < m.slotCount(); i++) {
+            int id = m.nodeAt(i);
+            if (id == s.selfId || replicator(id, keep) != null) {
                 continue;
             }
             FiberChannel<Object> inbox = fiberGroup.newChannel("replicate-" + s.groupId + "-" + id);
-            Replicator r = new Replicator(this, id, i, s.roleEpoch, s.currentTerm, inbox, store.lastIndex() + 1);
-            rs[k++] = r;
+            Replicator r = new Replicator(this, id, s.roleEpoch, s.currentTerm, inbox, firstNextIndex);
+            keep.add(r);
             new Fiber("replicator-" + s.groupId + "-" + id, fiberGroup, new Replicator.Runner(r)).start();
         }
-        replicators = rs;
+        replicators = keep.toArray(new Replicator[0]);
+    }
+
+    private static Replicator replicator(int peerId, java.util.List<Replicator> list) {
+        for (Replicator r : list) {
+            if (r.peerId == peerId) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    /** The replicator of {@code peerId} while this node leads, or null. */
+    Replicator replicatorOf(int peerId) {
+        for (Replicator r : replicators) {
+            if (r.peerId == peerId) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    Replicator[] replicators() {
+        return replicators;
+    }
+
+    /** A follower's persisted index moved up (leader): membership catch-up and leader transfer watch this. */
+    void onFollowerProgress(int peerId, long matchIndex) {
+        membership.onProgress();
+    }
+
+    /** Queues one of raft's own entries (a configuration) for the leader writer. Dispatcher thread. */
+    void offerInternalWrite(WriteTask t) {
+        writeChannel.offer(t);
     }
 
     void wakeReplicators() {
@@ -637,6 +868,7 @@ public final class RaftGroup {
     }
 
     void onLeadershipLost() {
+        reads.onLeadershipLost();
         Replicator[] rs = replicators;
         replicators = new Replicator[0];
         for (Replicator r : rs) {

@@ -40,7 +40,6 @@ final class Replicator extends FiberFrame<Void> {
 
     private final RaftGroup g;
     final int peerId;
-    private final int voterSlot;
     private final long leaderEpoch;
     private final int term;
     private final FiberChannel<Object> inbox;
@@ -60,6 +59,8 @@ final class Replicator extends FiberFrame<Void> {
     private long generation;
     private long lastSendNanos;
     private long sentCommit = -1;
+    /** The read round number of the last request sent (see {@link ReadIndexManager}). */
+    private long sentRound;
     private long retryAtNanos;
     private boolean wakePending;
 
@@ -70,12 +71,11 @@ final class Replicator extends FiberFrame<Void> {
      * @param firstNextIndex where the first probe starts: the leader's last index + 1 when it won
      *                       (before its no-op entry), so a follower that is up to date matches at once
      */
-    Replicator(RaftGroup g, int peerId, int voterSlot, long leaderEpoch, int term, FiberChannel<Object> inbox,
+    Replicator(RaftGroup g, int peerId, long leaderEpoch, int term, FiberChannel<Object> inbox,
                long firstNextIndex) {
         this.firstNextIndex = firstNextIndex;
         this.g = g;
         this.peerId = peerId;
-        this.voterSlot = voterSlot;
         this.leaderEpoch = leaderEpoch;
         this.term = term;
         this.inbox = inbox;
@@ -98,13 +98,21 @@ final class Replicator extends FiberFrame<Void> {
 
     private boolean alive() {
         RaftState s = g.state;
-        return !s.stopping && s.roleEpoch == leaderEpoch && s.failure == null;
+        return !s.stopping && s.roleEpoch == leaderEpoch && s.failure == null && !removed;
+    }
+
+    /** The peer left the configuration: the fiber ends. */
+    private boolean removed;
+
+    void remove() {
+        removed = true;
+        wake();
     }
 
     @Override
     public FrameCallResult execute(Object input) {
         // (Re)starts from scratch: a session that failed left nothing the next one can trust.
-        matchIndex = g.commitManager.matchIndexOf(voterSlot);
+        matchIndex = g.commitManager.matchIndexOf(peerId);
         dropPipeline(g.nowNanos());
         nextIndex = Math.max(started ? g.store.lastIndex() + 1 : firstNextIndex, matchIndex + 1);
         started = true;
@@ -160,7 +168,8 @@ final class Replicator extends FiberFrame<Void> {
         }
         long commit = g.state.commitIndex;
         if ((pipelining || inflight.isEmpty()) && now - retryAtNanos >= 0
-                && (now - lastSendNanos >= heartbeatNanos || (sentCommit < commit && inflight.isEmpty()))) {
+                && (now - lastSendNanos >= heartbeatNanos || (sentCommit < commit && inflight.isEmpty())
+                || sentRound < g.reads.currentRound())) {
             send(nextIndex - 1, Collections.emptyList(), now);
         }
         long waitNanos = lastSendNanos + heartbeatNanos - now;
@@ -267,6 +276,9 @@ final class Replicator extends FiberFrame<Void> {
         req.replicator = this;
         req.generation = generation;
         req.sendNanos = now;
+        req.leaseStamp = g.leaseReads.sendStamp(now);
+        req.readRound = g.reads.currentRound();
+        sentRound = req.readRound;
         inflight.add(req);
         inflightItems += items.size();
         inflightBytes += req.entriesBytes;
@@ -309,11 +321,16 @@ final class Replicator extends FiberFrame<Void> {
         if (resp.term < term) {
             return;   // an answer from an older term (cannot be ours); ignore
         }
-        g.commitManager.onFollowerAck(voterSlot, req.sendNanos);
+        // The follower accepted this leader's term when it took the request: proof of leadership at the
+        // send time, for check-quorum, the read lease and ReadIndex rounds.
+        g.commitManager.onFollowerAck(peerId, req.sendNanos);
+        g.leaseReads.onAck(peerId, req.leaseStamp);
+        g.reads.onAck(peerId, req.readRound);
         if (resp.success) {
             if (resp.matchIndex > matchIndex) {
                 matchIndex = resp.matchIndex;
-                g.commitManager.onFollowerMatch(voterSlot, matchIndex);
+                g.commitManager.onFollowerMatch(peerId, matchIndex);
+                g.onFollowerProgress(peerId, matchIndex);
             }
             if (!pipelining) {
                 pipelining = true;
@@ -362,7 +379,8 @@ final class Replicator extends FiberFrame<Void> {
             long idx = lastSnapshotIndex;
             if (idx > matchIndex) {
                 matchIndex = idx;
-                g.commitManager.onFollowerMatch(voterSlot, idx);
+                g.commitManager.onFollowerMatch(peerId, idx);
+                g.onFollowerProgress(peerId, idx);
             }
             dropPipeline(g.nowNanos());
             nextIndex = idx + 1;
@@ -377,11 +395,21 @@ final class Replicator extends FiberFrame<Void> {
 
     /** The follower answered a snapshot chunk sent at {@code sendNanos}. */
     void onSnapshotAck(long sendNanos) {
-        g.commitManager.onFollowerAck(voterSlot, sendNanos);
+        g.commitManager.onFollowerAck(peerId, sendNanos);
     }
 
     int term() {
         return term;
+    }
+
+    /** The index this follower is known to have persisted. */
+    long matchIndex() {
+        return matchIndex;
+    }
+
+    /** The next index to send. */
+    long nextIndex() {
+        return nextIndex;
     }
 
     boolean isAlive() {

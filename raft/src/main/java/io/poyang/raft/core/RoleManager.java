@@ -83,11 +83,14 @@ final class RoleManager {
         g.applyManager.onBecomeLeader();
         tellStateMachine();   // before the no-op and anything of this term is applied
         g.commitManager.resetForLeader(now);
+        g.leaseReads.resetForLeader();
+        g.reads.onBecomeLeader();
         log.info("group {}: node {} is the leader of term {} (log ends at {}, commit {})", s.groupId, s.selfId,
                 s.currentTerm, g.store.lastIndex(), s.commitIndex);
         g.startReplicators();
         g.leaderWriter.requestNoop(s.currentTerm);
         g.publish();
+        g.membership.onProgress();
     }
 
     private void tellStateMachine() {

@@ -87,7 +87,11 @@ final class SnapshotFiles {
                     Path data = dir.resolve(n.substring(0, n.length() - META_SUFFIX.length()) + DATA_SUFFIX);
                     Map<String, String> m = readMeta(p);
                     SnapshotMeta meta = new SnapshotMeta(Long.parseLong(m.get("lastIndex")),
-                            Integer.parseInt(m.get("lastTerm")), parseMembers(m.get("members")));
+                            Integer.parseInt(m.get("lastTerm")), parseMembers(m.get("members")),
+                            m.containsKey("newVoters") ? parseMembers(m.get("newVoters")) : null,
+                            parseMembers(m.getOrDefault("observers", "")),
+                            parseMembers(m.getOrDefault("oldObservers", "")),
+                            Integer.parseInt(m.getOrDefault("format", "0")));
                     long bytes = Long.parseLong(m.get("dataBytes"));
                     if (!Files.exists(data) || Files.size(data) != bytes) {
                         throw new IOException("snapshot " + p + " names a data file " + data + " of " + bytes
@@ -147,6 +151,12 @@ final class SnapshotFiles {
         m.put("lastIndex", Long.toString(meta.lastIndex()));
         m.put("lastTerm", Integer.toString(meta.lastTerm()));
         m.put("members", joinMembers(meta.members()));
+        if (meta.newVoters() != null) {
+            m.put("newVoters", joinMembers(meta.newVoters()));
+        }
+        m.put("observers", joinMembers(meta.observers()));
+        m.put("oldObservers", joinMembers(meta.oldObservers()));
+        m.put("format", Integer.toString(meta.format()));
         m.put("dataBytes", Long.toString(bytes));
         Path metaFile = dir.resolve(baseName(meta) + META_SUFFIX);
         Path tmp = dir.resolve(baseName(meta) + META_SUFFIX + ".tmp");

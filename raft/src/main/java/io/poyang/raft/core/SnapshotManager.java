@@ -76,9 +76,9 @@ final class SnapshotManager {
                 return Fiber.call(readSnapshot(s), this::afterRead);
             }
 
-            private FrameCallResult afterRead(Object state) {
+            private FrameCallResult afterRead(Object state) throws IOException {
                 SnapshotFiles.Snapshot s = latest();
-                sm.installSnapshot(s.meta, state);
+                install(s.meta, state);
                 log.info("group {} on node {}: loaded {}", g.state.groupId, g.state.selfId, s);
                 return Fiber.frameReturn(s.meta);
             }
@@ -93,7 +93,11 @@ final class SnapshotManager {
                 s.readers++;
                 FiberFuture<Object> f = g.blocking("snapshot-read", () -> {
                     try (InputStream in = SnapshotFiles.open(s.data)) {
-                        return sm.readSnapshot(s.meta, in);
+                        byte[] section = null;
+                        if (s.meta.format() == SnapshotMeta.FORMAT_WITH_RAFT_SECTION) {
+                            section = SessionTable.readSection(new java.io.DataInputStream(in));
+                        }
+                        return new Restored(section, sm.readSnapshot(s.meta, in));
                     }
                 });
                 return f.await(this::done);
@@ -109,6 +113,24 @@ final class SnapshotManager {
                 return Fiber.frameReturn();
             }
         };
+    }
+
+    /** What {@link #readSnapshot} read: raft's section (the session table) and the state machine's state. */
+    static final class Restored {
+        final byte[] sessions;
+        final Object state;
+
+        Restored(byte[] sessions, Object state) {
+            this.sessions = sessions;
+            this.state = state;
+        }
+    }
+
+    /** Installs what {@link #readSnapshot} read: the state machine's state and raft's session table. Dispatcher. */
+    void install(SnapshotMeta meta, Object restored) throws IOException {
+        Restored r = (Restored) restored;
+        sm.installSnapshot(meta, r.state);
+        g.sessions.restore(r.sessions);
     }
 
     // ---------------------------------------------------------------- taking
@@ -335,7 +357,9 @@ final class SnapshotManager {
             }
             FileChannel ch = receiving;
             receiving = null;
-            SnapshotMeta meta = new SnapshotMeta(req.lastIndex, req.lastTerm, req.members);
+            Members config = req.config != null ? MembersCodec.fromBytes(req.config, 0, req.config.length)
+                    : new Members(req.members);
+            SnapshotMeta meta = MembershipManager.meta(req.lastIndex, req.lastTerm, config, req.format);
             Path tmp = dir.resolve(SnapshotFiles.RECEIVING);
             return g.blocking("snapshot-receive-commit", () -> {
                 ch.close();
@@ -371,6 +395,7 @@ final class SnapshotManager {
                 // The old entries are gone from the log; so must they be from memory.
                 g.tailCache.clear();
                 g.followerAppender.onLogReset(idx);
+                g.membership.onSnapshotReset(snapshot.meta);
             }
             g.commitManager.advanceTo(idx);
             g.publishProgress();

@@ -78,7 +78,8 @@ final class SnapshotSender extends FiberFrame<Boolean> {
         RaftState s = g.state;
         InstallSnapshotRequest req = new InstallSnapshotRequest(s.groupId, replicator.term(), s.selfId,
                 snapshot.meta.lastIndex(), snapshot.meta.lastTerm(), snapshot.meta.members(), offset,
-                snapshot.dataBytes, data, length, last);
+                snapshot.dataBytes, data, length, last, MembersCodec.toBytes(MembershipManager.membersOf(snapshot.meta)),
+                snapshot.meta.format());
         FiberFuture<InstallSnapshotResponse> answer = g.fiberGroup.newFuture("snapshot-chunk");
         sendNanos = g.nowNanos();
         g.transport.send(replicator.peerId, RaftCommands.INSTALL_SNAPSHOT, req, InstallSnapshotResponse.DECODER,

@@ -53,8 +53,11 @@ final class VoteManager extends FiberFrame<Void> {
     private long round;
     private boolean roundIsPreVote;
     private int roundTerm;
-    private int grantCount;
-    private boolean[] granted;
+    private long[] granted = new long[0];
+    private long[] scratch = new long[0];
+    private Members roundMembers;
+    /** Until then this node grants no vote: it may have acknowledged a leader whose lease is still running just before it restarted. */
+    private long quietUntilNanos;
 
     /** The vote request being answered across a status save. */
     private VoteRequest answering;
@@ -70,6 +73,7 @@ final class VoteManager extends FiberFrame<Void> {
     @Override
     public FrameCallResult execute(Object input) {
         restartElectionTimer(g.nowNanos());
+        quietUntilNanos = g.nowNanos() + electionTimeoutNanos;
         return next(null);
     }
 
@@ -147,7 +151,7 @@ final class VoteManager extends FiberFrame<Void> {
             s.leaderId = 0;
             g.publish();
         }
-        if (s.members.voterCount() == 1) {
+        if (s.members.soleVoter() == s.selfId) {
             return startVote();
         }
         LogStore store = g.store;
@@ -163,16 +167,22 @@ final class VoteManager extends FiberFrame<Void> {
         round++;
         roundIsPreVote = preVote;
         roundTerm = term;
-        granted = new boolean[s.members.voterCount()];
-        granted[s.members.voterIndex(s.selfId)] = true;
-        grantCount = 1;
+        roundMembers = s.members;
+        granted = new long[roundMembers.slotCount()];
+        scratch = new long[roundMembers.slotCount()];
+        granted[roundMembers.slotOf(s.selfId)] = 1;
+    }
+
+    /** A majority of every voting set granted (during a joint change, of the old and of the new voters). */
+    private boolean hasQuorum() {
+        return roundMembers.quorumValue(granted, scratch) > 0;
     }
 
     private void sendRequests(VoteRequest req) {
-        Members m = g.state.members;
-        for (int i = 0; i < m.voterCount(); i++) {
-            int id = m.voterAt(i);
-            if (id != g.state.selfId) {
+        Members m = roundMembers;
+        for (int i = 0; i < m.slotCount(); i++) {
+            int id = m.nodeAt(i);
+            if (id != g.state.selfId && m.isVoterSlot(i)) {
                 g.transport.send(id, RaftCommands.VOTE, req, VoteResponse.DECODER, g.config.electionTimeoutMillis(),
                         new VoteReply(inbox, round, i, id));
             }
@@ -192,7 +202,7 @@ final class VoteManager extends FiberFrame<Void> {
     private FrameCallResult afterCandidateSaved(Void v) {
         RaftState s = g.state;
         if (s.role == RaftRole.CANDIDATE && s.currentTerm == roundTerm && !roundIsPreVote) {
-            if (grantCount >= s.members.quorum()) {
+            if (hasQuorum()) {
                 g.roleManager.becomeLeader();
             } else {
                 LogStore store = g.store;
@@ -217,12 +227,11 @@ final class VoteManager extends FiberFrame<Void> {
             }
             return null;
         }
-        if (granted[r.voterSlot]) {
+        if (granted[r.voterSlot] != 0) {
             return null;
         }
-        granted[r.voterSlot] = true;
-        grantCount++;
-        if (grantCount < s.members.quorum()) {
+        granted[r.voterSlot] = 1;
+        if (!hasQuorum()) {
             return null;
         }
         if (roundIsPreVote) {
@@ -257,6 +266,8 @@ final class VoteManager extends FiberFrame<Void> {
         } else {
             leaderAlive = s.leaderId != 0 && now - s.lastLeaderContactNanos < electionTimeoutNanos;
         }
+        // Just started: this node may have acknowledged a leader within its lease before it went down.
+        leaderAlive |= now - quietUntilNanos < 0;
         boolean logOk = isUpToDate(req);
         if (req.preVote) {
             answer(req, req.term > s.currentTerm && !leaderAlive && logOk);

@@ -87,8 +87,10 @@ final class WriteResponder {
     }
 
     private void release(WriteTask t) {
-        releaseCount++;
-        releaseBytes += t.flowBytes;
+        if (t.flowCounted) {
+            releaseCount++;
+            releaseBytes += t.flowBytes;
+        }
     }
 
     /** Gives the room of the writes answered since the last flush back, in one atomic. */
@@ -112,6 +114,22 @@ final class WriteResponder {
             callbackExecutor.execute(r);
         } catch (RejectedExecutionException e) {
             log.warn("group {}: the callback executor refused a write's answer; completing it here", groupId);
+            r.run();
+        }
+    }
+
+    /** Completes an embedder's future on the callback executor (never on the dispatcher or an I/O thread). */
+    <T> void completeLater(java.util.concurrent.CompletableFuture<T> f, T value, Throwable error) {
+        Runnable r = () -> {
+            if (error == null) {
+                f.complete(value);
+            } else {
+                f.completeExceptionally(error);
+            }
+        };
+        try {
+            callbackExecutor.execute(r);
+        } catch (RejectedExecutionException e) {
             r.run();
         }
     }

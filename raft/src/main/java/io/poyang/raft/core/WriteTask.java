@@ -23,6 +23,13 @@ final class WriteTask {
     final long deadlineNanos;
     final ReqContext context;
     final CompletableFuture<Encodable> future;
+    /** The log entry type: {@link io.poyang.raft.store.LogItem#TYPE_NORMAL}, or TYPE_CONFIG_CHANGE for a membership entry. */
+    int entryType = io.poyang.raft.store.LogItem.TYPE_NORMAL;
+    /** False for raft's own entries, which take no flow-control room. */
+    boolean flowCounted = true;
+    /** Exactly-once writes: the client's session id and this write's sequence number (0: none). */
+    long sessionId;
+    long sessionSeq;
     /** Assigned by the leader writer; 0 until then. */
     long index;
     int term;
@@ -35,6 +42,14 @@ final class WriteTask {
         this.deadlineNanos = deadlineNanos;
         this.context = context;
         this.future = future;
+    }
+
+    /** A configuration entry of raft's own (membership changes); answered with no result once applied. */
+    static WriteTask config(Members m, long deadlineNanos, CompletableFuture<Encodable> future) {
+        WriteTask t = new WriteTask(0, MembersCodec.encode(m), 0, deadlineNanos, null, future);
+        t.entryType = io.poyang.raft.store.LogItem.TYPE_CONFIG_CHANGE;
+        t.flowCounted = false;
+        return t;
     }
 
     boolean isExpired(long nowNanos) {

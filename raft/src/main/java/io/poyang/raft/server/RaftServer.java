@@ -13,6 +13,7 @@ import io.poyang.raft.client.RaftCommands;
 import io.poyang.raft.core.Members;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.store.FsyncGate;
+import io.poyang.raft.sm.StateMachine;
 import io.poyang.raft.store.LogStoreConfig;
 
 import java.net.InetSocketAddress;
@@ -27,6 +28,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /**
  * A raft node: hosts any number of raft groups over one replication port (servers and admin) and
@@ -120,6 +122,7 @@ public final class RaftServer extends LifeCycle {
         replicationServer.register(RaftCommands.VOTE, new ReplicationProcessors.Vote(registry, id));
         replicationServer.register(RaftCommands.APPEND_ENTRIES, new ReplicationProcessors.Append(registry, id));
         replicationServer.register(RaftCommands.INSTALL_SNAPSHOT, new ReplicationProcessors.InstallSnapshot(registry, id));
+        replicationServer.register(RaftCommands.READ_INDEX, new ReplicationProcessors.ReadIndex(registry, id));
         replicationServer.register(RaftCommands.RAFT_STATUS, new ReplicationProcessors.Status(registry, id));
         replicationServer.start();
 
@@ -154,13 +157,101 @@ public final class RaftServer extends LifeCycle {
     }
 
     private CompletableFuture<Void> addGroup0(RaftServerConfig.GroupSpec spec) {
+        return startGroup(spec.groupId, spec.stateMachine, new Members(spec.members));
+    }
+
+    private synchronized CompletableFuture<Void> startGroup(int groupId, Supplier<? extends StateMachine> sm,
+                                                            Members members) {
         Dispatcher d = dispatchers[nextDispatcher];
         nextDispatcher = (nextDispatcher + 1) % dispatchers.length;
         Executor cb = config.callbackExecutor != null ? config.callbackExecutor : ForkJoinPool.commonPool();
-        RaftGroup g = new RaftGroup(spec.groupId, config.nodeId, new Members(spec.members), spec.stateMachine.get(),
-                config.raft, config.dataDir.resolve("group-" + spec.groupId), d, logIo, cb, transport, fsyncGate);
+        RaftGroup g = new RaftGroup(groupId, config.nodeId, members, sm.get(), config.raft, groupDir(groupId), d, logIo,
+                cb, transport, fsyncGate);
         registry.add(g);
         return g.start();
+    }
+
+    private java.nio.file.Path groupDir(int groupId) {
+        return config.dataDir.resolve("group-" + groupId);
+    }
+
+    /**
+     * Adds a group to this running node, or finds it when it is already here (idempotent): its
+     * data directory is reused if it exists (the group recovers its log and snapshots), else
+     * created. {@code members} is the configuration to start from; a node joining an existing group
+     * passes the group's current voters (it learns later changes from the leader's log). Completes
+     * when the group runs. Any thread.
+     */
+    public CompletableFuture<RaftGroup> addGroup(int groupId, Supplier<? extends StateMachine> stateMachine,
+                                                 Members members) {
+        checkRunning();
+        synchronized (this) {
+            RaftGroup existing = registry.get(groupId);
+            if (existing != null) {
+                return existing.startedFuture().thenApply(v -> existing);
+            }
+            RaftGroup[] added = new RaftGroup[1];
+            CompletableFuture<Void> started = startGroup(groupId, stateMachine, members);
+            added[0] = registry.get(groupId);
+            log.info("raft node {}: added group {} with configuration {}", config.nodeId, groupId, members);
+            return started.thenApply(v -> added[0]);
+        }
+    }
+
+    /**
+     * Removes a group from this running node (idempotent: a group not here is removed already). Its
+     * fibers stop as in {@link RaftGroup#stop()}; with {@code deleteData} its directory (log,
+     * snapshots, status) is deleted afterwards. Removing a group from one node does not change the
+     * group's configuration: take the node out with a membership change first. Any thread.
+     */
+    public CompletableFuture<Void> removeGroup(int groupId, boolean deleteData) {
+        checkRunning();
+        RaftGroup g;
+        synchronized (this) {
+            g = registry.remove(groupId);
+        }
+        CompletableFuture<Void> stopped = g == null ? CompletableFuture.completedFuture(null) : g.stop();
+        if (!deleteData) {
+            return stopped;
+        }
+        java.nio.file.Path dir = groupDir(groupId);
+        return stopped.thenRunAsync(() -> {
+            try {
+                deleteTree(dir);
+                log.info("raft node {}: removed group {} and deleted {}", config.nodeId, groupId, dir);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("deleting the data of raft group " + groupId + " in " + dir
+                        + " failed; delete it by hand", e);
+            }
+        }, logIo);
+    }
+
+    private static void deleteTree(java.nio.file.Path dir) throws java.io.IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (java.util.stream.Stream<java.nio.file.Path> paths = Files.walk(dir)) {
+            java.util.List<java.nio.file.Path> all = new ArrayList<>();
+            paths.forEach(all::add);
+            java.util.Collections.reverse(all);   // children before their directories
+            for (java.nio.file.Path p : all) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    /** Forgets another node's address (it left the cluster); its connection closes. Any thread. */
+    public void removeNodeAddress(int nodeId) {
+        checkRunning();
+        if (nodeId == config.nodeId) {
+            throw new IllegalArgumentException("node " + nodeId + " is this node");
+        }
+        transport.removeAddress(nodeId);
+    }
+
+    /** The replication addresses of the other nodes this node knows, by node id. */
+    public Map<Integer, String> nodeAddresses() {
+        return transport.addresses();
     }
 
     @Override

@@ -5,6 +5,7 @@ import io.poyang.net.ReqContext;
 import io.poyang.net.ReqProcessor;
 import io.poyang.net.ResponseCode;
 import io.poyang.net.WritePacket;
+import io.poyang.raft.client.FieldMessage;
 import io.poyang.raft.client.RaftRole;
 import io.poyang.raft.client.RaftStatusRequest;
 import io.poyang.raft.client.RaftStatusResponse;
@@ -101,6 +102,32 @@ final class ReplicationProcessors {
                 return noGroup(nodeId, body.groupId());
             }
             g.acceptInstallSnapshot(context, body);
+            return null;
+        }
+    }
+
+    /** READ_INDEX: a follower of a group asks this node, its leader, for a confirmed read index. */
+    static final class ReadIndex implements ReqProcessor<FieldMessage> {
+        private final GroupRegistry groups;
+        private final int nodeId;
+
+        ReadIndex(GroupRegistry groups, int nodeId) {
+            this.groups = groups;
+            this.nodeId = nodeId;
+        }
+
+        @Override
+        public PbCallback<FieldMessage> createDecoder() {
+            return RaftGroup.READ_INDEX_REQUEST.create();
+        }
+
+        @Override
+        public WritePacket process(ReqContext context, FieldMessage body) {
+            RaftGroup g = groups.get(body.getInt(1));
+            if (g == null) {
+                return noGroup(nodeId, body.getInt(1));
+            }
+            g.acceptReadIndex(context, body.getInt(2));
             return null;
         }
     }

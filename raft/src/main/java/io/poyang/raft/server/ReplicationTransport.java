@@ -63,6 +63,20 @@ final class ReplicationTransport implements RaftTransport {
         peers.put(nodeId, client.addPeer(hostPort));
     }
 
+    /** Forgets node {@code nodeId} (it left the cluster) and closes its connection. Any thread. */
+    synchronized void removeAddress(int nodeId) {
+        addresses.remove(nodeId);
+        Peer old = peers.remove(nodeId);
+        if (old != null) {
+            client.removePeer(old);
+        }
+    }
+
+    /** The known addresses of the other nodes, by id (a copy). */
+    Map<Integer, String> addresses() {
+        return new java.util.TreeMap<>(addresses);
+    }
+
     @Override
     public <T> void send(int nodeId, int command, Encodable body, DecoderFactory<T> decoder, long timeoutMillis,
                          RpcCallback<T> callback) {

@@ -48,7 +48,7 @@ final class WriteProcessor implements ReqProcessor<WriteProcessor.Decoder> {
                 body = PbParser.parse(ByteBuffer.wrap(raw.array(), raw.offset(), raw.length()), d);
             }
         }
-        g.acceptWrite(context, w.bizType, body, w.bodyBytes);
+        g.acceptWrite(context, w.bizType, body, w.bodyBytes, w.sessionId, w.sessionSeq);
         return null;
     }
 
@@ -59,6 +59,8 @@ final class WriteProcessor implements ReqProcessor<WriteProcessor.Decoder> {
         int bizType;
         Encodable body;
         int bodyBytes;
+        long sessionId;
+        long sessionSeq;
         RaftGroup group;
         boolean decodeLater;
         private PbCallback<? extends Encodable> bodyDecoder;
@@ -89,8 +91,11 @@ final class WriteProcessor implements ReqProcessor<WriteProcessor.Decoder> {
                 groupId = (int) value;
             } else if (field == 2) {
                 bizType = (int) value;
+            } else if (field == 4) {
+                sessionId = value;
+            } else if (field == 5) {
+                sessionSeq = value;
             }
-            // 4, 5: the dedup id, reserved for exactly-once writes
         }
 
         @Override

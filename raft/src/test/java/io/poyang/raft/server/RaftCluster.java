@@ -52,6 +52,8 @@ final class RaftCluster implements AutoCloseable {
     /** Per group, the members; default: every node. */
     private final Map<Integer, int[]> members = new HashMap<>();
     int dispatchers = 2;
+    /** Where the servers complete embedders' futures; null: the default (the common pool). */
+    java.util.concurrent.Executor callbackExecutor;
 
     RaftCluster(Path baseDir, int nodeCount, int[] groupIds, Consumer<RaftConfig> tweak) {
         this.baseDir = baseDir;
@@ -102,6 +104,9 @@ final class RaftCluster implements AutoCloseable {
                 .logIoThreads(3)
                 .raftConfig(rc)
                 .faultInjector(faults);
+        if (callbackExecutor != null) {
+            b.callbackExecutor(callbackExecutor);
+        }
         for (int n = 1; n <= nodeCount; n++) {
             b.node(n, "127.0.0.1:" + replicationPorts[n]);
         }
@@ -130,6 +135,42 @@ final class RaftCluster implements AutoCloseable {
             if (n != id && servers[n] != null && servers[n].isRunning()) {
                 servers[n].setNodeAddress(id, "127.0.0.1:" + replicationPorts[id]);
                 s.setNodeAddress(n, "127.0.0.1:" + replicationPorts[n]);
+            }
+        }
+    }
+
+    /** Adds group {@code groupId} to running node {@code node} at runtime, starting from {@code members}. */
+    RaftGroup addGroup(int node, int groupId, io.poyang.raft.core.Members members) {
+        return join(servers[node].addGroup(groupId, () -> {
+            TestStateMachine sm = new TestStateMachine();
+            synchronized (machines) {
+                machines.put(key(node, groupId), sm);
+            }
+            return sm;
+        }, members));
+    }
+
+    /** Removes group {@code groupId} from running node {@code node}, deleting its data. */
+    void removeGroup(int node, int groupId) {
+        join(servers[node].removeGroup(groupId, true));
+    }
+
+    /**
+     * Runs a leader-only operation on the current leader of {@code groupId}, retrying on another
+     * node while leadership moves (NOT_LEADER), as an operator's tool would.
+     */
+    <T> T onLeader(int groupId, java.util.function.Function<RaftGroup, CompletableFuture<T>> op) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (true) {
+            int leader = waitForLeader(groupId);
+            try {
+                return op.apply(group(leader, groupId)).get(WAIT_SECONDS, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof NotLeaderException) || System.nanoTime() - deadline > 0) {
+                    throw new AssertionError("the operation on the leader of group " + groupId + " failed", e.getCause());
+                }
+            } catch (InterruptedException | TimeoutException e) {
+                throw new AssertionError(e);
             }
         }
     }
@@ -301,43 +342,84 @@ final class RaftCluster implements AutoCloseable {
         return ref;
     }
 
-    /** Waits until all running members applied the same number of values, then compares them fully. */
-    long[] checkIdentical(int groupId) {
-        int leader = waitForLeader(groupId);
-        long target = group(leader, groupId).commitIndex();
-        List<Integer> nodes = runningMembers(groupId);
-        waitFor("members " + nodes + " of group " + groupId + " to apply the same entries", () -> {
-            long applied = group(leader, groupId).lastApplied();
-            if (applied < target) {
-                return false;
-            }
-            for (int n : nodes) {
-                if (group(n, groupId).lastApplied() != applied) {
-                    return false;
-                }
-            }
-            return true;
-        });
-        long[] ref = values(leader, groupId);
-        long[] refIdx = call(leader, groupId, () -> machine(leader, groupId).indexes());
-        for (int n : nodes) {
-            long[] v = values(n, groupId);
-            if (!Arrays.equals(ref, v)) {
-                long[] ix = call(n, groupId, () -> machine(n, groupId).indexes());
-                int i = 0;
-                while (i < Math.min(v.length, ref.length) && v[i] == ref[i]) {
-                    i++;
-                }
-                throw new AssertionError("node " + n + " differs from leader " + leader + " in group " + groupId
-                        + ": " + v.length + " values vs " + ref.length + "; first difference at position " + i
-                        + ": node has " + (i < v.length ? v[i] + "@" + ix[i] : "nothing") + ", leader has "
-                        + (i < ref.length ? ref[i] + "@" + refIdx[i] : "nothing") + "; node applied "
-                        + group(n, groupId).lastApplied() + ", leader " + group(leader, groupId).lastApplied()
-                        + "; entries that were no test value: node " + call(n, groupId, () -> machine(n, groupId).odd())
-                        + ", leader " + call(leader, groupId, () -> machine(leader, groupId).odd()));
-            }
+    /** What a node's state machine holds, read in one step of its dispatcher (so nothing is applied in between). */
+    private static final class Holding {
+        final long applied;
+        final long[] values;
+        final long[] indexes;
+        final int odd;
+
+        Holding(long applied, long[] values, long[] indexes, int odd) {
+            this.applied = applied;
+            this.values = values;
+            this.indexes = indexes;
+            this.odd = odd;
         }
-        return ref;
+    }
+
+    private Holding holding(int node, int groupId) {
+        TestStateMachine sm = machine(node, groupId);
+        RaftGroup g = group(node, groupId);
+        return call(node, groupId, () -> new Holding(g.lastApplied(), sm.values(), sm.indexes(), sm.odd()));
+    }
+
+    /**
+     * Waits until all running members applied the same entries — at least everything any of them
+     * knows to be committed — then compares their state machines fully. Each node's applied index
+     * and values are read in one dispatcher step, so a node applying meanwhile cannot make equal
+     * states look different (or the reverse). Returns the values.
+     */
+    long[] checkIdentical(int groupId) {
+        waitForLeader(groupId);
+        List<Integer> nodes = runningMembers(groupId);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (true) {
+            long target = 0;
+            for (int n : nodes) {
+                target = Math.max(target, group(n, groupId).commitIndex());
+            }
+            Map<Integer, Holding> held = new HashMap<>();
+            boolean same = true;
+            long applied = -1;
+            for (int n : nodes) {
+                Holding h = holding(n, groupId);
+                held.put(n, h);
+                if (h.applied < target || (applied >= 0 && h.applied != applied)) {
+                    same = false;
+                }
+                applied = h.applied;
+            }
+            if (same) {
+                int ref = nodes.get(0);
+                Holding r = held.get(ref);
+                for (int n : nodes) {
+                    Holding h = held.get(n);
+                    if (!Arrays.equals(r.values, h.values) || !Arrays.equals(r.indexes, h.indexes)) {
+                        int i = 0;
+                        while (i < Math.min(h.values.length, r.values.length) && h.values[i] == r.values[i]
+                                && h.indexes[i] == r.indexes[i]) {
+                            i++;
+                        }
+                        throw new AssertionError("node " + n + " differs from node " + ref + " in group " + groupId
+                                + " with both applied up to " + applied + ": " + h.values.length + " values vs "
+                                + r.values.length + "; first difference at position " + i + ": node " + n + " has "
+                                + (i < h.values.length ? h.values[i] + "@" + h.indexes[i] : "nothing") + ", node " + ref
+                                + " has " + (i < r.values.length ? r.values[i] + "@" + r.indexes[i] : "nothing")
+                                + "; entries that were no test value: " + h.odd + " vs " + r.odd);
+                    }
+                }
+                return r.values;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                StringBuilder b = new StringBuilder();
+                for (int n : nodes) {
+                    b.append(" node ").append(n).append(" applied ").append(held.get(n).applied);
+                }
+                throw new AssertionError("timed out after " + WAIT_SECONDS + " s waiting for members " + nodes
+                        + " of group " + groupId + " to apply the same entries up to " + target + ":" + b);
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
+        }
     }
 
     // ---------------------------------------------------------------- end

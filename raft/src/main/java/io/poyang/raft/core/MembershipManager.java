@@ -1,0 +1,444 @@
+package io.poyang.raft.core;
+
+import io.poyang.codec.Encodable;
+import io.poyang.common.PoyangTimeoutException;
+import io.poyang.common.StoppedException;
+import io.poyang.fiber.Fiber;
+import io.poyang.fiber.FiberCondition;
+import io.poyang.fiber.FiberFrame;
+import io.poyang.fiber.FiberFuture;
+import io.poyang.fiber.FrameCallResult;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+import io.poyang.raft.client.NotLeaderException;
+import io.poyang.raft.sm.SnapshotMeta;
+
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Membership changes by joint consensus (DESIGN §6), and the configuration in force.
+ *
+ * <p><b>Entries.</b> A configuration travels as a log entry of type config change whose body is
+ * a MembersConfig message. It takes effect on a node as soon as the entry is in its log —
+ * appended, not committed — as raft requires (a node decides with the newest configuration it
+ * has); when a follower's tail is truncated the configuration goes back with it
+ * ({@link ConfigHistory}). Snapshots record the configuration as of their index, and a restarting
+ * node takes the snapshot's configuration, then the config entries of its log after the snapshot.
+ *
+ * <p><b>A change</b> is three operations, each idempotent and safe to retry:
+ * <ol>
+ * <li><b>prepare</b>(voters, observers): nodes that are to vote and do not yet replicate are first
+ * added as observers (a change that moves no vote needs no joint phase) and caught up, so the
+ * joint phase does not wait on them; then the joint configuration (old voters → new voters) is
+ * appended. It returns once that entry committed — decisions now need a majority of the old and
+ * of the new voters — and every new voter has it.</li>
+ * <li><b>commit</b>: appends the new configuration alone; done once it committed. A leader that
+ * is no longer a voter steps down then.</li>
+ * <li><b>abort</b>: appends the configuration from before the prepare; done once it committed.</li>
+ * </ol>
+ * A retried prepare of the same target, a commit of a change already committed, an abort with
+ * nothing prepared all succeed at once; a prepare while another change is prepared, or a commit
+ * of a target other than the prepared one, are refused with the configuration in the message. A
+ * leader that crashes mid-change leaves either the old configuration or the joint one in the new
+ * leader's log; the operator commits or aborts from there.
+ *
+ * <p>Servers refuse votes from nodes that are not voters of their configuration, and appends from
+ * nodes outside it unless the sender leads a newer term (it was elected by a configuration this
+ * node has not seen yet) or is the leader it already follows. Observers get the log like
+ * followers but never stand for election and never count toward a majority; promoting one is a
+ * change whose target lists it among the voters.
+ *
+ * <p>Dispatcher thread, except the operations' entry points.
+ */
+final class MembershipManager {
+
+    private static final PoyangLog log = PoyangLogs.get(MembershipManager.class);
+    /** An observer is caught up when it is within this many entries of the leader's last index. */
+    private static final long CATCH_UP_MARGIN = 1000;
+
+    private final RaftGroup g;
+    final ConfigHistory history = new ConfigHistory();
+    /** Signalled when a follower's match index, the commit index or the role moves: operations wait on it. */
+    private final FiberCondition progress;
+
+    MembershipManager(RaftGroup g) {
+        this.g = g;
+        this.progress = g.fiberGroup.newCondition("membership-" + g.state.groupId);
+    }
+
+    // ---------------------------------------------------------------- the configuration in force
+
+    /** At start: the configuration of the snapshot (or the initial one) in force at {@code index}. */
+    void reset(long index, Members base) {
+        history.reset(index, base);
+        apply(base);
+    }
+
+    /** A config-change entry is now in this node's log at {@code index}. */
+    void onConfigAppended(long index, Members m) {
+        history.add(index, m);
+        if (!m.equals(g.state.members)) {
+            log.info("group {} on node {}: configuration {} (entry {})", g.state.groupId, g.state.selfId, m, index);
+        }
+        apply(m);
+    }
+
+    /** The log lost {@code index} and everything after it. */
+    void onTruncated(long index) {
+        Members m = history.truncateFrom(index);
+        if (!m.equals(g.state.members)) {
+            log.info("group {} on node {}: configuration back to {} (the log was cut at {})", g.state.groupId,
+                    g.state.selfId, m, index);
+            apply(m);
+        }
+    }
+
+    /** A snapshot from the leader replaced the log. */
+    void onSnapshotReset(SnapshotMeta meta) {
+        reset(meta.lastIndex(), membersOf(meta));
+    }
+
+    /** The configuration in force at {@code index} (for a snapshot taken there). */
+    Members configAt(long index) {
+        return history.at(index);
+    }
+
+    private void apply(Members m) {
+        RaftState s = g.state;
+        s.members = m;
+        if (s.isLeader()) {
+            long now = g.nowNanos();
+            g.commitManager.onMembersChanged(m, now);
+            g.leaseReads.onMembersChanged(m);
+            g.reads.onMembersChanged(m);
+            g.syncReplicators(g.store.lastIndex() + 1);
+        }
+        g.publish();
+        progress.signalAll();
+    }
+
+    /** Leader: the commit index moved. A leader that the committed configuration leaves out steps down. */
+    void onLeaderCommit(long commit) {
+        RaftState s = g.state;
+        Members m = s.members;
+        if (!m.isJoint() && history.latestIndex() <= commit && !m.isVoter(s.selfId) && s.isLeader()) {
+            log.info("group {}: node {} is not a voter of the committed configuration {}; it steps down", s.groupId,
+                    s.selfId, m);
+            g.roleManager.becomeFollower(s.currentTerm, 0);
+        }
+        progress.signalAll();
+    }
+
+    /** A follower persisted more, or the role changed: wake waiting operations. */
+    void onProgress() {
+        progress.signalAll();
+    }
+
+    static Members membersOf(SnapshotMeta meta) {
+        return new Members(meta.members(), meta.newVoters(), meta.observers(), meta.oldObservers());
+    }
+
+    static SnapshotMeta meta(long index, int term, Members m, int format) {
+        return new SnapshotMeta(index, term, m.voters(), m.newVoters(), m.observers(), m.oldObservers(), format);
+    }
+
+    // ---------------------------------------------------------------- operations (any thread)
+
+    /** Prepares a change to {@code voters} and {@code observers}; completes with the joint configuration. */
+    CompletableFuture<Members> prepare(int[] voters, int[] observers, long timeoutMillis) {
+        return start("prepare", timeoutMillis, new Op() {
+            Members target;
+            Members joint;
+            int phase;
+
+            @Override
+            FrameCallResult step(OpFrame f) {
+                Members cur = g.state.members;
+                if (target == null) {
+                    target = new Members(voters, observers);
+                }
+                switch (phase) {
+                    case 0:
+                        if (cur.isJoint()) {
+                            if (!cur.committed().equals(target)) {
+                                throw new IllegalStateException("raft group " + g.state.groupId + " already has a"
+                                        + " prepared membership change (" + cur + "); commit or abort it first");
+                            }
+                            joint = cur;
+                            phase = 3;
+                            return f.waitJoint();
+                        }
+                        if (cur.equals(target)) {
+                            return f.done(cur);
+                        }
+                        int[] newcomers = missing(target.voters(), cur);
+                        phase = 1;
+                        if (newcomers.length > 0) {
+                            // replicate to them first, as observers: the joint phase must not wait on them
+                            Members staged = new Members(cur.voters(), union(cur.observers(), newcomers));
+                            f.catchUp = newcomers;
+                            return f.append(staged);
+                        }
+                        return step(f);
+                    case 1:
+                        if (f.catchUp != null && !f.caughtUp()) {
+                            return f.waitProgress();
+                        }
+                        phase = 2;
+                        Members now = g.state.members;
+                        // the configuration before this prepare is what an abort returns to
+                        int[] before = f.catchUp == null ? now.observers() : minus(now.observers(), f.catchUp);
+                        joint = new Members(now.voters(), target.voters(), target.observers(), before);
+                        return f.append(joint);
+                    case 2:
+                        phase = 3;
+                        return f.waitJoint();
+                    default:
+                        return f.done(joint);
+                }
+            }
+
+            @Override
+            Members jointTarget() {
+                return joint;
+            }
+        });
+    }
+
+    /** Commits the prepared change to {@code voters} and {@code observers}; completes with the new configuration. */
+    CompletableFuture<Members> commit(int[] voters, int[] observers, long timeoutMillis) {
+        return start("commit", timeoutMillis, new Op() {
+            boolean appended;
+
+            @Override
+            FrameCallResult step(OpFrame f) {
+                Members target = new Members(voters, observers);
+                Members cur = g.state.members;
+                if (appended) {
+                    return f.done(cur);
+                }
+                if (!cur.isJoint()) {
+                    if (cur.equals(target)) {
+                        return f.done(cur);   // committed already (a retry)
+                    }
+                    throw new IllegalStateException("raft group " + g.state.groupId + " has no prepared membership"
+                            + " change to commit (configuration " + cur + ")");
+                }
+                if (!cur.committed().equals(target)) {
+                    throw new IllegalStateException("the prepared membership change of raft group " + g.state.groupId
+                            + " leads to " + cur.committed() + ", not " + target);
+                }
+                appended = true;
+                return f.append(cur.committed());
+            }
+        });
+    }
+
+    /** Aborts the prepared change; completes with the configuration from before it. */
+    CompletableFuture<Members> abort(long timeoutMillis) {
+        return start("abort", timeoutMillis, new Op() {
+            boolean appended;
+
+            @Override
+            FrameCallResult step(OpFrame f) {
+                Members cur = g.state.members;
+                if (appended || !cur.isJoint()) {
+                    return f.done(cur);
+                }
+                appended = true;
+                return f.append(cur.aborted());
+            }
+        });
+    }
+
+    private static int[] missing(int[] ids, Members in) {
+        int[] r = new int[ids.length];
+        int n = 0;
+        for (int id : ids) {
+            if (!in.contains(id)) {
+                r[n++] = id;
+            }
+        }
+        return Arrays.copyOf(r, n);
+    }
+
+    private static int[] union(int[] a, int[] b) {
+        int[] r = Arrays.copyOf(a, a.length + b.length);
+        int n = a.length;
+        for (int x : b) {
+            boolean has = false;
+            for (int y : a) {
+                has |= x == y;
+            }
+            if (!has) {
+                r[n++] = x;
+            }
+        }
+        return Arrays.copyOf(r, n);
+    }
+
+    private static int[] minus(int[] a, int[] b) {
+        int[] r = new int[a.length];
+        int n = 0;
+        for (int x : a) {
+            boolean drop = false;
+            for (int y : b) {
+                drop |= x == y;
+            }
+            if (!drop) {
+                r[n++] = x;
+            }
+        }
+        return Arrays.copyOf(r, n);
+    }
+
+    /** One operation's logic: {@link #step} is called again after each append or wait. */
+    private abstract static class Op {
+        abstract FrameCallResult step(OpFrame f);
+
+        /** The joint configuration a prepare waits on. */
+        Members jointTarget() {
+            return null;
+        }
+    }
+
+    private CompletableFuture<Members> start(String name, long timeoutMillis, Op op) {
+        CompletableFuture<Members> result = new CompletableFuture<>();
+        OpFrame frame = new OpFrame(name, op, result, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
+        if (!g.fiberGroup.fireFiber("membership-" + name + "-" + g.state.groupId, frame)) {
+            result.completeExceptionally(new StoppedException("raft group " + g.state.groupId + " is stopping"));
+        }
+        return result;
+    }
+
+    /** Runs an operation on the group's dispatcher: appends entries through the leader writer and waits for them. */
+    private final class OpFrame extends FiberFrame<Void> {
+        private final String name;
+        private final Op op;
+        private final CompletableFuture<Members> result;
+        private final long deadlineNanos;
+        private long epoch;
+        int[] catchUp;
+        private long catchUpTo;
+
+        OpFrame(String name, Op op, CompletableFuture<Members> result, long deadlineNanos) {
+            this.name = name;
+            this.op = op;
+            this.result = result;
+            this.deadlineNanos = deadlineNanos;
+        }
+
+        @Override
+        public FrameCallResult execute(Object input) {
+            RaftState s = g.state;
+            if (!s.isLeader() || s.stopping) {
+                throw new NotLeaderException(s.groupId, s.leaderId, "node " + s.selfId + " is not the leader of raft group "
+                        + s.groupId + (s.leaderId != 0 ? "; the leader is node " + s.leaderId : ""));
+            }
+            epoch = s.roleEpoch;
+            return op.step(this);
+        }
+
+        private void checkStillLeader() {
+            RaftState s = g.state;
+            if (s.roleEpoch != epoch || !s.isLeader()) {
+                throw new NotLeaderException(s.groupId, s.leaderId, "node " + s.selfId + " lost the leadership of raft"
+                        + " group " + s.groupId + " during the membership " + name + "; retry it on the new leader"
+                        + (s.leaderId != 0 ? " (node " + s.leaderId + ")" : ""));
+            }
+            if (System.nanoTime() - deadlineNanos > 0) {
+                throw new PoyangTimeoutException("the membership " + name + " of raft group " + s.groupId + " did not"
+                        + " finish in time (configuration now " + s.members + "); it is safe to retry");
+            }
+        }
+
+        /** Appends a configuration entry and resumes once it is applied (committed). */
+        FrameCallResult append(Members m) {
+            CompletableFuture<Encodable> applied = new CompletableFuture<>();
+            g.offerInternalWrite(WriteTask.config(m, deadlineNanos, applied));
+            FiberFuture<Object> ff = g.fiberGroup.newFuture("membership-entry");
+            applied.whenComplete((v, e) -> {
+                if (e != null) {
+                    ff.fireCompleteExceptionally(e);
+                } else {
+                    ff.fireComplete(null);
+                }
+            });
+            if (catchUp != null) {
+                catchUpTo = g.store.lastIndex() + 1;
+            }
+            return ff.await(this::afterAppend);
+        }
+
+        private FrameCallResult afterAppend(Object v) {
+            // the entry committed: its effect stands even if this node stepped down because of it
+            return op.step(this);
+        }
+
+        /** True when every node being caught up is within the margin of the leader's log. */
+        boolean caughtUp() {
+            long last = g.store.lastIndex();
+            for (int id : catchUp) {
+                long m = g.commitManager.matchIndexOf(id);
+                if (m < catchUpTo || m + CATCH_UP_MARGIN < last) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        FrameCallResult waitProgress() {
+            return progress.await(50, this::afterWait);
+        }
+
+        private FrameCallResult afterWait(Boolean signalled) {
+            checkStillLeader();
+            return op.step(this);
+        }
+
+        /** Waits until the joint entry committed and every new voter has it. */
+        FrameCallResult waitJoint() {
+            Members joint = op.jointTarget();
+            long idx = g.membership.history.latestIndex();
+            if (g.state.commitIndex >= idx) {
+                boolean all = true;
+                for (int id : joint.newVoters()) {
+                    if (id != g.state.selfId && g.commitManager.matchIndexOf(id) < idx) {
+                        all = false;
+                    }
+                }
+                if (all) {
+                    return op.step(this);
+                }
+            }
+            return progress.await(50, this::afterJointWait);
+        }
+
+        private FrameCallResult afterJointWait(Boolean signalled) {
+            checkStillLeader();
+            if (!g.state.members.equals(op.jointTarget())) {
+                throw new IllegalStateException("the configuration of raft group " + g.state.groupId + " changed to "
+                        + g.state.members + " while the prepare waited");
+            }
+            return waitJoint();
+        }
+
+        FrameCallResult done(Members m) {
+            result.complete(m);
+            return Fiber.frameReturn();
+        }
+
+        @Override
+        protected FrameCallResult handle(Throwable ex) {
+            result.completeExceptionally(ex);
+            return Fiber.frameReturn();
+        }
+
+        @Override
+        public String toString() {
+            return "MembershipOp[" + name + ", group " + g.state.groupId + "]";
+        }
+    }
+}

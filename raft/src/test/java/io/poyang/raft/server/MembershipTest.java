@@ -1,0 +1,254 @@
+package io.poyang.raft.server;
+
+import io.poyang.raft.client.RaftRole;
+import io.poyang.raft.core.Members;
+import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.core.ReadKind;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Membership changes by joint consensus, observers, and groups added and removed on running nodes. */
+class MembershipTest {
+
+    @TempDir
+    Path dir;
+
+    private static final int[] NONE = new int[0];
+
+    private static Members prepare(RaftCluster c, int[] voters, int[] observers) {
+        return c.onLeader(1, g -> g.prepareMembers(voters, observers, 20_000));
+    }
+
+    private static Members commit(RaftCluster c, int[] voters, int[] observers) {
+        return c.onLeader(1, g -> g.commitMembers(voters, observers, 20_000));
+    }
+
+    private static void waitForConfig(RaftCluster c, Members expected) {
+        RaftCluster.waitFor("every member of group 1 to have " + expected, () -> {
+            for (int n : c.runningMembers(1)) {
+                // a node the change left out is not told the end of it
+                if (expected.contains(n) && !c.group(n, 1).members().equals(expected)) {
+                    return false;
+                }
+            }
+            return true;
+        });
+    }
+
+    /** Ends a test: no acknowledged write lost, none applied twice, all members identical. */
+    private static void checkNothingLost(RaftCluster c, LoadGenerator load) {
+        c.write(1, 7);
+        long[] values = c.checkIdentical(1);
+        Set<Long> all = new HashSet<>();
+        for (long v : values) {
+            assertTrue(all.add(v), "value " + v + " applied twice");
+        }
+        for (long v : load.acknowledged) {
+            assertTrue(all.contains(v), "acknowledged value " + v + " was lost");
+        }
+        for (long v : load.notApplied) {
+            assertFalse(all.contains(v), "value " + v + " was reported not applied but is");
+        }
+    }
+
+    @Test
+    void threeToFiveToThreeWhileWritesGoOn() {
+        try (RaftCluster c = new RaftCluster(dir, 5, new int[]{1}, null)) {
+            c.setMembers(1, 1, 2, 3);
+            c.start();
+            c.waitForLeader(1);
+            LoadGenerator load = new LoadGenerator(c, 1, 50, 1_000_000);
+            load.awaitAcknowledged(500);
+            // nodes 4 and 5 host the group, knowing the current voters; they learn the rest from the log
+            c.addGroup(4, 1, new Members(1, 2, 3));
+            c.addGroup(5, 1, new Members(1, 2, 3));
+            Members joint = prepare(c, new int[]{1, 2, 3, 4, 5}, NONE);
+            assertTrue(joint.isJoint());
+            assertArrayEquals(new int[]{1, 2, 3, 4, 5}, joint.newVoters());
+            // a retried prepare of the same change is answered, not refused
+            assertEquals(joint, prepare(c, new int[]{1, 2, 3, 4, 5}, NONE));
+            Members five = commit(c, new int[]{1, 2, 3, 4, 5}, NONE);
+            assertEquals(new Members(1, 2, 3, 4, 5), five);
+            assertEquals(five, commit(c, new int[]{1, 2, 3, 4, 5}, NONE), "a retried commit is answered");
+            waitForConfig(c, five);
+            long acked = load.acknowledgedCount();
+            load.awaitAcknowledged(acked + 500);
+
+            // 5 -> 3, dropping whichever node leads and one more
+            int leader = c.waitForLeader(1);
+            int other = leader == 1 ? 2 : 1;
+            int[] keep = Arrays.stream(new int[]{1, 2, 3, 4, 5}).filter(n -> n != leader && n != other).toArray();
+            prepare(c, keep, NONE);
+            Members three = commit(c, keep, NONE);
+            assertEquals(new Members(keep), three);
+            RaftCluster.waitFor("the removed leader to step down", () -> !c.group(leader, 1).isLeader());
+            int newLeader = c.waitForLeader(1);
+            assertTrue(three.isVoter(newLeader), "node " + newLeader + " leads but is not a voter");
+            acked = load.acknowledgedCount();
+            load.awaitAcknowledged(acked + 500);
+            load.close();
+            c.removeGroup(leader, 1);
+            c.removeGroup(other, 1);
+            assertFalse(Files.exists(dir.resolve("node-" + leader).resolve("group-1")), "the data was not deleted");
+            waitForConfig(c, three);
+            checkNothingLost(c, load);
+        }
+    }
+
+    @Test
+    void aMemberIsReplacedWhileWritesGoOn() {
+        try (RaftCluster c = new RaftCluster(dir, 4, new int[]{1}, null)) {
+            c.setMembers(1, 1, 2, 3);
+            c.start();
+            c.waitForLeader(1);
+            LoadGenerator load = new LoadGenerator(c, 1, 50, 1_000_000);
+            load.awaitAcknowledged(500);
+            c.addGroup(4, 1, new Members(1, 2, 3));
+            int leader = c.waitForLeader(1);
+            int gone = leader == 3 ? 2 : 3;
+            int[] target = Arrays.stream(new int[]{1, 2, 3, 4}).filter(n -> n != gone).toArray();
+            prepare(c, target, NONE);
+            commit(c, target, NONE);
+            waitForConfig(c, new Members(target));
+            long acked = load.acknowledgedCount();
+            load.awaitAcknowledged(acked + 500);
+            load.close();
+            c.removeGroup(gone, 1);
+            checkNothingLost(c, load);
+        }
+    }
+
+    @Test
+    void aPreparedChangeIsAborted() {
+        try (RaftCluster c = new RaftCluster(dir, 4, new int[]{1}, null)) {
+            c.setMembers(1, 1, 2, 3);
+            c.start();
+            c.waitForLeader(1);
+            c.write(1, 1);
+            c.addGroup(4, 1, new Members(1, 2, 3));
+            Members joint = prepare(c, new int[]{1, 2, 3, 4}, NONE);
+            assertTrue(joint.isJoint());
+            Members back = c.onLeader(1, g -> g.abortMembers(20_000));
+            assertEquals(new Members(1, 2, 3), back);
+            assertEquals(back, c.onLeader(1, g -> g.abortMembers(20_000)), "a retried abort is answered");
+            // committing the aborted change is refused: nothing is prepared
+            int leader = c.waitForLeader(1);
+            try {
+                c.group(leader, 1).commitMembers(new int[]{1, 2, 3, 4}, NONE, 5_000).get(10, TimeUnit.SECONDS);
+                throw new AssertionError("a commit with nothing prepared was accepted");
+            } catch (ExecutionException e) {
+                assertTrue(e.getCause() instanceof IllegalStateException, "got " + e.getCause());
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+            c.write(1, 2);
+            waitForConfig(c, back);
+            c.removeGroup(4, 1);
+            c.write(1, 3);
+            assertEquals(3, c.checkIdentical(1).length);
+        }
+    }
+
+    @Test
+    void aChangeInterruptedByALeaderCrashIsFinishedOrAbortedAfterReElection() {
+        try (RaftCluster c = new RaftCluster(dir, 5, new int[]{1}, null)) {
+            c.setMembers(1, 1, 2, 3);
+            c.start();
+            c.waitForLeader(1);
+            LoadGenerator load = new LoadGenerator(c, 1, 20, 1_000_000);
+            load.awaitAcknowledged(200);
+            c.addGroup(4, 1, new Members(1, 2, 3));
+            c.addGroup(5, 1, new Members(1, 2, 3));
+            Members joint = prepare(c, new int[]{1, 2, 3, 4, 5}, NONE);
+            // the leader crashes with the change prepared; the new leader has the joint configuration
+            int crashed = c.waitForLeader(1);
+            c.stopNode(crashed);
+            int next = c.waitForLeader(1);
+            assertEquals(joint, c.group(next, 1).members());
+            Members five = commit(c, new int[]{1, 2, 3, 4, 5}, NONE);
+            assertEquals(new Members(1, 2, 3, 4, 5), five);
+            load.awaitAcknowledged(load.acknowledgedCount() + 200);
+            // the crashed node comes back and learns the new configuration from the log
+            c.startNode(crashed);
+            if (c.group(crashed, 1) == null) {
+                c.addGroup(crashed, 1, new Members(1, 2, 3));
+            }
+            waitForConfig(c, five);
+
+            // second round: prepared, the leader crashes, the new leader aborts it
+            Members joint2 = prepare(c, new int[]{1, 2, 3}, NONE);
+            assertTrue(joint2.isJoint());
+            int crashed2 = c.waitForLeader(1);
+            c.stopNode(crashed2);
+            Members back = c.onLeader(1, g -> g.abortMembers(20_000));
+            assertEquals(five, back);
+            load.awaitAcknowledged(load.acknowledgedCount() + 200);
+            c.startNode(crashed2);
+            if (c.group(crashed2, 1) == null) {
+                c.addGroup(crashed2, 1, new Members(1, 2, 3));
+            }
+            waitForConfig(c, five);
+            load.close();
+            checkNothingLost(c, load);
+        }
+    }
+
+    @Test
+    void anObserverReplicatesWithoutVotingAndIsPromoted() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 4, new int[]{1}, null)) {
+            c.setMembers(1, 1, 2, 3);
+            c.start();
+            c.waitForLeader(1);
+            for (long v = 1; v <= 100; v++) {
+                c.write(1, v);
+            }
+            c.addGroup(4, 1, new Members(1, 2, 3));
+            prepare(c, new int[]{1, 2, 3}, new int[]{4});
+            Members withObserver = commit(c, new int[]{1, 2, 3}, new int[]{4});
+            assertTrue(withObserver.isObserver(4));
+            assertFalse(withObserver.isVoter(4));
+            waitForConfig(c, withObserver);
+            c.write(1, 101);
+            assertEquals(101, c.checkIdentical(1).length, "the observer does not replicate");
+            // an observer serves follower reads
+            RaftGroup obs = c.group(4, 1);
+            TestStateMachine sm = c.machine(4, 1);
+            assertEquals(101, (int) RaftCluster.join(obs.read(ReadKind.FOLLOWER_READ, 5_000, sm::count)));
+            // it never stands for election, even when it hears from no leader
+            c.faults.isolate(4);
+            long rounds = obs.electionRounds();
+            // writes go on for three election timeouts while it hears nothing (an observation window, not a sleep)
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1_500);
+            long v = 200;
+            while (System.nanoTime() - until < 0) {
+                c.write(1, v++);
+            }
+            assertEquals(rounds, obs.electionRounds(), "an observer stood for election");
+            assertEquals(RaftRole.FOLLOWER, obs.role());
+            c.faults.heal();
+
+            // promotion
+            prepare(c, new int[]{1, 2, 3, 4}, NONE);
+            Members four = commit(c, new int[]{1, 2, 3, 4}, NONE);
+            assertTrue(four.isVoter(4));
+            waitForConfig(c, four);
+            // with 4 voters, a majority needs 3: nodes 1 and 2 alone cannot commit, node 4 counts
+            c.write(1, 102);
+            long[] values = c.checkIdentical(1);
+            assertEquals(102L, values[values.length - 1]);
+        }
+    }
+}
