@@ -3,18 +3,21 @@ package io.poyang.dtkv.client;
 import io.poyang.common.FlowControlException;
 import io.poyang.common.PoyangException;
 import io.poyang.common.PoyangTimeoutException;
+import io.poyang.common.StoppedException;
 import io.poyang.dtkv.KvCode;
 import io.poyang.dtkv.KvCommands;
 import io.poyang.dtkv.KvException;
 import io.poyang.dtkv.KvKeys;
 import io.poyang.dtkv.KvNode;
 import io.poyang.dtkv.KvOp;
+import io.poyang.dtkv.KvReadKind;
 import io.poyang.dtkv.KvReq;
 import io.poyang.dtkv.KvResp;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
 import io.poyang.net.DecoderFactory;
 import io.poyang.net.NetConnectionException;
+import io.poyang.net.NetTimeoutException;
 import io.poyang.net.RemoteException;
 import io.poyang.net.ResponseCode;
 import io.poyang.net.RpcCallback;
@@ -35,6 +38,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The DtKV client: every operation of the tree, watches and distributed locks, over one
@@ -78,6 +82,10 @@ public final class KvClient implements AutoCloseable {
         final KvWatches watches;
         final KvLocks locks;
         final ScheduledExecutorService timer;
+        /** The raft client's node ids (a view, filled when it starts), for follower reads. */
+        final List<Integer> nodeIds;
+        /** Where the next follower read starts looking for a connected node. */
+        final AtomicInteger nextReadNode = new AtomicInteger();
 
         Shared(KvClientConfig config) {
             this.config = config;
@@ -98,6 +106,35 @@ public final class KvClient implements AutoCloseable {
             raft.network().register(KvCommands.KV_WATCH_NOTIFY, watches.processor());
             raft.network().register(KvCommands.KV_LOCK_EVENT, locks.processor());
             raft.network().setConnectionListener(watches);
+            this.nodeIds = raft.nodeIds();
+        }
+
+        /**
+         * The node for a follower read: {@code readNodeId} while connected, else the next connected
+         * node in turn. {@code avoid} (the node that just failed) is taken only when no other is
+         * connected; nodes in {@code exclude} (they host no such group) never. 0: none connected.
+         */
+        int pickReadNode(int avoid, List<Integer> exclude) {
+            int preferred = config.readNodeId;
+            if (preferred != 0 && preferred != avoid && raft.isConnected(preferred)
+                    && (exclude == null || !exclude.contains(preferred))) {
+                return preferred;
+            }
+            int n = nodeIds.size();
+            int start = (nextReadNode.getAndIncrement() & Integer.MAX_VALUE) % Math.max(1, n);
+            int fallback = 0;
+            for (int i = 0; i < n; i++) {
+                int id = nodeIds.get((start + i) % n);
+                if (exclude != null && exclude.contains(id) || !raft.isConnected(id)) {
+                    continue;
+                }
+                if (id == avoid) {
+                    fallback = id;
+                    continue;
+                }
+                return id;
+            }
+            return fallback;
         }
 
         KvSession session(int groupId) {
@@ -111,17 +148,23 @@ public final class KvClient implements AutoCloseable {
 
     final Shared shared;
     final int groupId;
+    private final KvReadKind readKind;
     private final boolean root;
 
     public KvClient(KvClientConfig config) {
+        if (config.readKind == null) {
+            throw new IllegalArgumentException("KvClientConfig.readKind must not be null (LEASE_READ is the default)");
+        }
         this.shared = new Shared(config);
         this.groupId = config.groupId;
+        this.readKind = config.readKind;
         this.root = true;
     }
 
-    private KvClient(Shared shared, int groupId) {
+    private KvClient(Shared shared, int groupId, KvReadKind readKind) {
         this.shared = shared;
         this.groupId = groupId;
+        this.readKind = readKind;
         this.root = false;
     }
 
@@ -156,7 +199,25 @@ public final class KvClient implements AutoCloseable {
      * session id and executor. Stopping the original stops it.
      */
     public KvClient forGroup(int groupId) {
-        return new KvClient(shared, groupId);
+        return new KvClient(shared, groupId, readKind);
+    }
+
+    /**
+     * A view of this client whose reads use {@code kind} (same connections, session and group):
+     * {@code kv.withReadKind(KvReadKind.FOLLOWER_READ).get(key)} spreads reads over the nodes,
+     * {@code READ_INDEX} does not rely on the leader's lease (clocks). Writes are the same for
+     * every view. Stopping the original stops it.
+     */
+    public KvClient withReadKind(KvReadKind kind) {
+        if (kind == null) {
+            throw new IllegalArgumentException("kind must not be null");
+        }
+        return kind == readKind ? this : new KvClient(shared, groupId, kind);
+    }
+
+    /** How this view's reads are made linearizable. */
+    public KvReadKind readKind() {
+        return readKind;
     }
 
     /** This client's id: the owner of its temp nodes and locks, and its exactly-once session. */
@@ -424,14 +485,21 @@ public final class KvClient implements AutoCloseable {
         call.send();
     }
 
+    /**
+     * Sends a read with this view's read kind: to the leader (lease read, ReadIndex) through the
+     * raft client's leader discovery, or to a node in turn (follower read).
+     */
     <T> void read(KvReq req, String key, ResultMapper<T> mapper, KvCallback<T> callback) {
         if (key != null && !checkKey(req.op(), key, callback)) {
             return;
         }
-        req.groupId(groupId);
-        Call<T> call = new Call<>(req, key, mapper, callback, KvCommands.KV_READ, null, 0,
-                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(shared.config.timeoutMillis));
-        call.send();
+        req.groupId(groupId).readKind(readKind);
+        long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(shared.config.timeoutMillis);
+        if (readKind == KvReadKind.FOLLOWER_READ) {
+            new NodeReadCall<>(req, key, mapper, callback, deadlineNanos).send();
+            return;
+        }
+        new Call<>(req, key, mapper, callback, KvCommands.KV_READ, null, 0, deadlineNanos).send();
     }
 
     private <T> boolean checkKey(KvOp op, String key, KvCallback<T> callback) {
@@ -469,7 +537,8 @@ public final class KvClient implements AutoCloseable {
         void send() {
             long leftMillis = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
             if (leftMillis <= 0) {
-                finish(null, new RaftOutcomeUnknownException(groupId, "the write's connection was lost and its deadline"
+                finish(null, session == null ? readTimeout(groupId, req, null)
+                        : new RaftOutcomeUnknownException(groupId, "the write's connection was lost and its deadline"
                         + " passed before it could be sent again; it may or may not be applied", null));
                 return;
             }
@@ -505,17 +574,18 @@ public final class KvClient implements AutoCloseable {
                     return;
                 }
             }
-            if (session != null && error instanceof RaftOutcomeUnknownException
-                    && error.getCause() instanceof NetConnectionException && deadlineNanos - System.nanoTime() > 0) {
-                // The connection dropped with the write in flight: the same seq again is safe (exactly-once).
+            if (error instanceof RaftOutcomeUnknownException && error.getCause() instanceof NetConnectionException
+                    && deadlineNanos - System.nanoTime() > 0) {
+                // The connection dropped with the request in flight: a write with the same seq again is
+                // safe (exactly-once), and so is a read (it changes nothing).
                 try {
                     shared.timer.schedule(this::send, 20, TimeUnit.MILLISECONDS);
                     return;
                 } catch (RejectedExecutionException e) {
-                    // stopped: report the unknown outcome below
+                    // stopped: report the failure below
                 }
             }
-            finish(null, error);
+            finish(null, session == null ? readFailure(groupId, req, error) : error);
         }
 
         @SuppressWarnings("unchecked")
@@ -529,6 +599,144 @@ public final class KvClient implements AutoCloseable {
             }
             deliver(callback, result, error);
         }
+    }
+
+    /**
+     * A follower read: sent to one node (see {@link Shared#pickReadNode}); a node that cannot serve
+     * it now (no leader known, stopping, connection lost) is left for the next one, until the
+     * deadline. Reads change nothing, so sending one again is always safe.
+     */
+    final class NodeReadCall<T> implements RpcCallback<KvResp> {
+        private final KvReq req;
+        private final String key;
+        private final ResultMapper<T> mapper;
+        private final KvCallback<T> callback;
+        private final long deadlineNanos;
+        private final AtomicInteger done = new AtomicInteger();
+        private long backoffMillis;
+        private int node;
+        private int failedNode;
+        private Throwable lastError;
+        /** Nodes that answered they host no such group (rare; allocated then). */
+        private List<Integer> noGroup;
+
+        NodeReadCall(KvReq req, String key, ResultMapper<T> mapper, KvCallback<T> callback, long deadlineNanos) {
+            this.req = req;
+            this.key = key;
+            this.mapper = mapper;
+            this.callback = callback;
+            this.deadlineNanos = deadlineNanos;
+            this.backoffMillis = shared.config.raft.minRetryBackoffMillis;
+        }
+
+        void send() {
+            long leftMillis = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+            if (leftMillis <= 0) {
+                finish(null, readTimeout(groupId, req, lastError));
+                return;
+            }
+            int n = shared.pickReadNode(failedNode, noGroup);
+            if (n == 0) {
+                retryLater(new NetConnectionException("no node of the cluster is connected"));
+                return;
+            }
+            node = n;
+            try {
+                shared.raft.callNode(n, KvCommands.KV_READ, req, RESP, leftMillis, this);
+            } catch (NetConnectionException e) {
+                failedNode = n;
+                retryLater(e);
+            } catch (RuntimeException e) {
+                finish(null, e);
+            }
+        }
+
+        private void retryLater(Throwable why) {
+            lastError = why;
+            long leftMillis = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+            long pause = Math.max(1, Math.min(backoffMillis, leftMillis));
+            backoffMillis = Math.min(backoffMillis * 2, shared.config.raft.maxRetryBackoffMillis);
+            try {
+                shared.timer.schedule(this::send, pause, TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException e) {
+                finish(null, new StoppedException("the DtKV client is stopped"));
+            }
+        }
+
+        @Override
+        public void onSuccess(KvResp resp) {
+            T result;
+            try {
+                result = mapper.map(resp);
+            } catch (RuntimeException e) {
+                finish(null, e);
+                return;
+            }
+            finish(result, null);
+        }
+
+        @Override
+        public void onFailure(Throwable error) {
+            if (error instanceof RemoteException) {
+                RemoteException r = (RemoteException) error;
+                switch (r.responseCode()) {
+                    case ResponseCode.BIZ_ERROR:
+                        finish(null, toKvException(r, key));
+                        return;
+                    case ResponseCode.NOT_LEADER:   // knows no leader to confirm the read with
+                    case ResponseCode.STOPPING:
+                        failedNode = node;
+                        retryLater(r);
+                        return;
+                    case ResponseCode.BAD_REQUEST:  // the node hosts no such group; others may
+                        if (noGroup == null) {
+                            noGroup = new ArrayList<>(2);
+                        }
+                        noGroup.add(node);
+                        if (noGroup.size() >= shared.nodeIds.size()) {
+                            finish(null, r);
+                        } else {
+                            retryLater(r);
+                        }
+                        return;
+                    default:
+                        finish(null, readFailure(groupId, req, r));
+                        return;
+                }
+            }
+            if (error instanceof NetConnectionException) {
+                failedNode = node;
+                retryLater(error);
+                return;
+            }
+            finish(null, readFailure(groupId, req, error));
+        }
+
+        private void finish(T result, Throwable error) {
+            if (done.compareAndSet(0, 1)) {
+                deliver(callback, result, error);
+            }
+        }
+    }
+
+    /** What a read's failure means to the caller: reads have no "unknown outcome", only no answer in time. */
+    static Throwable readFailure(int groupId, KvReq req, Throwable error) {
+        if (error instanceof PoyangTimeoutException || error instanceof NetTimeoutException
+                || error instanceof RaftOutcomeUnknownException && !(error.getCause() instanceof RemoteException)
+                || error instanceof RemoteException && ((RemoteException) error).responseCode() == ResponseCode.TIMEOUT) {
+            return readTimeout(groupId, req, error);
+        }
+        if (error instanceof RaftOutcomeUnknownException) {   // SYS_ERROR: the server failed serving it
+            return new PoyangException("the read " + req + " of DtKV group " + groupId + " failed on the server: "
+                    + error.getCause().getMessage(), error.getCause());
+        }
+        return error;
+    }
+
+    static PoyangTimeoutException readTimeout(int groupId, KvReq req, Throwable cause) {
+        return new PoyangTimeoutException("no node served the read " + req + " of DtKV group " + groupId + " ("
+                + KvReadKind.of(req.readKindNumber()) + ") before its deadline"
+                + (cause == null ? "" : ": " + cause.getMessage()), cause);
     }
 
     /** A BIZ_ERROR as the KvException it stands for, with the batch position from the message. */

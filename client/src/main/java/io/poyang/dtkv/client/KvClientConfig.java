@@ -1,5 +1,6 @@
 package io.poyang.dtkv.client;
 
+import io.poyang.dtkv.KvReadKind;
 import io.poyang.raft.client.RaftClientConfig;
 
 import java.util.concurrent.Executor;
@@ -21,6 +22,17 @@ public final class KvClientConfig {
      * on the callback executor.
      */
     public boolean callbackOnIoThread;
+    /**
+     * How reads (get, batchGet, list) are made linearizable unless a view says otherwise
+     * ({@link KvClient#withReadKind}): {@link KvReadKind#LEASE_READ} (the default) and
+     * {@link KvReadKind#READ_INDEX} go to the leader, {@link KvReadKind#FOLLOWER_READ} to any node.
+     */
+    public KvReadKind readKind = KvReadKind.LEASE_READ;
+    /**
+     * Follower reads go to this node while it is connected (a node near the client, say); 0, the
+     * default, sends them to the connected nodes in turn.
+     */
+    public int readNodeId;
 
     public KvClientConfig() {
         raft.net.name = "KvClient";
@@ -63,6 +75,19 @@ public final class KvClientConfig {
 
     public KvClientConfig callbackOnIoThread(boolean onIoThread) {
         this.callbackOnIoThread = onIoThread;
+        return this;
+    }
+
+    public KvClientConfig readKind(KvReadKind kind) {
+        if (kind == null) {
+            throw new IllegalArgumentException("readKind must not be null (LEASE_READ is the default)");
+        }
+        this.readKind = kind;
+        return this;
+    }
+
+    public KvClientConfig readNodeId(int nodeId) {
+        this.readNodeId = nodeId;
         return this;
     }
 

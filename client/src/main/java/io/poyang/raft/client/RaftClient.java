@@ -182,6 +182,58 @@ public final class RaftClient extends LifeCycle {
     }
 
     /**
+     * Sends {@code body} as a request of {@code command} to node {@code nodeId} itself, for a service
+     * that any node can answer (a state machine's follower reads, say), and reports that node's
+     * answer as it is: no leader search, no redirect, no retry — the caller decides where to go
+     * next (a {@link RemoteException} carries the node's response code). Throws at once, without
+     * sending, {@link IllegalArgumentException} for a node this client does not know,
+     * {@link NetConnectionException} when it is not connected, {@link FlowControlException} or
+     * {@link StoppedException}; every later outcome goes to {@code callback} (on the I/O thread when
+     * {@code callbackOnIoThread}, else on the callback executor).
+     */
+    public <T> void callNode(int nodeId, int command, Encodable body, DecoderFactory<T> resultDecoder,
+                             long timeoutMillis, RpcCallback<T> callback) {
+        checkRunning();
+        if (timeoutMillis <= 0) {
+            throw new IllegalArgumentException("timeoutMillis must be positive: " + timeoutMillis);
+        }
+        Peer p = peers.get(nodeId);
+        if (p == null) {
+            throw new IllegalArgumentException("node " + nodeId + " is not one of " + nodeIds);
+        }
+        if (!p.isConnected()) {
+            throw new NetConnectionException("node " + nodeId + " is not connected");
+        }
+        RpcCallback<T> cb = config.callbackOnIoThread ? callback : new RpcCallback<T>() {
+            @Override
+            public void onSuccess(T result) {
+                hop(() -> callback.onSuccess(result));
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                hop(() -> callback.onFailure(error));
+            }
+        };
+        net.sendRequest(p, WritePacket.request(command, body), resultDecoder, timeoutMillis,
+                CallOptions.IO_THREAD_CALLBACK, cb);
+    }
+
+    /** Whether this client has a live connection to node {@code nodeId}. */
+    public boolean isConnected(int nodeId) {
+        Peer p = peers.get(nodeId);
+        return p != null && p.isConnected();
+    }
+
+    private void hop(Runnable r) {
+        try {
+            callbackExecutor.execute(r);
+        } catch (RejectedExecutionException e) {
+            r.run();
+        }
+    }
+
+    /**
      * The id this client gives in its handshakes (one per client, the same on every connection):
      * servers know the client's connections by it, so it is the natural client id of sessions and
      * pushes.

@@ -4,6 +4,8 @@ import io.poyang.codec.EncodeContext;
 import io.poyang.codec.Encodable;
 import io.poyang.codec.PbCallback;
 import io.poyang.codec.PbParser;
+import io.poyang.common.PoyangTimeoutException;
+import io.poyang.common.StoppedException;
 import io.poyang.common.LongObjMap;
 import io.poyang.dtkv.KvCode;
 import io.poyang.dtkv.KvCommands;
@@ -23,8 +25,11 @@ import io.poyang.net.ReqContext;
 import io.poyang.net.ResponseCode;
 import io.poyang.net.RpcCallback;
 import io.poyang.net.WritePacket;
+import io.poyang.raft.client.NotLeaderException;
 import io.poyang.raft.client.RaftRole;
 import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.core.ReadKind;
+import io.poyang.raft.core.ReadTask;
 import io.poyang.raft.sm.ApplyBatch;
 import io.poyang.raft.sm.SnapshotMeta;
 import io.poyang.raft.sm.SnapshotWriter;
@@ -50,12 +55,17 @@ import java.util.concurrent.TimeoutException;
  * leader the proposing of TTL and lease expiries.
  *
  * <p>Everything here runs on the group's dispatcher thread: {@link #apply} and the snapshot calls
- * (raft calls them there) and two fibers of the group — the <em>service fiber</em>, which takes
- * every task queued by the network (reads, watch registrations, push acknowledgements, closed
- * connections) in one go and serves them between applies, and, while this node leads, the
- * <em>expiry fiber</em>, which sleeps until the next deadline and proposes the expiries
- * {@link TtlManager#pollDue} returns as ordinary entries. So the store is never touched by two
- * threads and needs no locks.
+ * (raft calls them there), reads (raft's read path runs each {@link KvRead} there once it is
+ * linearizable) and two fibers of the group — the <em>service fiber</em>, which takes every task
+ * queued by the network (watch registrations, push acknowledgements, closed connections) in one go
+ * and serves them between applies, and, while this node leads, the <em>expiry fiber</em>, which
+ * sleeps until the next deadline and proposes the expiries {@link TtlManager#pollDue} returns as
+ * ordinary entries. So the store is never touched by two threads and needs no locks.
+ *
+ * <p>Exactly-once: DtKV writes are deduplicated by the store's own client sessions
+ * ({@link ClientSessions}: the seq and acked_below inside the {@link KvReq}), not by raft's session
+ * table — {@link KvProcessors.Write} hands writes to raft without a raft session, so every DtKV
+ * write is checked once, by the store. See dtkv/README.md, "Sessions".
  *
  * <p>Bodies: entries are {@link KvReq}s ({@link KvReq.Decoder}); on the leader the request decoded
  * on the network thread is the entry's body and reaches {@link #apply} as it is. A non-SUCCESS
@@ -290,9 +300,15 @@ public final class DtKvStateMachine implements StateMachine {
 
     // ---------------------------------------------------------------- tasks from the network
 
-    /** A read (I/O thread): served on the dispatcher. */
-    void read(ReqContext ctx, RaftGroup g, KvReq req) {
-        tasks.fireOffer(new ReadTask(ctx, req));
+    /**
+     * A read (I/O thread): handed to raft's read path, which runs it on the dispatcher once it is
+     * linearizable — under the leader's lease, after a ReadIndex round, or on a follower after the
+     * leader confirmed a read index and this node applied that far. Reads waiting together share
+     * one lease check, heartbeat round or request to the leader; the only allocation here is the
+     * {@link KvRead} itself.
+     */
+    void read(ReqContext ctx, RaftGroup g, KvReq req, ReadKind kind) {
+        g.read(kind, ctx.deadlineNanos(), new KvRead(ctx, req));
     }
 
     /** A watch registration (I/O thread). */
@@ -308,13 +324,46 @@ public final class DtKvStateMachine implements StateMachine {
         }
     }
 
-    private static final class ReadTask {
-        final ReqContext ctx;
-        final KvReq req;
+    /** One KV_READ in raft's read path: served from the store when safe, or answered with why not. */
+    private final class KvRead implements ReadTask {
+        private final ReqContext ctx;
+        private final KvReq req;
 
-        ReadTask(ReqContext ctx, KvReq req) {
+        KvRead(ReqContext ctx, KvReq req) {
             this.ctx = ctx;
             this.req = req;
+        }
+
+        /** Dispatcher thread: this node applied at least the confirmed read index. */
+        @Override
+        public void run() {
+            if (ctx.isExpired()) {
+                return;   // the client gave up; nobody waits for the answer
+            }
+            KvResp r;
+            try {
+                r = store.read(req);
+            } catch (RuntimeException e) {
+                log.warn("group {}: a DtKV read failed: {}", config.groupId, req, e);
+                ctx.respondError(ResponseCode.SYS_ERROR, "the read failed on node " + service.nodeId() + ": " + e);
+                return;
+            }
+            respond(ctx, r);
+        }
+
+        /** Raft could not make the read safe here: the client learns where to go, or that time ran out. */
+        @Override
+        public void fail(Throwable e) {
+            if (e instanceof NotLeaderException) {
+                ctx.respond(WritePacket.error(ResponseCode.NOT_LEADER, ((NotLeaderException) e).leaderId(),
+                        e.getMessage()));
+            } else if (e instanceof StoppedException) {
+                ctx.respondError(ResponseCode.STOPPING, e.getMessage());
+            } else if (e instanceof PoyangTimeoutException) {
+                ctx.respondError(ResponseCode.TIMEOUT, e.getMessage());
+            } else {
+                ctx.respondError(ResponseCode.SYS_ERROR, "the read failed on node " + service.nodeId() + ": " + e);
+            }
         }
     }
 
@@ -357,15 +406,14 @@ public final class DtKvStateMachine implements StateMachine {
 
         private FrameCallResult serve(Void v) {
             if (getGroup().isShouldStop()) {
-                failReads("the raft group is stopping");
+                failWatches("the raft group is stopping");
+                service.unregister(DtKvStateMachine.this);   // a group removed at runtime leaves the service
                 return Fiber.frameReturn();
             }
             for (int i = 0, n = taken.size(); i < n; i++) {
                 Object t = taken.get(i);
                 try {
-                    if (t instanceof ReadTask) {
-                        serveRead((ReadTask) t);
-                    } else if (t instanceof NotifyDone) {
+                    if (t instanceof NotifyDone) {
                         NotifyDone d = (NotifyDone) t;
                         store.watchManager().onNotifyDone(d.watcherId, d.delivered);
                     } else if (t instanceof WatchTask) {
@@ -377,8 +425,8 @@ public final class DtKvStateMachine implements StateMachine {
                     }
                 } catch (RuntimeException e) {
                     log.warn("group {}: a DtKV task failed: {}", config.groupId, t, e);
-                    if (t instanceof ReadTask) {
-                        ((ReadTask) t).ctx.respondError(ResponseCode.SYS_ERROR, e.toString());
+                    if (t instanceof WatchTask) {
+                        ((WatchTask) t).ctx.respondError(ResponseCode.SYS_ERROR, e.toString());
                     }
                 }
             }
@@ -387,40 +435,14 @@ public final class DtKvStateMachine implements StateMachine {
             return tasks.takeAll(taken, this::serve);
         }
 
-        private void failReads(String why) {
+        private void failWatches(String why) {
             for (Object t : taken) {
-                if (t instanceof ReadTask) {
-                    ((ReadTask) t).ctx.respondError(ResponseCode.STOPPING, why);
-                } else if (t instanceof WatchTask) {
+                if (t instanceof WatchTask) {
                     ((WatchTask) t).ctx.respondError(ResponseCode.STOPPING, why);
                 }
             }
             taken.clear();
         }
-    }
-
-    /**
-     * A read, on the leader, from the applied state. The write of a client that got its answer is
-     * applied here before the answer left, so a client reads its own writes.
-     *
-     * <p>NOTE: this is the leader's local state, not yet a raft read kind: a leader deposed by a
-     * partition it does not know of yet can serve a stale value until it steps down (its check-quorum
-     * after one election timeout). Lease and ReadIndex reads come with raft's read API
-     * ({@code RaftGroup.read}, issue 7), which this method will call.
-     */
-    private void serveRead(ReadTask t) {
-        if (t.ctx.isExpired()) {
-            return;   // the client gave up; nobody waits for the answer
-        }
-        if (!group.isLeader()) {
-            int leaderId = group.leaderId();
-            t.ctx.respond(leaderId == 0 ? WritePacket.error(ResponseCode.NOT_LEADER, "node " + service.nodeId()
-                    + " is not the leader of DtKV group " + config.groupId + "; no leader is known yet")
-                    : WritePacket.error(ResponseCode.NOT_LEADER, leaderId, "node " + service.nodeId()
-                    + " is not the leader of DtKV group " + config.groupId + "; the leader is node " + leaderId));
-            return;
-        }
-        respond(t.ctx, store.read(t.req));
     }
 
     private void serveWatch(WatchTask t) {

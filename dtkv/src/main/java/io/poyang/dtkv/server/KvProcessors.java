@@ -5,6 +5,7 @@ import io.poyang.dtkv.KvCode;
 import io.poyang.dtkv.KvCommands;
 import io.poyang.dtkv.KvKeys;
 import io.poyang.dtkv.KvOp;
+import io.poyang.dtkv.KvReadKind;
 import io.poyang.dtkv.KvReq;
 import io.poyang.dtkv.KvWatchReq;
 import io.poyang.net.ReqContext;
@@ -12,6 +13,7 @@ import io.poyang.net.ReqProcessor;
 import io.poyang.net.ResponseCode;
 import io.poyang.net.WritePacket;
 import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.core.ReadKind;
 
 /**
  * The DtKV commands on the service port. All run on the service I/O thread and only route: a write
@@ -20,6 +22,19 @@ import io.poyang.raft.core.RaftGroup;
  * machine, which serves them on its dispatcher.
  */
 final class KvProcessors {
+
+    /** DtKV's read kinds as raft's, by ordinal (the wire numbers are raft's codes). */
+    private static final ReadKind[] READ_KINDS = new ReadKind[KvReadKind.values().length];
+
+    static {
+        for (KvReadKind k : KvReadKind.values()) {
+            ReadKind r = ReadKind.of(k.number());
+            if (!r.name().equals(k.name())) {
+                throw new IllegalStateException("DtKV's read kind " + k + " (" + k.number() + ") is raft's " + r);
+            }
+            READ_KINDS[k.ordinal()] = r;
+        }
+    }
 
     private KvProcessors() {
     }
@@ -58,6 +73,9 @@ final class KvProcessors {
             if (tooLarge != null) {
                 return tooLarge;
             }
+            // No raft session (raft's SessionTable): a DtKV write carries its exactly-once session in the
+            // KvReq (client id, seq, acked_below) and the store's ClientSessions check it when it is
+            // applied. One mechanism per write; dtkv/README.md, "Sessions", says why it is this one.
             g.acceptWrite(context, KvCommands.KV_BIZ_TYPE, req, req.encodedSize());
             return null;
         }
@@ -85,7 +103,10 @@ final class KvProcessors {
         return null;
     }
 
-    /** KV_READ: GET, BATCH_GET, LIST through the group's read path. */
+    /**
+     * KV_READ: GET, BATCH_GET, LIST through raft's read path, with the read kind the request asks
+     * for (lease read by default).
+     */
     static final class Read implements ReqProcessor<KvReq> {
         private final DtKvService service;
 
@@ -110,7 +131,12 @@ final class KvProcessors {
                 return WritePacket.bizError(KvCode.INVALID_REQUEST.number(), "KV_READ serves GET, BATCH_GET and LIST;"
                         + " op " + (op == null ? "#" + req.opNumber() : op) + " is not one");
             }
-            sm.read(context, g, req);
+            KvReadKind kind = KvReadKind.of(req.readKindNumber());
+            if (kind == null) {
+                return WritePacket.bizError(KvCode.INVALID_REQUEST.number(), "read_kind " + req.readKindNumber()
+                        + " is not one this node knows (0 LEASE_READ, 1 READ_INDEX, 2 FOLLOWER_READ)");
+            }
+            sm.read(context, g, req, READ_KINDS[kind.ordinal()]);
             return null;
         }
     }
