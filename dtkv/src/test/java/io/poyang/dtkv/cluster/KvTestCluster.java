@@ -62,6 +62,19 @@ final class KvTestCluster implements AutoCloseable {
         return c;
     }
 
+    /** A client that knows only {@code nodes} (ids kept), with {@code config}'s other settings; closed with the cluster. */
+    KvClient clientOf(KvClientConfig config, int... nodes) {
+        for (int n : nodes) {
+            config.node(n, "127.0.0.1:" + cluster.servicePort(n));
+        }
+        KvClient c = new KvClient(config);
+        c.start();
+        synchronized (clients) {
+            clients.add(c);
+        }
+        return c;
+    }
+
     int leader() {
         int l = cluster.waitForLeader(1, WAIT_SECONDS * 1000);
         if (l == 0) {
