@@ -176,9 +176,13 @@ class KvClientOperationsTest {
 
     /** Sends a hand-made write straight through the raft client (for the codes KvClient never provokes). */
     private static void rawWrite(KvClient client, KvReq req, KvCode expected) throws Exception {
+        raw(client, KvCommands.KV_WRITE, req, expected);
+    }
+
+    private static void raw(KvClient client, int command, KvReq req, KvCode expected) throws Exception {
         RaftClient raft = client.raftClient();
         CompletableFuture<KvResp> f = new CompletableFuture<>();
-        raft.callLeader(1, KvCommands.KV_WRITE, req.groupId(1), KvResp.Decoder::new, 5_000, new RpcCallback<KvResp>() {
+        raft.callLeader(1, command, req.groupId(1), KvResp.Decoder::new, 5_000, new RpcCallback<KvResp>() {
             @Override
             public void onSuccess(KvResp r) {
                 f.complete(r);
@@ -196,6 +200,14 @@ class KvClientOperationsTest {
             RemoteException r = (RemoteException) e.getCause();
             assertEquals(expected.number(), r.bizCode(), r.getMessage());
         }
+    }
+
+    /** A request whose read_kind is a number no KvReadKind has (as a newer client might send). */
+    private static KvReq readKindNumber(KvReq req, int number) throws Exception {
+        java.lang.reflect.Field f = KvReq.class.getDeclaredField("readKind");
+        f.setAccessible(true);
+        f.setInt(req, number);
+        return req;
     }
 
     private static KvException expect(KvCode code, Runnable op) {
@@ -242,6 +254,9 @@ class KvClientOperationsTest {
         KvException pos = expect(KvCode.INVALID_REQUEST, () -> kv.batchPut(Arrays.asList("err.a", "err.b"),
                 Collections.singletonList(b("1"))));
         seen.add(pos.kvCode());
+        raw(kv, KvCommands.KV_READ, readKindNumber(KvReq.get("err.v"), 9), KvCode.INVALID_REQUEST);
+        raw(kv, KvCommands.KV_READ, KvReq.put("err.v", b("w")), KvCode.INVALID_REQUEST);
+        raw(kv, KvCommands.KV_WRITE, KvReq.get("err.v"), KvCode.INVALID_REQUEST);
         KvException batch = expect(KvCode.PARENT_NOT_FOUND, () -> kv.batchPut(Arrays.asList("err.a", "err.no.b"),
                 Arrays.asList(b("1"), b("2"))));
         assertEquals(2, batch.failedPosition(), "the failing key's position");
