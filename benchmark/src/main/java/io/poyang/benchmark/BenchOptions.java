@@ -31,6 +31,8 @@ public final class BenchOptions {
     public int threads = 64;
     public boolean fsync = true;
     public int groups = 1;
+    /** How get/mixed reads are made linearizable: lease (default), read-index or follower. */
+    public String readKind = "lease";
     public String output = "table";
     public boolean strict;
     public boolean help;
@@ -55,6 +57,7 @@ public final class BenchOptions {
                 "  --threads N               caller threads for --sync; virtual threads on JDK 21+ (default 64)",
                 "  --fsync true|false        fsync the raft log before acknowledging (default true)",
                 "  --groups N                raft groups (default 1)",
+                "  --read-kind lease|read-index|follower  how get/mixed reads are served (default lease)",
                 "  --output table|json       report format; json prints one object on the last line (default table)",
                 "  --strict                  exit 1 when any operation failed or timed out",
                 "  --help                    this text",
@@ -154,6 +157,12 @@ public final class BenchOptions {
                     break;
                 case "groups":
                     o.groups = positive(name, value);
+                    break;
+                case "read-kind":
+                    o.readKind = value.toLowerCase(Locale.ROOT);
+                    if (!o.readKind.equals("lease") && !o.readKind.equals("read-index") && !o.readKind.equals("follower")) {
+                        throw new UsageException("--read-kind must be lease, read-index or follower, got '" + value + "'");
+                    }
                     break;
                 case "output":
                     o.output = value.toLowerCase(Locale.ROOT);

@@ -8,6 +8,7 @@ import io.poyang.benchmark.UsageException;
 import io.poyang.common.PoyangTimeoutException;
 import io.poyang.dtkv.KvException;
 import io.poyang.dtkv.KvNode;
+import io.poyang.dtkv.KvReadKind;
 import io.poyang.dtkv.client.KvCallback;
 import io.poyang.dtkv.client.KvClient;
 import io.poyang.dtkv.client.KvClientConfig;
@@ -101,7 +102,8 @@ public final class KvScenario implements Scenario {
         clients = new KvClient[o.clients][groups];
         for (int c = 0; c < roots.length; c++) {
             KvClientConfig cc = new KvClientConfig().servers(servers).timeoutMillis(TIMEOUT_MILLIS)
-                    .callbackOnIoThread(true).maxPendingRequests(Math.max(50_000, o.maxPending * Math.max(1, 1) + 1_000));
+                    .callbackOnIoThread(true).maxPendingRequests(Math.max(50_000, o.maxPending * Math.max(1, 1) + 1_000))
+                    .readKind(readKind(o.readKind));
             cc.raft.net.name = "BenchKvClient" + c;
             roots[c] = new KvClient(cc);
             roots[c].start();
@@ -146,6 +148,17 @@ public final class KvScenario implements Scenario {
                 ks = new ArrayList<>();
                 vs = new ArrayList<>();
             }
+        }
+    }
+
+    static KvReadKind readKind(String option) {
+        switch (option) {
+            case "read-index":
+                return KvReadKind.READ_INDEX;
+            case "follower":
+                return KvReadKind.FOLLOWER_READ;
+            default:
+                return KvReadKind.LEASE_READ;
         }
     }
 
@@ -260,12 +273,14 @@ public final class KvScenario implements Scenario {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("keys", options.keys);
         m.put("batch_size", batch);
+        m.put("read_kind", options.readKind);
         m.put("fsync", options.fsync);
         m.put("servers", local == null ? String.join(",", options.servers) : "in-process");
         if (local != null) {
             double secs = (System.nanoTime() - startNanos) / 1e9;
             long fsyncs = 0;
             long[] p = new long[4];
+            long[] reads = new long[6];
             for (int n : local.runningNodes()) {
                 for (RaftGroup g : local.server(n).groups()) {
                     fsyncs += g.logFsyncCount();
@@ -273,7 +288,19 @@ public final class KvScenario implements Scenario {
                     for (int i = 0; i < 4; i++) {
                         p[i] += c[i];
                     }
+                    long[] rc = g.readCounters();
+                    for (int i = 0; i < reads.length; i++) {
+                        reads[i] += rc[i];
+                    }
                 }
+            }
+            if (!op.equals("put")) {
+                // what raft's read path did for the reads (preload and warm-up included)
+                m.put("lease_reads_per_sec", Math.round(reads[0] / secs));
+                m.put("read_index_reads_per_sec", Math.round(reads[1] / secs));
+                m.put("read_index_rounds_per_sec", Math.round(reads[2] / secs));
+                m.put("follower_reads_per_sec", Math.round(reads[3] / secs));
+                m.put("read_index_fetches_per_sec", Math.round(reads[4] / secs));
             }
             m.put("log_fsyncs_per_sec", Math.round(fsyncs / secs));
             m.put("writer_batches_per_sec", Math.round(p[0] / secs));
