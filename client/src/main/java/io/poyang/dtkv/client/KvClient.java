@@ -57,6 +57,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * first answer. A write with no answer by its deadline fails with
  * {@link RaftOutcomeUnknownException}: it may or may not be applied.
  *
+ * <p>Reads are linearizable: each returns data at least as new as every write acknowledged before
+ * it was sent. The {@link KvReadKind} (the config's, or a view's from {@link #withReadKind}) says
+ * how: a lease read or a ReadIndex read on the leader, or a follower read on any node (to
+ * {@link KvClientConfig#readNodeId} or the connected nodes in turn). A read no node could confirm
+ * in time fails with {@link PoyangTimeoutException}, never with old data.
+ *
  * <pre>{@code
  * KvClient kv = new KvClient(new KvClientConfig().servers("127.0.0.1:9432"));
  * kv.start();
