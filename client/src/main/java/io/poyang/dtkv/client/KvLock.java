@@ -5,6 +5,8 @@ import io.poyang.dtkv.KvException;
 import io.poyang.dtkv.KvLockEvent;
 import io.poyang.dtkv.KvReq;
 import io.poyang.dtkv.KvResp;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
@@ -27,6 +29,8 @@ import java.util.concurrent.TimeUnit;
  * the lease from when the granting request was sent, so it says false no later than the server.
  */
 public final class KvLock {
+
+    private static final PoyangLog log = PoyangLogs.get(KvLock.class);
 
     /** Hears a lock lost by lease expiry (not by unlock). Runs on the client's event executor. */
     interface LossListener {
@@ -73,6 +77,11 @@ public final class KvLock {
      */
     public boolean tryLock(long leaseMillis, long waitMillis) {
         return KvClient.sync(tryLockAsync(leaseMillis, waitMillis));
+    }
+
+    /** {@link #tryLock(long, long)} reporting to {@code callback} (on the callback executor). */
+    public void tryLock(long leaseMillis, long waitMillis, KvCallback<Boolean> callback) {
+        relay(tryLockAsync(leaseMillis, waitMillis), callback);
     }
 
     public CompletableFuture<Boolean> tryLockAsync(long leaseMillis, long waitMillis) {
@@ -210,6 +219,11 @@ public final class KvLock {
         KvClient.sync(unlockAsync());
     }
 
+    /** {@link #unlock()} reporting to {@code callback} (on the callback executor). */
+    public void unlock(KvCallback<Void> callback) {
+        relay(unlockAsync(), callback);
+    }
+
     public CompletableFuture<Void> unlockAsync() {
         CompletableFuture<Void> f = new CompletableFuture<>();
         synchronized (this) {
@@ -233,6 +247,11 @@ public final class KvLock {
     /** Renews the holder's lease from now: LEASE_EXPIRED when it already ran out, LOCK_NOT_HELD when not the holder. */
     public void updateLease(long leaseMillis) {
         KvClient.sync(updateLeaseAsync(leaseMillis));
+    }
+
+    /** {@link #updateLease(long)} reporting to {@code callback} (on the callback executor). */
+    public void updateLease(long leaseMillis, KvCallback<Void> callback) {
+        relay(updateLeaseAsync(leaseMillis), callback);
     }
 
     public CompletableFuture<Void> updateLeaseAsync(long leaseMillis) {
@@ -263,6 +282,26 @@ public final class KvLock {
             }
         }, client.shared.config.timeoutMillis);
         return f;
+    }
+
+    /**
+     * Hands a future's outcome to a callback. The futures here are completed on the client's callback
+     * or event executor (never on an I/O thread unless the client is configured so), and so is the
+     * callback; only a future already failed when made (a second tryLock on this object) reports at once.
+     */
+    private static <T> void relay(CompletableFuture<T> f, KvCallback<T> callback) {
+        f.whenComplete((result, error) -> {
+            try {
+                if (error == null) {
+                    callback.onSuccess(result);
+                } else {
+                    callback.onFailure(error instanceof java.util.concurrent.CompletionException
+                            && error.getCause() != null ? error.getCause() : error);
+                }
+            } catch (Throwable t) {
+                log.warn("a KvLock callback threw", t);
+            }
+        });
     }
 
     /** The client stops: a waiting tryLock ends with false. */

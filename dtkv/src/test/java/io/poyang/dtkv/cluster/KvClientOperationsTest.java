@@ -172,6 +172,28 @@ class KvClientOperationsTest {
         assertTrue(waiting.get(20, TimeUnit.SECONDS), "the waiter is granted by push");
         assertTrue(theirs.fencingToken() > token, "a later grant has a higher fencing token");
         theirs.unlock();
+
+        KvLock cbLock = kv.lock("ops-lock-cb");
+        assertTrue(this.<Boolean>viaCallback(cb -> cbLock.tryLock(10_000, 0, cb)));
+        long cbToken = cbLock.fencingToken();
+        this.<Void>viaCallback(cb -> cbLock.updateLease(20_000, cb));
+        assertEquals(cbToken, cbLock.fencingToken());
+        this.<Void>viaCallback(cb -> cbLock.unlock(cb));
+        assertFalse(cbLock.isHeld());
+        CompletableFuture<Throwable> refused = new CompletableFuture<>();
+        cbLock.unlock(new KvCallback<Void>() {
+            @Override
+            public void onSuccess(Void result) {
+                refused.complete(null);
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                refused.complete(error);
+            }
+        });
+        Throwable e = refused.get(10, TimeUnit.SECONDS);
+        assertTrue(e instanceof KvException && ((KvException) e).kvCode() == KvCode.LOCK_NOT_HELD, "got " + e);
     }
 
     /** Sends a hand-made write straight through the raft client (for the codes KvClient never provokes). */
