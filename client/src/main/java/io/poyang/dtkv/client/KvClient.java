@@ -727,14 +727,15 @@ public final class KvClient implements AutoCloseable {
 
     /** What a read's failure means to the caller: reads have no "unknown outcome", only no answer in time. */
     static Throwable readFailure(int groupId, KvReq req, Throwable error) {
+        // (RaftOutcomeUnknownException is a PoyangTimeoutException: look at its cause first)
+        if (error instanceof RaftOutcomeUnknownException && error.getCause() instanceof RemoteException) {
+            RemoteException r = (RemoteException) error.getCause();   // SYS_ERROR: the server failed serving it
+            return new PoyangException("the read " + req + " of DtKV group " + groupId + " failed on the server: "
+                    + r.remoteMessage(), r);
+        }
         if (error instanceof PoyangTimeoutException || error instanceof NetTimeoutException
-                || error instanceof RaftOutcomeUnknownException && !(error.getCause() instanceof RemoteException)
                 || error instanceof RemoteException && ((RemoteException) error).responseCode() == ResponseCode.TIMEOUT) {
             return readTimeout(groupId, req, error);
-        }
-        if (error instanceof RaftOutcomeUnknownException) {   // SYS_ERROR: the server failed serving it
-            return new PoyangException("the read " + req + " of DtKV group " + groupId + " failed on the server: "
-                    + error.getCause().getMessage(), error.getCause());
         }
         return error;
     }
