@@ -130,7 +130,9 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
         if (groupId == 0) {
             int lowest = Integer.MAX_VALUE;
             for (Integer id : machines.keySet()) {
-                lowest = Math.min(lowest, id);
+                if (id < lowest && s.group(id) != null) {   // a group being removed may not have left yet
+                    lowest = id;
+                }
             }
             if (lowest == Integer.MAX_VALUE) {
                 return null;
@@ -138,6 +140,13 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
             groupId = lowest;
         }
         return s.group(groupId);
+    }
+
+    /** The DtKV groups this node serves now, sorted (a group removed at runtime leaves this list). */
+    public java.util.List<Integer> groupIds() {
+        java.util.List<Integer> ids = new java.util.ArrayList<>(machines.keySet());
+        java.util.Collections.sort(ids);
+        return ids;
     }
 
     DtKvStateMachine machine(RaftGroup g) {

@@ -140,7 +140,9 @@ public final class DtKvStateMachine implements StateMachine {
         this.group = group;
         this.tasks = group.fiberGroup().newChannel("kv-tasks-" + config.groupId);
         this.expiryWake = group.fiberGroup().newCondition("kv-expiry-" + config.groupId);
-        new Fiber("kv-service-" + config.groupId, group.fiberGroup(), new ServiceFiber(), true).start();
+        // Not a daemon: when the group stops (a node stopping, or the group removed at runtime) the
+        // fiber is woken with nothing, fails what waits and takes this group out of the service.
+        new Fiber("kv-service-" + config.groupId, group.fiberGroup(), new ServiceFiber(), false).start();
         service.register(this);
     }
 

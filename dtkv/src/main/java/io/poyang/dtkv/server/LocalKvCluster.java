@@ -146,6 +146,11 @@ public final class LocalKvCluster implements AutoCloseable {
         return servers[node] == null ? null : servers[node].group(groupId);
     }
 
+    /** The DtKV service of a running node (to add DtKV groups at runtime: {@code service(n).stateMachine(g)}), or null. */
+    public DtKvService service(int node) {
+        return services[node];
+    }
+
     /** The DtKV state machine of a group on a node. */
     public DtKvStateMachine machine(int node, int groupId) {
         return (DtKvStateMachine) group(node, groupId).stateMachine();

@@ -2,12 +2,13 @@ package io.poyang.server.demos;
 
 import io.poyang.dtkv.KvException;
 import io.poyang.dtkv.KvNode;
+import io.poyang.dtkv.KvReadKind;
 import io.poyang.dtkv.client.KvClient;
 
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 
-/** Directories, put, get, list, remove, and what an error looks like. */
+/** Directories, put, get (with each read kind), list, remove, and what an error looks like. */
 final class BasicDemo implements Demo {
 
     @Override
@@ -17,7 +18,7 @@ final class BasicDemo implements Demo {
 
     @Override
     public String description() {
-        return "mkdir, put, get, list, remove, and an error code";
+        return "mkdir, put, get (and the other read kinds), list, remove, and an error code";
     }
 
     @Override
@@ -29,6 +30,10 @@ final class BasicDemo implements Demo {
         kv.put("demo.app.pool", "20");
         KvNode url = kv.get("demo.app.url");
         out.println("get demo.app.url = " + url.valueAsString() + " (created at " + url.createIndex() + ")");
+        for (KvReadKind kind : new KvReadKind[]{KvReadKind.READ_INDEX, KvReadKind.FOLLOWER_READ}) {
+            // every read is linearizable; the kind says how (lease read is the default)
+            out.println("get with " + kind + " = " + kv.withReadKind(kind).getString("demo.app.url"));
+        }
         for (KvNode n : kv.list("demo.app")) {
             out.println("list demo.app: " + n.key() + " = " + n.valueAsString());
         }

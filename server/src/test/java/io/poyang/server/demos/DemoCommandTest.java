@@ -18,7 +18,9 @@ class DemoCommandTest {
     private static String[] expected(String name) {
         switch (name) {
             case "basic":
-                return new String[]{"get demo.app.url = jdbc:postgresql://db:5432/app", "PARENT_NOT_FOUND",
+                return new String[]{"get demo.app.url = jdbc:postgresql://db:5432/app",
+                        "get with READ_INDEX = jdbc:postgresql://db:5432/app",
+                        "get with FOLLOWER_READ = jdbc:postgresql://db:5432/app", "PARENT_NOT_FOUND",
                         "removed demo.app.pool; exists? false"};
             case "batch":
                 return new String[]{"batchPut of 3 keys", "PARENT_NOT_FOUND at position 2; demo.batch.d exists? false",
