@@ -741,9 +741,11 @@ public final class KvClient implements AutoCloseable {
     }
 
     static PoyangTimeoutException readTimeout(int groupId, KvReq req, Throwable cause) {
+        // a node's own answer or a lost connection says why; the raft client's timeouts speak of writes
+        boolean telling = cause instanceof RemoteException || cause instanceof NetConnectionException;
         return new PoyangTimeoutException("no node served the read " + req + " of DtKV group " + groupId + " ("
-                + KvReadKind.of(req.readKindNumber()) + ") before its deadline"
-                + (cause == null ? "" : ": " + cause.getMessage()), cause);
+                + KvReadKind.of(req.readKindNumber()) + ") before its deadline; it can be sent again"
+                + (telling ? " (last: " + cause.getMessage() + ")" : ""), cause);
     }
 
     /** A BIZ_ERROR as the KvException it stands for, with the batch position from the message. */
