@@ -17,8 +17,10 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Loss is reported honestly: on a LOST push, on a renewal refused (LEASE_EXPIRED, LOCK_NOT_HELD),
  * and also when renewals fail (timeouts, no leader) until the lease — counted from when the last
- * successful renewal was <em>sent</em> — has run out by this client's clock. After a loss it asks
- * for the lock again. {@link #close()} stops, releasing the lock if held (no onLost for that).
+ * successful renewal was <em>sent</em> — has run out by this client's clock, at that moment (a
+ * timer). The server frees the lock no earlier (see {@link KvLock} for a grant after waiting), so
+ * {@link #isLeader()} is false before another client can be granted it. After a loss it asks for
+ * the lock again. {@link #close()} stops, releasing the lock if held (no onLost for that).
  */
 public final class ElectionLock implements AutoCloseable {
 
@@ -45,6 +47,8 @@ public final class ElectionLock implements AutoCloseable {
     private long leaseDeadlineNanos;
     private long generation;
     private ScheduledFuture<?> renewTask;
+    /** Fires when the lease runs out by this client's clock unless a renewal moved it first. */
+    private ScheduledFuture<?> deadlineTask;
 
     ElectionLock(KvClient client, String name, long leaseMillis, Listener listener) {
         if (leaseMillis < 300) {
@@ -84,7 +88,6 @@ public final class ElectionLock implements AutoCloseable {
             }
             gen = generation;
         }
-        long sent = System.nanoTime();
         lock.tryLockAsync(leaseMillis, WAIT_ROUND_MILLIS).whenComplete((ok, e) -> {
             synchronized (this) {
                 if (closed || gen != generation) {
@@ -92,11 +95,14 @@ public final class ElectionLock implements AutoCloseable {
                 }
                 if (e == null && ok) {
                     leading = true;
-                    leaseDeadlineNanos = sent + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+                    // the lock's own view: from the tryLock's send time for an immediate grant, from the
+                    // push for a grant after waiting (not from `sent`, which may be a whole wait earlier)
+                    leaseDeadlineNanos = lock.leaseDeadlineNanos();
                     generation++;
                     long token = lock.fencingToken();
                     client.shared.eventExecutor.execute(() -> listener.onAcquired(token));
                     scheduleRenew();
+                    scheduleDeadline();
                     return;
                 }
             }
@@ -112,6 +118,31 @@ public final class ElectionLock implements AutoCloseable {
         try {
             renewTask = client.shared.timer.scheduleAtFixedRate(() -> renew(gen), leaseMillis / 3, leaseMillis / 3,
                     TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // the client stops
+        }
+    }
+
+    /**
+     * Reports the loss the moment the lease runs out by this client's clock, not at the next renewal
+     * round: the server frees the lock no earlier (its lease counts from when the renewal was applied,
+     * later than it was sent), so the listener hears onLost before another client can be granted it
+     * (give or take this timer's delay). Caller holds the monitor.
+     */
+    private void scheduleDeadline() {
+        if (deadlineTask != null) {
+            deadlineTask.cancel(false);
+        }
+        final long gen = generation;
+        long delayNanos = Math.max(0, leaseDeadlineNanos - System.nanoTime());
+        try {
+            deadlineTask = client.shared.timer.schedule(() -> {
+                synchronized (this) {
+                    if (!closed && gen == generation && leading && leaseDeadlineNanos - System.nanoTime() <= 0) {
+                        lostLocked("the lease ran out before a renewal succeeded");
+                    }
+                }
+            }, delayNanos, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             // the client stops
         }
@@ -134,6 +165,7 @@ public final class ElectionLock implements AutoCloseable {
                 synchronized (this) {
                     if (gen == generation && leading) {
                         leaseDeadlineNanos = sent + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+                        scheduleDeadline();
                     }
                 }
                 return;
@@ -164,13 +196,21 @@ public final class ElectionLock implements AutoCloseable {
         }
         leading = false;
         generation++;
+        cancelTimers();
+        log.info("election lock '{}': leadership lost: {}", lock.name(), why);
+        client.shared.eventExecutor.execute(listener::onLost);
+        later(this::acquire, 0);
+    }
+
+    private void cancelTimers() {
         if (renewTask != null) {
             renewTask.cancel(false);
             renewTask = null;
         }
-        log.info("election lock '{}': leadership lost: {}", lock.name(), why);
-        client.shared.eventExecutor.execute(listener::onLost);
-        later(this::acquire, 0);
+        if (deadlineTask != null) {
+            deadlineTask.cancel(false);
+            deadlineTask = null;
+        }
     }
 
     private void later(Runnable r, long delayMillis) {
@@ -193,10 +233,7 @@ public final class ElectionLock implements AutoCloseable {
             wasLeading = leading;
             leading = false;
             generation++;
-            if (renewTask != null) {
-                renewTask.cancel(false);
-                renewTask = null;
-            }
+            cancelTimers();
         }
         lock.lossListener = null;
         if (wasLeading) {

@@ -25,8 +25,12 @@ import java.util.concurrent.TimeUnit;
  * UNLOCK, which also gives back a grant that crossed it) and returns false.
  *
  * <p>The holder renews with {@link #updateLease}; a lease that runs out ends the hold for everyone
- * at once (the server pushes LOST). {@link #isHeld()} is the client's conservative view: it counts
- * the lease from when the granting request was sent, so it says false no later than the server.
+ * at once (the server pushes LOST). {@link #isHeld()} is the client's view of the lease: an
+ * immediate grant counts it from when the tryLock was sent (before the server started it, so the
+ * client's view ends first); a grant after waiting in the queue counts it from when the grant push
+ * arrived — the server started it when it applied the grant, a push's transit earlier, so the
+ * client's view may outlast the server's by that much. Pass the fencing token to what the lock
+ * protects: it is what makes a stale holder harmless.
  */
 public final class KvLock {
 
@@ -69,6 +73,11 @@ public final class KvLock {
     /** Whether this client holds the lock with a lease that has not run out (by its own clock). */
     public synchronized boolean isHeld() {
         return held && leaseDeadlineNanos - System.nanoTime() > 0;
+    }
+
+    /** When the current hold's lease runs out by this client's clock ({@link System#nanoTime()}); meaningful while held. */
+    synchronized long leaseDeadlineNanos() {
+        return leaseDeadlineNanos;
     }
 
     /**
