@@ -63,6 +63,9 @@ class LinearizableReadTest {
             for (int f : followers) {                                             // follower reads pinned to each follower
                 readers.add(c.clientOf(new KvClientConfig().readKind(KvReadKind.FOLLOWER_READ).readNodeId(f), 1, 2, 3));
             }
+            for (KvClient r : readers) {
+                r.waitForConnected(KvTestCluster.WAIT_SECONDS * 1000);
+            }
             readers.add(c.client().withReadKind(KvReadKind.FOLLOWER_READ));        // follower reads in turn
             long[] followerReadsBefore = new long[4];
             for (int f : followers) {
@@ -160,6 +163,7 @@ class LinearizableReadTest {
             long[] fBefore = c.group(follower).readCounters();
             KvClient followerReads = c.clientOf(new KvClientConfig().readKind(KvReadKind.FOLLOWER_READ)
                     .readNodeId(follower), 1, 2, 3);
+            followerReads.waitForConnected(KvTestCluster.WAIT_SECONDS * 1000);   // else reads go to whichever node connects first
             fs.clear();
             for (int i = 0; i < reads; i++) {
                 fs.add(followerReads.getAsync("k"));
