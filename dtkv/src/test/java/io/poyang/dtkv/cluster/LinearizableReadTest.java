@@ -180,6 +180,39 @@ class LinearizableReadTest {
     }
 
     @Test
+    void followerReadsMoveToAnotherNodeWhenTheirNodeStops() throws Exception {
+        try (KvTestCluster c = new KvTestCluster(dir, 3).start()) {
+            int leader = c.leader();
+            int follower = leader == 1 ? 2 : 1;
+            KvClient kv = c.client();
+            KvClient pinned = c.clientOf(new KvClientConfig().readKind(KvReadKind.FOLLOWER_READ).readNodeId(follower),
+                    1, 2, 3);
+            pinned.waitForConnected(KvTestCluster.WAIT_SECONDS * 1000);
+            kv.put("k", b("1"));
+            assertEquals("1", pinned.getString("k"));
+            long servedBefore = c.group(follower).readCounters()[3];
+            assertEquals("1", pinned.getString("k"));
+            assertTrue(c.group(follower).readCounters()[3] > servedBefore, "the pinned follower served the read");
+
+            c.cluster.stopNode(follower);
+            kv.put("k", b("2"));
+            for (int i = 0; i < 20; i++) {
+                assertEquals("2", pinned.getString("k"), "a follower read after its node stopped");
+            }
+            c.cluster.startNode(follower);
+            KvTestCluster.waitFor("the follower to serve the pinned reads again", () -> {
+                try {
+                    long before = c.group(follower).readCounters()[3];
+                    return "2".equals(pinned.getString("k")) && c.group(follower).readCounters()[3] > before;
+                } catch (RuntimeException e) {
+                    return false;
+                }
+            });
+            c.checkReplicasEqual();
+        }
+    }
+
+    @Test
     void aLeaderCutOffByAPartitionServesNoReadIndexReadAndNoStaleRead() throws Exception {
         try (KvTestCluster c = new KvTestCluster(dir, 3).start()) {
             KvClient kv = c.client();
