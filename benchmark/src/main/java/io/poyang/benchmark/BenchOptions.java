@@ -20,6 +20,8 @@ public final class BenchOptions {
     /** True when --value-size was given (a scenario may pick its own default otherwise: log uses 256). */
     public boolean valueSizeGiven;
     public int keys = 100_000;
+    /** Whether --keys was given (put/get/mixed default to 10,000 keys otherwise). */
+    public boolean keysGiven;
     public int maxPending = 1_000;
     public int clients = 1;
     public int batchSize = 1;
@@ -29,6 +31,8 @@ public final class BenchOptions {
     public int threads = 64;
     public boolean fsync = true;
     public int groups = 1;
+    /** How get/mixed reads are made linearizable: lease (default), read-index or follower. */
+    public String readKind = "lease";
     public String output = "table";
     /** The read kind of --op raft-read: lease, index (ReadIndex) or follower. */
     public String read = "lease";
@@ -41,9 +45,8 @@ public final class BenchOptions {
                 "",
                 "Runs one benchmark, prints a per-second timeline as it goes, then a report.",
                 "",
-                "  --op rpc|fiber|log|raft|raft-read|put|get|mixed  what to measure (default rpc; built so far: rpc, fiber,",
-                "                            log, raft, raft-read)",
-                "  --read lease|index|follower  the read kind of --op raft-read (default lease)",
+                "  --op rpc|fiber|log|raft|raft-read|put|get|mixed  what to measure (default rpc; all built: rpc, fiber,",
+                "                            log, raft, raft-read, put, get, mixed)",
                 "  --nodes 1|3               servers in the local cluster (default 1)",
                 "  --servers h:p,h:p         use an existing cluster instead of starting one",
                 "  --value-size BYTES        body or value size (default 128; 256 for --op log)",
@@ -57,6 +60,7 @@ public final class BenchOptions {
                 "  --threads N               caller threads for --sync; virtual threads on JDK 21+ (default 64)",
                 "  --fsync true|false        fsync the raft log before acknowledging (default true)",
                 "  --groups N                raft groups (default 1)",
+                "  --read-kind lease|read-index|follower  how get, mixed and raft-read reads are served (default lease)",
                 "  --output table|json       report format; json prints one object on the last line (default table)",
                 "  --strict                  exit 1 when any operation failed or timed out",
                 "  --help                    this text",
@@ -128,6 +132,7 @@ public final class BenchOptions {
                     break;
                 case "keys":
                     o.keys = positive(name, value);
+                    o.keysGiven = true;
                     break;
                 case "max-pending":
                     o.maxPending = positive(name, value);
@@ -156,10 +161,10 @@ public final class BenchOptions {
                 case "groups":
                     o.groups = positive(name, value);
                     break;
-                case "read":
-                    o.read = value.toLowerCase(Locale.ROOT);
-                    if (!o.read.equals("lease") && !o.read.equals("index") && !o.read.equals("follower")) {
-                        throw new UsageException("--read must be lease, index or follower, got '" + value + "'");
+                case "read-kind":
+                    o.readKind = value.toLowerCase(Locale.ROOT);
+                    if (!o.readKind.equals("lease") && !o.readKind.equals("read-index") && !o.readKind.equals("follower")) {
+                        throw new UsageException("--read-kind must be lease, read-index or follower, got '" + value + "'");
                     }
                     break;
                 case "output":

@@ -61,7 +61,7 @@ class BenchOptionsTest {
         assertMessage("--fsync takes true or false", "--fsync", "maybe");
         assertMessage("--servers takes host:port", "--servers", "localhost");
         assertMessage("unexpected argument 'rpc'", "rpc");
-        assertMessage("--read must be lease, index or follower", "--read", "dirty");
+        assertMessage("--read-kind must be lease, read-index or follower", "--read-kind", "dirty");
     }
 
     @Test

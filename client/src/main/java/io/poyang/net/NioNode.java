@@ -32,6 +32,7 @@ public abstract class NioNode extends LifeCycle {
     final UUID uuid = UUID.randomUUID();
     final Handshake localHandshake;
     NioWorker[] workers;
+    private volatile ConnectionListener connectionListener;
     private final Object statusMonitor = new Object();
 
     NioNode(NioConfig config) {
@@ -67,6 +68,39 @@ public abstract class NioNode extends LifeCycle {
             throw new NullPointerException("processor");
         }
         processors.put(command, new ProcessorEntry(command, processor, executor));
+    }
+
+    /**
+     * Sets who is told when connections complete their handshake and close (see
+     * {@link ConnectionListener}); null for nobody. Set before start.
+     */
+    public synchronized void setConnectionListener(ConnectionListener listener) {
+        if (status() != Status.NEW) {
+            throw new IllegalStateException(describe() + ": set the connection listener before start");
+        }
+        this.connectionListener = listener;
+    }
+
+    void fireConnected(NioConnection c) {
+        ConnectionListener l = connectionListener;
+        if (l != null) {
+            try {
+                l.onConnected(c);
+            } catch (Throwable e) {
+                log.warn("{}: a connection listener failed on {}", describe(), c, e);
+            }
+        }
+    }
+
+    void fireClosed(NioConnection c) {
+        ConnectionListener l = connectionListener;
+        if (l != null) {
+            try {
+                l.onClosed(c);
+            } catch (Throwable e) {
+                log.warn("{}: a connection listener failed on {}", describe(), c, e);
+            }
+        }
     }
 
     /** The id this node sends in its handshakes. */

@@ -335,6 +335,7 @@ final class NioWorker implements Runnable {
             resp.command = Commands.HANDSHAKE;
             resp.seq = r.seq;
             enqueue(c, resp);
+            node.fireConnected(c);
         } else if (r.type == PacketType.RESPONSE && r.seq == c.handshakeSeq) {
             onResponse(c, r);
         } else {
@@ -930,6 +931,7 @@ final class NioWorker implements Runnable {
             onOutgoing(p);
             p = next;
         }
+        node.fireConnected(c);
         node.onPeerStatusChanged();
     }
 
@@ -987,6 +989,9 @@ final class NioWorker implements Runnable {
         if (peer != null) {
             failWaiting(peer, err);
             node.onPeerStatusChanged();
+        }
+        if (c.handshakeDone) {
+            node.fireClosed(c);
         }
     }
 

@@ -61,17 +61,17 @@ public final class RaftReadScenario implements Scenario {
         if (o.groups != 1) {
             throw new UsageException("--op raft-read reads one group; --groups must be 1");
         }
-        switch (o.read) {
+        switch (o.readKind) {
             case "lease":
                 kind = ReadKind.LEASE_READ;
                 break;
-            case "index":
+            case "read-index":
                 kind = ReadKind.READ_INDEX;
                 break;
             default:
                 kind = ReadKind.FOLLOWER_READ;
                 if (o.nodes < 3) {
-                    throw new UsageException("--read follower needs followers: --nodes 3");
+                    throw new UsageException("--read-kind follower needs followers: --nodes 3");
                 }
                 break;
         }
@@ -211,7 +211,7 @@ public final class RaftReadScenario implements Scenario {
         for (int i = 0; i < d.length; i++) {
             d[i] = now[i] - countersAtStart[i];
         }
-        m.put("read", options.read);
+        m.put("read", options.readKind);
         m.put("lease_reads_per_sec", Math.round(d[0] / secs));
         m.put("read_index_reads_per_sec", Math.round(d[1] / secs));
         m.put("heartbeat_rounds_per_sec", Math.round(d[2] / secs));

@@ -173,6 +173,7 @@ public final class RaftGroup {
 
         @Override
         public FrameCallResult execute(Object input) {
+            sm.onStart(RaftGroup.this);
             return Fiber.call(store.init(), this::afterStore);
         }
 
@@ -662,6 +663,25 @@ public final class RaftGroup {
             result.completeExceptionally(new StoppedException("raft group " + state.groupId + " is stopped"));
         }
         return result;
+    }
+
+    /** The state machine of this group on this node. */
+    public StateMachine stateMachine() {
+        return sm;
+    }
+
+    /**
+     * The fiber group the raft group runs in: a state machine may start fibers of its own here
+     * (they run on the group's dispatcher thread, between applies). Stopping the raft group stops
+     * them: they should end when {@link FiberGroup#isShouldStop()} is true.
+     */
+    public FiberGroup fiberGroup() {
+        return fiberGroup;
+    }
+
+    /** The wall clock of the group's dispatcher (ms since the epoch, cached once per dispatcher round). */
+    public long wallClockMillis() {
+        return dispatcher.timestamp().wallClockMillis();
     }
 
     public boolean isLeader() {

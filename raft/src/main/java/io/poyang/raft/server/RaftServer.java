@@ -136,6 +136,9 @@ public final class RaftServer extends LifeCycle {
         serviceServer = new NioServer(sc);
         serviceServer.register(RaftCommands.RAFT_WRITE, new WriteProcessor(registry, id));
         serviceServer.register(RaftCommands.RAFT_STATUS, new ReplicationProcessors.Status(registry, id));
+        for (ServiceExtension ext : config.serviceExtensions) {
+            ext.install(this, serviceServer);
+        }
         serviceServer.start();
 
         for (Map.Entry<Integer, String> e : config.nodes.entrySet()) {
@@ -291,6 +294,13 @@ public final class RaftServer extends LifeCycle {
                 if (d != null) {
                     d.stop();
                 }
+            }
+        }
+        for (ServiceExtension ext : config.serviceExtensions) {
+            try {
+                ext.uninstall(this);
+            } catch (Exception e) {
+                log.warn("raft node {}: a service extension failed to uninstall", config.nodeId, e);
             }
         }
         if (logIo != null) {
