@@ -10,7 +10,7 @@ import java.util.Locale;
 public final class BenchOptions {
 
     public static final List<String> OPS = Collections.unmodifiableList(
-            Arrays.asList("rpc", "fiber", "log", "raft", "put", "get", "mixed"));
+            Arrays.asList("rpc", "fiber", "log", "raft", "raft-read", "put", "get", "mixed"));
 
     public String op = "rpc";
     public int nodes = 1;
@@ -32,6 +32,8 @@ public final class BenchOptions {
     public boolean fsync = true;
     public int groups = 1;
     public String output = "table";
+    /** The read kind of --op raft-read: lease, index (ReadIndex) or follower. */
+    public String read = "lease";
     public boolean strict;
     public boolean help;
 
@@ -41,7 +43,9 @@ public final class BenchOptions {
                 "",
                 "Runs one benchmark, prints a per-second timeline as it goes, then a report.",
                 "",
-                "  --op rpc|fiber|log|raft|put|get|mixed  what to measure (default rpc; built so far: rpc, fiber, log)",
+                "  --op rpc|fiber|log|raft|raft-read|put|get|mixed  what to measure (default rpc; built so far: rpc, fiber,",
+                "                            log, raft, raft-read)",
+                "  --read lease|index|follower  the read kind of --op raft-read (default lease)",
                 "  --nodes 1|3               servers in the local cluster (default 1)",
                 "  --servers h:p,h:p         use an existing cluster instead of starting one",
                 "  --value-size BYTES        body or value size (default 128; 256 for --op log)",
@@ -154,6 +158,12 @@ public final class BenchOptions {
                     break;
                 case "groups":
                     o.groups = positive(name, value);
+                    break;
+                case "read":
+                    o.read = value.toLowerCase(Locale.ROOT);
+                    if (!o.read.equals("lease") && !o.read.equals("index") && !o.read.equals("follower")) {
+                        throw new UsageException("--read must be lease, index or follower, got '" + value + "'");
+                    }
                     break;
                 case "output":
                     o.output = value.toLowerCase(Locale.ROOT);

@@ -2,6 +2,7 @@ package io.poyang.benchmark;
 
 import io.poyang.benchmark.fiber.FiberScenario;
 import io.poyang.benchmark.log.LogScenario;
+import io.poyang.benchmark.raft.RaftReadScenario;
 import io.poyang.benchmark.raft.RaftScenario;
 import io.poyang.benchmark.rpc.RpcScenario;
 
@@ -26,6 +27,8 @@ public final class Scenarios {
             case "get":
             case "mixed":
                 return new io.poyang.benchmark.kv.KvScenario(op);
+            case "raft-read":
+                return new RaftReadScenario();
             default:
                 return null;
         }

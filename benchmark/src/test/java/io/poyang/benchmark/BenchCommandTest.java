@@ -101,6 +101,27 @@ class BenchCommandTest {
     }
 
     @Test
+    void raftReadOpReadsEachKindOnThreeNodesAndReportsItsFigures() {
+        String[][] kinds = {{"lease", "lease_reads_per_sec"}, {"index", "heartbeat_rounds_per_sec"},
+                {"follower", "read_index_requests_per_sec"}};
+        for (String[] k : kinds) {
+            outBytes.reset();
+            assertEquals(0, run("--op", "raft-read", "--nodes", "3", "--read", k[0], "--keys", "500", "--duration", "1s",
+                    "--warmup", "0.3", "--max-pending", "200", "--output", "json", "--strict"), err());
+            String[] lines = out().trim().split("\n");
+            String json = lines[lines.length - 1];
+            assertTrue(json.startsWith("{\"op\":\"raft-read\""), json);
+            assertTrue(json.contains("\"read\":\"" + k[0] + "\""), json);
+            assertTrue(json.contains("\"failed\":0,\"timeout\":0"), json);
+            assertFalse(json.contains("\"ops_per_sec\":0,"), json);
+            // the kind's own counter moved: the reads went the way they were asked to
+            assertFalse(json.contains("\"" + k[1] + "\":0,"), k[0] + ": " + json);
+        }
+        assertEquals(2, run("--op", "raft-read", "--read", "follower"), "follower reads on one node");
+        assertTrue(err().contains("--nodes 3"), err());
+    }
+
+    @Test
     void rpcRunPrintsTimelineAndJsonOnTheLastLine() {
         assertEquals(0, run("--op", "rpc", "--duration", "1.2s", "--warmup", "0.5", "--max-pending", "200",
                 "--output", "json", "--strict"), err());

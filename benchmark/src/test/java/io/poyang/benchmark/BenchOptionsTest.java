@@ -61,6 +61,16 @@ class BenchOptionsTest {
         assertMessage("--fsync takes true or false", "--fsync", "maybe");
         assertMessage("--servers takes host:port", "--servers", "localhost");
         assertMessage("unexpected argument 'rpc'", "rpc");
+        assertMessage("--read must be lease, index or follower", "--read", "dirty");
+    }
+
+    @Test
+    void theReadKindOfRaftRead() throws Exception {
+        assertEquals("lease", BenchOptions.parse("--op", "raft-read").read);
+        BenchOptions o = BenchOptions.parse("--op", "raft-read", "--read", "Follower");
+        assertEquals("raft-read", o.op);
+        assertEquals("follower", o.read);
+        assertEquals("index", BenchOptions.parse("--read=index").read);
     }
 
     private static void assertMessage(String expected, String... args) {
@@ -73,7 +83,7 @@ class BenchOptionsTest {
         assertTrue(BenchOptions.parse("--help").help);
         for (String opt : new String[]{"--op", "--nodes", "--servers", "--value-size", "--keys", "--max-pending",
                 "--clients", "--batch-size", "--duration", "--warmup", "--sync", "--threads", "--fsync", "--groups",
-                "--output", "--strict"}) {
+                "--output", "--strict", "--read"}) {
             assertTrue(BenchOptions.usage().contains(opt), opt);
         }
     }

@@ -55,6 +55,11 @@ final class BenchStateMachine implements StateMachine {
         return (int) Math.floorMod(k, (long) keys);
     }
 
+    /** The last value written to {@code key} (with its key prefix), or null. Dispatcher thread. */
+    ByteBody get(int key) {
+        return last[key];
+    }
+
     long applied() {
         return applied;
     }

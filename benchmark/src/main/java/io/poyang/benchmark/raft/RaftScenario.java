@@ -11,41 +11,30 @@ import io.poyang.net.IgnoreBodyDecoder;
 import io.poyang.net.RpcCallback;
 import io.poyang.raft.client.RaftClient;
 import io.poyang.raft.client.RaftClientConfig;
-import io.poyang.raft.core.RaftConfig;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.server.RaftServer;
-import io.poyang.raft.server.RaftServerConfig;
 
-import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
 
 /**
- * {@code --op raft}: {@code --nodes} (1 or 3) raft servers in this process on loopback, in fresh
- * data directories, hosting {@code --groups} groups of all the nodes with a trivial built-in state
- * machine ({@link BenchStateMachine}: the last value per key), fsync per {@code --fsync}. Each of
+ * {@code --op raft}: {@code --nodes} (1 or 3) raft servers in this process ({@link BenchCluster})
+ * hosting {@code --groups} groups of all the nodes with a trivial built-in state machine
+ * ({@link BenchStateMachine}: the last value per key), fsync per {@code --fsync}. Each of
  * {@code --clients} {@link RaftClient}s (one connection per node) keeps {@code --max-pending}
  * writes of {@code --value-size} bytes (256 unless given) in flight, spread over the groups in
  * turn; a write counts when its answer arrives, i.e. once it is committed (persisted on a
  * majority) and applied.
- *
- * <p>The data directory is under {@code $POYANG_BENCH_DIR} or the system temp directory and is
- * deleted after.
  */
 public final class RaftScenario implements Scenario {
 
     static final long WRITE_TIMEOUT_MILLIS = 10_000;
 
-    private Path dir;
+    private BenchCluster cluster;
     private RaftServer[] servers;
     private RaftClient[] clients;
     private BytesBody[] bodies;
@@ -69,44 +58,9 @@ public final class RaftScenario implements Scenario {
         }
         options = o;
         groups = o.groups;
-        String base = System.getenv("POYANG_BENCH_DIR");
-        Path parent = Paths.get(base != null && !base.isEmpty() ? base : System.getProperty("java.io.tmpdir"));
-        dir = Files.createTempDirectory(parent, "poyang-bench-raft-");
-
         int n = o.nodes;
-        int[] members = new int[n];
-        for (int i = 0; i < n; i++) {
-            members[i] = i + 1;
-        }
-        servers = new RaftServer[n];
-        for (int i = 0; i < n; i++) {
-            int id = i + 1;
-            RaftServerConfig.Builder b = RaftServer.builder()
-                    .nodeId(id)
-                    .servicePort("127.0.0.1", 0)
-                    .dataDir(dir.resolve("node-" + id))
-                    .dispatchers(dispatchers(n))
-                    .fsyncPermits(Integer.getInteger("poyang.bench.fsyncPermits", 0))
-                    .raftConfig(new RaftConfig().syncForce(o.fsync).snapshotEvery(0, 0));
-            for (int j = 0; j < n; j++) {
-                b.node(j + 1, "127.0.0.1:0");   // ports picked at start, told to the others below
-            }
-            for (int g = 1; g <= groups; g++) {
-                b.group(g, () -> new BenchStateMachine(o.keys), members);
-            }
-            servers[i] = b.build();
-        }
-        for (RaftServer s : servers) {
-            s.start();
-        }
-        for (RaftServer s : servers) {
-            for (RaftServer peer : servers) {
-                if (peer != s) {
-                    s.setNodeAddress(peer.nodeId(), "127.0.0.1:" + peer.replicationPort());
-                }
-            }
-        }
-        awaitLeaders(30_000);
+        cluster = new BenchCluster(o);
+        servers = cluster.servers;
         startNanos = System.nanoTime();
 
         clients = new RaftClient[o.clients];
@@ -134,34 +88,6 @@ public final class RaftScenario implements Scenario {
             ByteBuffer.wrap(b).putLong(rnd.nextInt(o.keys));
             bodies[i] = new BytesBody(b);
         }
-    }
-
-    /** One dispatcher per core for one node; with three nodes sharing the cores, one each. */
-    static int dispatchers(int nodes) {
-        int cores = Runtime.getRuntime().availableProcessors();
-        return nodes == 1 ? cores : Math.max(1, cores / nodes);
-    }
-
-    private void awaitLeaders(long timeoutMillis) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        for (int g = 1; g <= groups; g++) {
-            while (leaderOf(g) == 0) {
-                if (System.nanoTime() - deadline > 0) {
-                    throw new IllegalStateException("group " + g + " elected no leader within " + timeoutMillis + " ms");
-                }
-                Thread.sleep(10);
-            }
-        }
-    }
-
-    private int leaderOf(int groupId) {
-        for (RaftServer s : servers) {
-            RaftGroup g = s.group(groupId);
-            if (g != null && g.isLeader()) {
-                return s.nodeId();
-            }
-        }
-        return 0;
     }
 
     @Override
@@ -237,15 +163,8 @@ public final class RaftScenario implements Scenario {
         m.put("appends_sent_per_sec", Math.round(p[1] / secs));
         m.put("apply_batches_per_sec", Math.round(p[3] / secs));
         m.put("fsync", options.fsync);
-        m.put("dispatchers_per_node", dispatchers(options.nodes));
-        StringBuilder leaders = new StringBuilder();
-        for (int g = 1; g <= groups; g++) {
-            if (g > 1) {
-                leaders.append(',');
-            }
-            leaders.append(leaderOf(g));
-        }
-        m.put("leaders", leaders.toString());
+        m.put("dispatchers_per_node", BenchCluster.dispatchers(options.nodes));
+        m.put("leaders", cluster.leaders());
         m.put("java", System.getProperty("java.version"));
         return m;
     }
@@ -259,23 +178,8 @@ public final class RaftScenario implements Scenario {
                 }
             }
         }
-        if (servers != null) {
-            for (RaftServer s : servers) {
-                if (s != null) {
-                    s.stop();
-                }
-            }
-        }
-        if (dir != null) {
-            try (Stream<Path> walk = Files.walk(dir)) {
-                walk.sorted(Comparator.reverseOrder()).forEach(p -> {
-                    try {
-                        Files.deleteIfExists(p);
-                    } catch (IOException e) {
-                        // best effort
-                    }
-                });
-            }
+        if (cluster != null) {
+            cluster.close();
         }
     }
 }

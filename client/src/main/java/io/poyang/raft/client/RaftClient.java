@@ -41,8 +41,11 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>A write that was sent and got no answer by the deadline — or whose connection was lost, or
  * whose node failed with it in the log — may or may not be applied: it fails with
- * {@link RaftOutcomeUnknownException} and is not retried (a retry could apply it twice).
- * Exactly-once writes with a dedup id are a later issue; the request already carries the field.
+ * {@link RaftOutcomeUnknownException} and is not retried (a retry could apply it twice). An
+ * <b>exactly-once</b> write ({@link #newSession()}, or the write methods that take a session id
+ * and seq) is different: the group applies each (session, seq) once and answers a repeat with the
+ * first result, so such a write is also resent after no answer or a lost connection, on the same
+ * or a new leader, until its deadline.
  *
  * <pre>{@code
  * RaftClientConfig cfg = new RaftClientConfig().node(1, "10.0.0.1:9432").node(2, "10.0.0.2:9432").node(3, "10.0.0.3:9432");
@@ -204,6 +207,62 @@ public final class RaftClient extends LifeCycle {
         return java.util.Collections.unmodifiableList(nodeIds);
     }
 
+    /**
+     * An exactly-once write: {@link #write(int, int, Encodable, DecoderFactory, long)} carrying
+     * ({@code sessionId}, {@code seq}). The group applies it once; a repeat with the same pair —
+     * this client's own resends after no answer or a lost connection, or the caller's retry after
+     * an outcome-unknown failure — gets the first application's result. Sessions are kept by the
+     * servers for {@code RaftConfig.sessionExpiryMillis} after their last write and remember the
+     * last {@code sessionWindow} seqs; a seq older than that fails outcome-unknown. {@link #newSession()}
+     * makes the ids and numbers the writes.
+     */
+    public <T> CompletableFuture<T> write(int groupId, int bizType, Encodable body, DecoderFactory<T> resultDecoder,
+                                          long timeoutMillis, long sessionId, long seq) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        write(groupId, bizType, body, resultDecoder, timeoutMillis, sessionId, seq, new RpcCallback<T>() {
+            @Override
+            public void onSuccess(T result) {
+                f.complete(result);
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                f.completeExceptionally(error);
+            }
+        });
+        return f;
+    }
+
+    /** The callback form of {@link #write(int, int, Encodable, DecoderFactory, long, long, long)}. */
+    public <T> void write(int groupId, int bizType, Encodable body, DecoderFactory<T> resultDecoder, long timeoutMillis,
+                          long sessionId, long seq, RpcCallback<T> callback) {
+        checkRunning();
+        if (timeoutMillis <= 0) {
+            throw new IllegalArgumentException("timeoutMillis must be positive: " + timeoutMillis);
+        }
+        if (sessionId == 0) {
+            throw new IllegalArgumentException("a session id is not 0 (0 means no session)");
+        }
+        WriteCall<T> call = new WriteCall<>(groupId, RaftCommands.RAFT_WRITE, new RaftWriteRequest(groupId, bizType, body, sessionId, seq),
+                resultDecoder, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
+        call.exactlyOnce = true;
+        call.first = true;
+        try {
+            call.attempt();
+        } finally {
+            call.first = false;
+        }
+    }
+
+    /** A new exactly-once session: a random id and writes numbered from 1 (see {@link RaftSession}). */
+    public RaftSession newSession() {
+        long id;
+        do {
+            id = java.util.concurrent.ThreadLocalRandom.current().nextLong();
+        } while (id == 0);
+        return new RaftSession(this, id);
+    }
+
     /** The leader of {@code groupId} as this client knows it, or 0. */
     public int knownLeader(int groupId) {
         Integer l = leaders.get(groupId);
@@ -242,6 +301,8 @@ public final class RaftClient extends LifeCycle {
         private int attempts;
         /** Set during the caller's own attempt: failures to send are thrown, not called back. */
         boolean first;
+        /** The write carries a session: resent after no answer or a lost connection (the group applies it once). */
+        boolean exactlyOnce;
         private long backoffMillis;
 
         WriteCall(int groupId, int command, Encodable request, DecoderFactory<T> decoder, long deadlineNanos,
@@ -270,8 +331,10 @@ public final class RaftClient extends LifeCycle {
             }
             node = leader;
             attempts++;
+            // an exactly-once write may be sent again, so one attempt need not use up the whole deadline
+            long attemptMillis = exactlyOnce ? Math.min(left, Math.max(config.exactlyOnceAttemptMillis, 1)) : left;
             try {
-                net.sendRequest(p, WritePacket.request(command, request), decoder, left,
+                net.sendRequest(p, WritePacket.request(command, request), decoder, attemptMillis,
                         CallOptions.IO_THREAD_CALLBACK, this);
             } catch (FlowControlException | StoppedException e) {
                 if (first) {
@@ -352,6 +415,13 @@ public final class RaftClient extends LifeCycle {
                                 + groupId + " could take it; it was not applied"));
                         return;
                     case ResponseCode.SYS_ERROR:
+                        if (exactlyOnce && r.bizCode() != RaftCommands.SYS_ERROR_SESSION_WINDOW_PASSED
+                                && deadlineNanos - System.nanoTime() > 0) {
+                            // the node failed or stopped with it in its log: another leader applies it once
+                            leaders.remove(groupId, node);
+                            retryLater();
+                            return;
+                        }
                         fail(new RaftOutcomeUnknownException(groupId, "node " + node + " of raft group " + groupId
                                 + " failed with the write in its log: " + r.remoteMessage(), r));
                         return;
@@ -363,6 +433,11 @@ public final class RaftClient extends LifeCycle {
             if (error instanceof NetTimeoutException || error instanceof NetConnectionException) {
                 if (error instanceof NetConnectionException) {
                     leaders.remove(groupId, node);
+                }
+                if (exactlyOnce && deadlineNanos - System.nanoTime() > 0) {
+                    // sent again under the same (session, seq): applied at most once, answered with the first result
+                    retryLater();
+                    return;
                 }
                 fail(new RaftOutcomeUnknownException(groupId, "the write to raft group " + groupId + " (node " + node
                         + ") got no answer: " + error.getMessage() + "; it may or may not be applied", error));

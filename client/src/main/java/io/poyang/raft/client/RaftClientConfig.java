@@ -19,6 +19,12 @@ public final class RaftClientConfig {
     public long statusTimeoutMillis = 1000;
     /** First pause before asking again when no leader is known; doubles up to the max. */
     public long minRetryBackoffMillis = 10;
+    /**
+     * How long one attempt of an exactly-once write waits for its answer before it is sent again
+     * (within the write's deadline). Plain writes wait for their whole deadline: they are never
+     * sent twice.
+     */
+    public long exactlyOnceAttemptMillis = 3_000;
     public long maxRetryBackoffMillis = 300;
 
     /**

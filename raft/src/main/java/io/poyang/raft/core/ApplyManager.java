@@ -382,7 +382,8 @@ final class ApplyManager extends FiberFrame<Void> {
             } else if (kind == OWN_ENTRY_NO_RESULT) {
                 r.succeed(t, null);
             } else if (kind == SESSION_TOO_OLD) {
-                r.fail(t, ResponseCode.SYS_ERROR, 0, "session " + sessionOf[item] + " has moved past write " + seqOf[item]
+                r.fail(t, ResponseCode.SYS_ERROR, io.poyang.raft.client.RaftCommands.SYS_ERROR_SESSION_WINDOW_PASSED,
+                        "session " + sessionOf[item] + " has moved past write " + seqOf[item]
                         + " (it keeps the last " + g.config.sessionWindow() + "); its outcome is unknown");
             } else if (kind == DUPLICATE) {
                 int slot = dupPendingSlot[item];

@@ -77,6 +77,7 @@ public final class RaftGroup {
     final ReadIndexManager reads;
     final MembershipManager membership;
     final SessionTable sessions;
+    final LeaderTransfer transfer;
     private final FiberChannel<WriteTask> writeChannel;
     private final FiberChannel<Object> readChannel;
     private final FiberChannel<Object> followerChannel;
@@ -123,7 +124,7 @@ public final class RaftGroup {
         this.store = new LogStore("group-" + groupId, fiberGroup, new LogStoreConfig(dir, ioExecutor)
                 .segmentBytes(config.segmentBytes()).syncForce(config.syncForce()).fsyncGate(fsyncGate));
         this.flowControl = new WriteFlowControl(config.maxPendingWrites(), config.maxPendingWriteBytes());
-        this.responder = new WriteResponder(groupId, flowControl, callbackExecutor);
+        this.responder = new WriteResponder(groupId, flowControl, callbackExecutor, this::nowNanos);
         this.statusSaver = new StatusSaver(state, store, fiberGroup);
         this.roleManager = new RoleManager(this);
         this.commitManager = new CommitManager(this);
@@ -141,6 +142,7 @@ public final class RaftGroup {
         this.reads = new ReadIndexManager(this, readChannel);
         this.membership = new MembershipManager(this);
         this.sessions = new SessionTable(this);
+        this.transfer = new LeaderTransfer(this);
     }
 
     public int groupId() {
@@ -644,6 +646,27 @@ public final class RaftGroup {
         return flowControl.pendingBytes();
     }
 
+    /**
+     * Hands the leadership to voter {@code targetId} (see {@link LeaderTransfer}): new writes wait,
+     * the target is caught up and told to stand; completes once it leads. Fails with a timeout (and
+     * this node goes on leading) when the target has not won within an election timeout of the
+     * hand-over, {@link NotLeaderException} on a node that does not lead. Any thread.
+     */
+    public CompletableFuture<Void> transferLeadership(int targetId, long timeoutMillis) {
+        return transfer.transfer(targetId, timeoutMillis);
+    }
+
+    /** TIMEOUT_NOW from this group's leader (replication port; network I/O thread). */
+    public void acceptTimeoutNow(ReqContext ctx, io.poyang.raft.client.FieldMessage req) {
+        if (refuseStopping(ctx)) {
+            return;
+        }
+        voteChannel.fireOffer(new LeaderTransfer.TimeoutNow(req, ctx));
+    }
+
+    /** The TIMEOUT_NOW request's schema, for the replication port's processor. */
+    public static final io.poyang.raft.client.FieldMessage.Schema TIMEOUT_NOW_REQUEST = LeaderTransfer.REQUEST;
+
     /** Takes a snapshot now; completes with what it covers (null when nothing was applied yet). Any thread. */
     public CompletableFuture<SnapshotMeta> takeSnapshot() {
         return snapshotManager.takeSnapshot();
@@ -722,6 +745,35 @@ public final class RaftGroup {
         return store.fsyncCount();
     }
 
+    /** How long this group's log fsyncs took (racy reads; metrics). */
+    public io.poyang.common.DurationHistogram logFsyncLatency() {
+        return store.fsyncLatency();
+    }
+
+    /**
+     * Latency of the client writes this node led: from the leader writer taking a write (and giving it
+     * an index) to its answer — log append, replication, commit and apply (racy reads; metrics).
+     */
+    public io.poyang.common.DurationHistogram writeLatency() {
+        return responder.latency;
+    }
+
+    /** Client writes this node answered as leader: {applied, refused by the state machine, failed} (racy reads). */
+    public long[] writeOutcomes() {
+        WriteResponder r = responder;
+        return new long[]{r.succeeded, r.rejected, r.failed};
+    }
+
+    /**
+     * The lengths of the group's queues, read on its dispatcher: {writes waiting for the leader
+     * writer, reads waiting, AppendEntries/snapshot chunks waiting for the follower appender, votes
+     * waiting}. Any thread; for metrics.
+     */
+    public CompletableFuture<int[]> queueLengths() {
+        return callInGroup(() -> new int[]{writeChannel.size(), readChannel.size(), followerChannel.size(),
+                voteChannel.size()});
+    }
+
     /** Positional writes to this group's log so far (for metrics). */
     public long logWriteCount() {
         return store.writeCount();
@@ -782,6 +834,37 @@ public final class RaftGroup {
     public RaftStatusResponse status() {
         return new RaftStatusResponse(state.groupId, state.selfId, pubTerm, pubLeaderId, pubRole, pubCommit, pubApplied,
                 pubLastLog, state.members.voters());
+    }
+
+    /**
+     * Where the group stands on this node in detail (what ADMIN_GROUP_STATUS answers): taken on the
+     * dispatcher thread between two steps, so the figures belong to one moment. On the leader it
+     * includes every other member's match index and lag. Any thread.
+     */
+    public CompletableFuture<io.poyang.raft.client.GroupStatus> detailedStatus() {
+        return callInGroup(this::statusNow);
+    }
+
+    private io.poyang.raft.client.GroupStatus statusNow() {
+        RaftState s = state;
+        Members m = s.members;
+        java.util.List<io.poyang.raft.client.GroupStatus.Follower> followers = new java.util.ArrayList<>();
+        long last = store.lastIndex();
+        if (s.isLeader()) {
+            for (int i = 0; i < m.slotCount(); i++) {
+                int id = m.nodeAt(i);
+                if (id != s.selfId) {
+                    long match = commitManager.matchIndexOf(id);
+                    followers.add(new io.poyang.raft.client.GroupStatus.Follower(id, match, Math.max(0, last - match),
+                            !m.isVoter(id)));
+                }
+            }
+        }
+        Throwable f = s.failure;
+        RaftRole role = s.stopping || stopRequested ? RaftRole.NONE : s.role;
+        return new io.poyang.raft.client.GroupStatus(s.groupId, s.selfId, role, s.currentTerm, s.leaderId,
+                store.firstIndex(), last, store.persistedIndex(), s.commitIndex, s.lastApplied, m.voters(), m.isJoint(),
+                m.newVoters(), m.observers(), followers, transfer.target(), f == null ? "" : f.toString());
     }
 
     /** The group's configuration as this node last saw it (voters, a prepared change, observers). Any thread. */
@@ -885,6 +968,7 @@ public final class RaftGroup {
     /** A follower's persisted index moved up (leader): membership catch-up and leader transfer watch this. */
     void onFollowerProgress(int peerId, long matchIndex) {
         membership.onProgress();
+        transfer.onProgress();
     }
 
     /** Queues one of raft's own entries (a configuration) for the leader writer. Dispatcher thread. */
@@ -900,6 +984,8 @@ public final class RaftGroup {
 
     void onLeadershipLost() {
         reads.onLeadershipLost();
+        transfer.onProgress();
+        membership.onProgress();
         Replicator[] rs = replicators;
         replicators = new Replicator[0];
         for (Replicator r : rs) {

@@ -123,7 +123,9 @@ public final class RaftServer extends LifeCycle {
         replicationServer.register(RaftCommands.APPEND_ENTRIES, new ReplicationProcessors.Append(registry, id));
         replicationServer.register(RaftCommands.INSTALL_SNAPSHOT, new ReplicationProcessors.InstallSnapshot(registry, id));
         replicationServer.register(RaftCommands.READ_INDEX, new ReplicationProcessors.ReadIndex(registry, id));
+        replicationServer.register(RaftCommands.TIMEOUT_NOW, new ReplicationProcessors.TimeoutNow(registry, id));
         replicationServer.register(RaftCommands.RAFT_STATUS, new ReplicationProcessors.Status(registry, id));
+        new AdminProcessors(this, config).registerOn(replicationServer);
         replicationServer.start();
 
         NioServerConfig sc = new NioServerConfig();
@@ -254,6 +256,12 @@ public final class RaftServer extends LifeCycle {
         return transport.addresses();
     }
 
+    /** This node's replication address as others reach it: the configured host and the port listened on. */
+    public String selfAddress() {
+        String configured = config.nodes.get(config.nodeId);
+        return configured.substring(0, configured.lastIndexOf(':')) + ":" + replicationServer.port();
+    }
+
     @Override
     protected void doStop() throws Exception {
         if (serviceServer != null) {
@@ -313,6 +321,36 @@ public final class RaftServer extends LifeCycle {
     /** The groups on this node. */
     public List<RaftGroup> groups() {
         return registry.all();
+    }
+
+    /** Traffic of the service (client) port since start, for metrics. */
+    public io.poyang.net.NetTraffic serviceTraffic() {
+        NioServer s = serviceServer;
+        return s == null ? new io.poyang.net.NetTraffic(0, 0, 0, 0, 0, 0) : s.traffic();
+    }
+
+    /** Traffic of the replication port (peers' requests to this node, admin commands) since start. */
+    public io.poyang.net.NetTraffic replicationTraffic() {
+        NioServer s = replicationServer;
+        return s == null ? new io.poyang.net.NetTraffic(0, 0, 0, 0, 0, 0) : s.traffic();
+    }
+
+    /** Traffic of this node's connections to its peers (its replication requests and their answers). */
+    public io.poyang.net.NetTraffic replicationClientTraffic() {
+        NioClient c = replicationClient;
+        return c == null ? new io.poyang.net.NetTraffic(0, 0, 0, 0, 0, 0) : c.traffic();
+    }
+
+    /** Requests this node sent to its peers and not yet answered. */
+    public int replicationRequestsPending() {
+        NioClient c = replicationClient;
+        return c == null ? 0 : c.pendingRequests();
+    }
+
+    /** The dispatcher threads the groups run on (for their counters: rounds, steps, parks). */
+    public List<Dispatcher> dispatchers() {
+        Dispatcher[] d = dispatchers;
+        return d == null ? java.util.Collections.emptyList() : java.util.Arrays.asList(d.clone());
     }
 
     /** The replication port listened on (the chosen one when configured with 0). */

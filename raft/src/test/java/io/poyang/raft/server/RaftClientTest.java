@@ -35,7 +35,10 @@ class RaftClientTest {
     }
 
     private RaftClient clientFor(RaftCluster c) throws InterruptedException {
-        RaftClientConfig cfg = new RaftClientConfig();
+        return clientFor(c, new RaftClientConfig());
+    }
+
+    private RaftClient clientFor(RaftCluster c, RaftClientConfig cfg) throws InterruptedException {
         for (int n = 1; n <= c.nodeCount; n++) {
             cfg.node(n, "127.0.0.1:" + c.server(n).servicePort());
         }
@@ -119,6 +122,45 @@ class RaftClientTest {
                 assertInstanceOf(PoyangTimeoutException.class, e.getCause());
                 assertFalse(e.getCause() instanceof RaftOutcomeUnknownException, "nobody took it: " + e.getCause());
             }
+        }
+    }
+
+    @Test
+    void anExactlyOnceWriteIsResentAfterNoAnswerAndAppliedOnce() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            RaftClientConfig cfg = new RaftClientConfig();
+            cfg.exactlyOnceAttemptMillis = 200;
+            RaftClient client = clientFor(c, cfg);
+            io.poyang.raft.client.RaftSession session = client.newSession();
+            byte[] first = session.write(1, 0, TestStateMachine.body(1), BytesDecoder.FACTORY, 5_000).get(10, TimeUnit.SECONDS);
+            // the followers get everything 700 ms late: no attempt of 200 ms is answered; the client
+            // sends the write again (same session and seq) until the delayed copies commit
+            for (int n = 1; n <= 3; n++) {
+                if (n != leader) {
+                    c.faults.delay(leader, n, 700);
+                }
+            }
+            long retries = client.retryCount();
+            byte[] r = session.write(1, 0, TestStateMachine.body(2), BytesDecoder.FACTORY, 20_000).get(30, TimeUnit.SECONDS);
+            assertTrue(client.retryCount() > retries, "the write was not sent again");
+            c.faults.heal();
+            long index = ByteBuffer.wrap(r).getLong();
+            long[] values = c.checkIdentical(1);
+            long twos = java.util.Arrays.stream(values).filter(v -> v == 2).count();
+            assertEquals(1, twos, "the resent write was applied " + twos + " times");
+            long[] indexes = c.call(c.waitForLeader(1), 1, () -> c.machine(c.waitForLeader(1), 1).indexes());
+            for (int i = 0; i < values.length; i++) {
+                if (values[i] == 2) {
+                    assertEquals(indexes[i], index, "the answer is not the first application's result");
+                }
+            }
+            // the caller's own retry of an acknowledged write: the same result, not applied again
+            byte[] again = session.retry(2, 1, 0, TestStateMachine.body(2), BytesDecoder.FACTORY, 5_000)
+                    .get(10, TimeUnit.SECONDS);
+            assertEquals(index, ByteBuffer.wrap(again).getLong());
+            assertEquals(2, c.checkIdentical(1).length);
+            assertTrue(ByteBuffer.wrap(first).getLong() > 0);
         }
     }
 }

@@ -230,6 +230,16 @@ public final class ServersConfig {
     }
 
     /**
+     * Checks that this layout is one {@link #load} would accept (every group member has an address,
+     * no node both votes and observes …); {@link ConfigException} says what is wrong.
+     */
+    public void checkWritable() {
+        PropertiesFile p = PropertiesFile.empty(null);
+        applyTo(p);
+        from(p);
+    }
+
+    /**
      * Writes this layout into {@code file}, keeping its comments and the order of the lines that stay
      * (new nodes and groups are appended, removed ones dropped), atomically.
      */

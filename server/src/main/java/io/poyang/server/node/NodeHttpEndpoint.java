@@ -59,6 +59,7 @@ final class NodeHttpEndpoint {
             return t;
         });
         server.setExecutor(executor);
+        metrics.start();
         server.createContext("/metrics", this::metrics);
         server.createContext("/health", this::health);
         server.start();
@@ -69,6 +70,7 @@ final class NodeHttpEndpoint {
     }
 
     void stop() {
+        metrics.stop();
         if (server != null) {
             server.stop(0);
         }

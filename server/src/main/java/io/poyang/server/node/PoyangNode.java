@@ -49,6 +49,7 @@ public final class PoyangNode {
     private DtKvService kv;
     private RaftServer raft;
     private NodeHttpEndpoint http;
+    private ServersFileSync serversSync;
     private volatile boolean stopped;
 
     /**
@@ -100,6 +101,10 @@ public final class PoyangNode {
             }
             startRaft();
             startGroups();
+            if (serversFile != null) {
+                serversSync = new ServersFileSync(config.nodeId, raft, serversFile, servers);
+                serversSync.start();
+            }
             if (config.metricsPort != NodeConfig.METRICS_OFF) {
                 http = new NodeHttpEndpoint(this, config.host, config.metricsPort);
                 http.start();
@@ -143,7 +148,9 @@ public final class PoyangNode {
                 .ioThreads(config.serviceIoThreads, config.replicationIoThreads)
                 .fsyncPermits(config.fsyncPermits)
                 .raftConfig(config.raft)
-                .serviceExtension(kv);
+                .serviceExtension(kv)
+                // groups added by the admin command (add-group) are DtKV groups too
+                .stateMachineFactory(groupId -> kv.stateMachine(groupId).get());
         servers.nodes().forEach((id, addr) -> {
             if (id != config.nodeId) {
                 b.node(id, addr);
@@ -225,6 +232,9 @@ public final class PoyangNode {
 
     private void abortStart() {
         stopped = true;
+        if (serversSync != null) {
+            serversSync.stop();
+        }
         if (http != null) {
             http.stop();
         }
@@ -315,8 +325,9 @@ public final class PoyangNode {
             return;
         }
         stopped = true;
-        log.info("node {}: stopping: new writes refused, draining the writes in flight", config.nodeId);
         List<RaftGroup> groups = raft.groups();
+        handOverLeadership(groups);
+        log.info("node {}: stopping: new writes refused, draining the writes in flight", config.nodeId);
         for (RaftGroup g : groups) {
             g.refuseNewWrites();
         }
@@ -335,9 +346,69 @@ public final class PoyangNode {
         if (http != null) {
             http.stop();
         }
+        if (serversSync != null) {
+            serversSync.stop();
+        }
         raft.stop();
         dataDir.close();
         log.info("node {} stopped", config.nodeId);
+    }
+
+    /**
+     * Before it stops, a leader hands each group it leads to the most up-to-date other voter (leader
+     * transfer: its writes in flight are finished or answered NOT_LEADER, which clients follow), so
+     * the group has a new leader within a round trip instead of after an election timeout. Bounded by
+     * {@code min(drainTimeoutMillis, 2 x electionTimeoutMillis)} for all groups together; a group
+     * whose hand-over fails (no voter reachable) just goes on to the drain.
+     */
+    private void handOverLeadership(List<RaftGroup> groups) {
+        long budgetMillis = Math.min(config.drainTimeoutMillis, 2 * config.raft.electionTimeoutMillis());
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(budgetMillis);
+        List<CompletableFuture<Void>> transfers = new ArrayList<>();
+        List<String> what = new ArrayList<>();
+        for (RaftGroup g : groups) {
+            if (!g.isLeader() || g.failure() != null) {
+                continue;
+            }
+            int target = bestTransferTarget(g, deadline);
+            if (target == 0) {
+                continue;
+            }
+            transfers.add(g.transferLeadership(target, budgetMillis));
+            what.add("group " + g.groupId() + " to node " + target);
+        }
+        for (int i = 0; i < transfers.size(); i++) {
+            try {
+                transfers.get(i).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                log.info("node {}: handed the leadership of {}", config.nodeId, what.get(i));
+            } catch (ExecutionException | TimeoutException e) {
+                log.warn("node {}: could not hand over the leadership of {} ({}); the group elects a new leader"
+                        + " after this node stops", config.nodeId, what.get(i), e instanceof ExecutionException
+                        ? e.getCause() : "timed out");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** The other voter of {@code g} whose log is furthest along (lowest lag), or 0 when there is none. */
+    private static int bestTransferTarget(RaftGroup g, long deadlineNanos) {
+        io.poyang.raft.client.GroupStatus s;
+        try {
+            s = g.detailedStatus().get(Math.max(1, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (Exception e) {
+            return 0;
+        }
+        int best = 0;
+        long bestLag = Long.MAX_VALUE;
+        for (io.poyang.raft.client.GroupStatus.Follower f : s.followers()) {
+            if (!f.isObserver() && f.lag() < bestLag) {
+                best = f.nodeId();
+                bestLag = f.lag();
+            }
+        }
+        return best;
     }
 
     private static int pendingWrites(List<RaftGroup> groups) {

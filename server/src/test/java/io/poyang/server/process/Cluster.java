@@ -30,6 +30,31 @@ final class Cluster implements AutoCloseable {
         }
     }
 
+    /** Removes node {@code nodeId}'s line from node {@code confNode}'s servers.properties (before it starts). */
+    void forget(int confNode, int nodeId) throws Exception {
+        io.poyang.server.config.PropertiesFile f = io.poyang.server.config.PropertiesFile.read(
+                confs.get(confNode).resolve("servers.properties"));
+        f.remove("node." + nodeId);
+        f.writeAtomically();
+    }
+
+    /** "1=127.0.0.1:port,..." of the replication (admin) ports of {@code ids}. */
+    String admin(int... ids) {
+        StringBuilder sb = new StringBuilder();
+        for (int id : ids) {
+            if (sb.length() > 0) {
+                sb.append(',');
+            }
+            sb.append(id).append("=127.0.0.1:").append(ports.get(id).replication);
+        }
+        return sb.toString();
+    }
+
+    /** A settings file of node {@code id}'s configuration, read now. */
+    io.poyang.server.config.PropertiesFile serversFile(int id) {
+        return io.poyang.server.config.PropertiesFile.read(confs.get(id).resolve("servers.properties"));
+    }
+
     NodeProcess start(int id) throws Exception {
         NodeProcess p = new NodeProcess(id, confs.get(id), dir).start();
         nodes.put(id, p);

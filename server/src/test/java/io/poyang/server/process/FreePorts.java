@@ -7,12 +7,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** Ports free on loopback right now (all held open together while picking, so they differ). */
-final class FreePorts {
+public final class FreePorts {
 
     private FreePorts() {
     }
 
-    static int[] pick(int count) throws IOException {
+    public static int[] pick(int count) throws IOException {
         List<ServerSocket> held = new ArrayList<>();
         int[] ports = new int[count];
         try {

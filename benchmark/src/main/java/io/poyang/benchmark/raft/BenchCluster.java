@@ -1,0 +1,148 @@
+package io.poyang.benchmark.raft;
+
+import io.poyang.benchmark.BenchOptions;
+import io.poyang.raft.core.RaftConfig;
+import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.server.RaftServer;
+import io.poyang.raft.server.RaftServerConfig;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Comparator;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * The raft servers of the raft benchmarks: {@code --nodes} nodes in this process on loopback, in a
+ * fresh data directory (under {@code $POYANG_BENCH_DIR} or the system temp directory, deleted by
+ * {@link #close}), hosting groups 1..{@code --groups} of all the nodes with {@link BenchStateMachine}s,
+ * fsync per {@code --fsync}.
+ */
+final class BenchCluster implements AutoCloseable {
+
+    final RaftServer[] servers;
+    private final java.util.Map<Long, BenchStateMachine> machines = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Path dir;
+    private final int groups;
+
+    BenchCluster(BenchOptions o) throws Exception {
+        this.groups = o.groups;
+        String base = System.getenv("POYANG_BENCH_DIR");
+        Path parent = Paths.get(base != null && !base.isEmpty() ? base : System.getProperty("java.io.tmpdir"));
+        dir = Files.createTempDirectory(parent, "poyang-bench-raft-");
+        int n = o.nodes;
+        int[] members = new int[n];
+        for (int i = 0; i < n; i++) {
+            members[i] = i + 1;
+        }
+        servers = new RaftServer[n];
+        for (int i = 0; i < n; i++) {
+            int id = i + 1;
+            RaftServerConfig.Builder b = RaftServer.builder()
+                    .nodeId(id)
+                    .servicePort("127.0.0.1", 0)
+                    .dataDir(dir.resolve("node-" + id))
+                    .dispatchers(dispatchers(n))
+                    .fsyncPermits(Integer.getInteger("poyang.bench.fsyncPermits", 0))
+                    .raftConfig(new RaftConfig().syncForce(o.fsync).snapshotEvery(0, 0));
+            for (int j = 0; j < n; j++) {
+                b.node(j + 1, "127.0.0.1:0");   // ports picked at start, told to the others below
+            }
+            for (int g = 1; g <= groups; g++) {
+                int group = g;
+                b.group(g, () -> {
+                    BenchStateMachine sm = new BenchStateMachine(o.keys);
+                    machines.put(key(id, group), sm);
+                    return sm;
+                }, members);
+            }
+            servers[i] = b.build();
+        }
+        for (RaftServer s : servers) {
+            s.start();
+        }
+        for (RaftServer s : servers) {
+            for (RaftServer peer : servers) {
+                if (peer != s) {
+                    s.setNodeAddress(peer.nodeId(), "127.0.0.1:" + peer.replicationPort());
+                }
+            }
+        }
+        awaitLeaders(30_000);
+    }
+
+    /** One dispatcher per core for one node; with three nodes sharing the cores, one each. */
+    static int dispatchers(int nodes) {
+        int cores = Runtime.getRuntime().availableProcessors();
+        return nodes == 1 ? cores : Math.max(1, cores / nodes);
+    }
+
+    private void awaitLeaders(long timeoutMillis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        for (int g = 1; g <= groups; g++) {
+            while (leaderOf(g) == 0) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IllegalStateException("group " + g + " elected no leader within " + timeoutMillis + " ms");
+                }
+                Thread.sleep(10);
+            }
+        }
+    }
+
+    /** The node leading {@code groupId} now, or 0. */
+    int leaderOf(int groupId) {
+        for (RaftServer s : servers) {
+            RaftGroup g = s.group(groupId);
+            if (g != null && g.isLeader()) {
+                return s.nodeId();
+            }
+        }
+        return 0;
+    }
+
+    /** The group on node {@code nodeId}. */
+    RaftGroup group(int nodeId, int groupId) {
+        return servers[nodeId - 1].group(groupId);
+    }
+
+    /** The state machine of {@code groupId} on {@code nodeId} (read it only on the group's dispatcher). */
+    BenchStateMachine machine(int nodeId, int groupId) {
+        return machines.get(key(nodeId, groupId));
+    }
+
+    private static long key(int nodeId, int groupId) {
+        return ((long) nodeId << 32) | groupId;
+    }
+
+    /** The leaders of groups 1..N, comma-separated (for the report). */
+    String leaders() {
+        StringBuilder b = new StringBuilder();
+        for (int g = 1; g <= groups; g++) {
+            if (g > 1) {
+                b.append(',');
+            }
+            b.append(leaderOf(g));
+        }
+        return b.toString();
+    }
+
+    @Override
+    public void close() throws IOException {
+        for (RaftServer s : servers) {
+            if (s != null) {
+                s.stop();
+            }
+        }
+        try (Stream<Path> walk = Files.walk(dir)) {
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> {
+                try {
+                    Files.deleteIfExists(p);
+                } catch (IOException e) {
+                    // best effort
+                }
+            });
+        }
+    }
+}
