@@ -237,42 +237,23 @@ public final class AdminCommand {
     }
 
     private void printStatusTable(List<Row> rows, Map<Integer, GroupStatus> leaders, Map<Integer, String> unreachable) {
-        String[] head = {"GROUP", "NODE", "ROLE", "TERM", "LEADER", "FIRST", "LAST", "PERSISTED", "COMMIT", "APPLIED",
-                "LAG", "CONFIGURATION"};
-        List<String[]> table = new ArrayList<>();
-        table.add(head);
+        TextTable table = new TextTable("GROUP", "NODE", "ROLE", "TERM", "LEADER", "FIRST", "LAST", "PERSISTED",
+                "COMMIT", "APPLIED", "LAG", "CONFIGURATION");
         for (Row r : rows) {
             if (r.status == null) {
-                table.add(new String[]{String.valueOf(r.group), String.valueOf(r.node), "?", "", "", "", "", "", "", "",
-                        "", "no answer: " + r.error});
+                table.row(String.valueOf(r.group), String.valueOf(r.node), "?", "", "", "", "", "", "", "", "",
+                        "no answer: " + r.error);
                 continue;
             }
             GroupStatus s = r.status;
             boolean observer = contains(s.observers(), r.node);
             String role = s.failure().isEmpty() ? s.role().name() + (observer ? " (observer)" : "") : "FAILED";
-            table.add(new String[]{String.valueOf(r.group), String.valueOf(r.node), role, String.valueOf(s.term()),
+            table.row(String.valueOf(r.group), String.valueOf(r.node), role, String.valueOf(s.term()),
                     s.leaderId() == 0 ? "none" : String.valueOf(s.leaderId()), String.valueOf(s.firstLogIndex()),
                     String.valueOf(s.lastLogIndex()), String.valueOf(s.persistedIndex()), String.valueOf(s.commitIndex()),
-                    String.valueOf(s.lastApplied()), lagOf(leaders.get(r.group), r), configuration(s)});
+                    String.valueOf(s.lastApplied()), lagOf(leaders.get(r.group), r), configuration(s));
         }
-        int[] width = new int[head.length];
-        for (String[] row : table) {
-            for (int i = 0; i < row.length; i++) {
-                width[i] = Math.max(width[i], row[i].length());
-            }
-        }
-        for (String[] row : table) {
-            StringBuilder sb = new StringBuilder();
-            for (int i = 0; i < row.length; i++) {
-                sb.append(row[i]);
-                if (i < row.length - 1) {
-                    for (int k = row[i].length(); k < width[i] + 2; k++) {
-                        sb.append(' ');
-                    }
-                }
-            }
-            out.println(sb.toString().trim());
-        }
+        table.print(out);
         if (rows.isEmpty()) {
             out.println("(no groups)");
         }
@@ -433,9 +414,10 @@ public final class AdminCommand {
             unreachable.forEach((id, why) -> down.add(new Json().field("node", id).field("error", why).toString()));
             out.println(new Json().raw("nodes", Json.array(items)).raw("unreachable", Json.array(down)));
         } else {
-            out.println("NODE  ADDRESS  KNOWN BY");
-            known.forEach((id, addrs) -> addrs.forEach((addr, by) -> out.println(id + "  " + addr + "  " + joinList(
-                    new ArrayList<>(by)))));
+            TextTable t = new TextTable("NODE", "ADDRESS", "KNOWN BY");
+            known.forEach((id, addrs) -> addrs.forEach((addr, by) -> t.row(String.valueOf(id), addr,
+                    joinList(new ArrayList<>(by)))));
+            t.print(out);
             unreachable.forEach((id, why) -> out.println("node " + id + " (" + servers.get(id) + "): unreachable: " + why));
         }
         return unreachable.isEmpty() ? EXIT_OK : EXIT_UNREACHABLE;
@@ -461,8 +443,9 @@ public final class AdminCommand {
             unreachable.forEach((id, why) -> down.add(new Json().field("node", id).field("error", why).toString()));
             out.println(new Json().raw("groups", Json.array(items)).raw("unreachable", Json.array(down)));
         } else {
-            out.println("GROUP  ON NODES");
-            hosts.forEach((g, on) -> out.println(g + "  " + joinList(new ArrayList<>(on))));
+            TextTable t = new TextTable("GROUP", "ON NODES");
+            hosts.forEach((g, on) -> t.row(String.valueOf(g), joinList(new ArrayList<>(on))));
+            t.print(out);
             unreachable.forEach((id, why) -> out.println("node " + id + " (" + servers.get(id) + "): unreachable: " + why));
         }
         return unreachable.isEmpty() ? EXIT_OK : EXIT_UNREACHABLE;
