@@ -528,6 +528,8 @@ public final class KvCommand {
         private final long leaseMillis;
         private final PrintStream err;
         private volatile boolean released;
+        /** The command running under the lock, if any. */
+        private volatile Process command;
 
         LockHolder(KvLock lock, long leaseMillis, PrintStream err) {
             this.lock = lock;
@@ -550,6 +552,7 @@ public final class KvCommand {
             Process p;
             try {
                 p = new ProcessBuilder(command).inheritIO().start();
+                this.command = p;
             } catch (IOException e) {
                 err.println("lock " + lock.name() + ": cannot run " + command.get(0) + ": " + e.getMessage());
                 return EXIT_ERROR;
@@ -582,11 +585,25 @@ public final class KvCommand {
             }
         }
 
-        void release() {
+        /**
+         * Unlocks (at the end, or from the shutdown hook when the tool is stopped). A command still
+         * running is stopped first: once the lock is given up it would no longer run under it. The
+         * second caller waits for the first to finish, so the client is not closed under an unlock.
+         */
+        synchronized void release() {   // the shutdown hook and the main thread may both call it
             if (released) {
                 return;
             }
             released = true;
+            Process p = command;
+            if (p != null && p.isAlive()) {
+                p.destroy();
+                try {
+                    p.waitFor(5, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             try {
                 lock.unlock();
             } catch (RuntimeException e) {
