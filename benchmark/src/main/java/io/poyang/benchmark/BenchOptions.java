@@ -31,11 +31,9 @@ public final class BenchOptions {
     public int threads = 64;
     public boolean fsync = true;
     public int groups = 1;
-    /** How get/mixed reads are made linearizable: lease (default), read-index or follower. */
+    /** How reads (get, mixed, raft-read) are made linearizable: lease (default), read-index or follower. */
     public String readKind = "lease";
     public String output = "table";
-    /** The read kind of --op raft-read: lease, index (ReadIndex) or follower. */
-    public String read = "lease";
     public boolean strict;
     public boolean help;
 

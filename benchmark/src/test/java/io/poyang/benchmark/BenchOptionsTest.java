@@ -66,11 +66,11 @@ class BenchOptionsTest {
 
     @Test
     void theReadKindOfRaftRead() throws Exception {
-        assertEquals("lease", BenchOptions.parse("--op", "raft-read").read);
-        BenchOptions o = BenchOptions.parse("--op", "raft-read", "--read", "Follower");
+        assertEquals("lease", BenchOptions.parse("--op", "raft-read").readKind);
+        BenchOptions o = BenchOptions.parse("--op", "raft-read", "--read-kind", "Follower");
         assertEquals("raft-read", o.op);
-        assertEquals("follower", o.read);
-        assertEquals("index", BenchOptions.parse("--read=index").read);
+        assertEquals("follower", o.readKind);
+        assertEquals("read-index", BenchOptions.parse("--read-kind=read-index").readKind);
     }
 
     private static void assertMessage(String expected, String... args) {

@@ -108,6 +108,31 @@ public abstract class NioNode extends LifeCycle {
         return uuid;
     }
 
+    /**
+     * Traffic since start, summed over the I/O workers (their own counters, read racily): for
+     * metrics. Zeros before start.
+     */
+    public NetTraffic traffic() {
+        NioWorker[] ws = workers;
+        long read = 0;
+        long written = 0;
+        long packets = 0;
+        long requests = 0;
+        long responses = 0;
+        int connections = 0;
+        if (ws != null) {
+            for (NioWorker w : ws) {
+                read += w.bytesRead;
+                written += w.bytesWritten;
+                packets += w.packetsIn;
+                requests += w.requestsIn;
+                responses += w.responsesIn;
+                connections += w.connectionCount;
+            }
+        }
+        return new NetTraffic(read, written, packets, requests, responses, connections);
+    }
+
     /** Requests this node has sent and not yet seen completed. */
     public int pendingRequests() {
         return limiter.pendingRequests();

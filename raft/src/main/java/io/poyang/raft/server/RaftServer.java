@@ -323,6 +323,36 @@ public final class RaftServer extends LifeCycle {
         return registry.all();
     }
 
+    /** Traffic of the service (client) port since start, for metrics. */
+    public io.poyang.net.NetTraffic serviceTraffic() {
+        NioServer s = serviceServer;
+        return s == null ? new io.poyang.net.NetTraffic(0, 0, 0, 0, 0, 0) : s.traffic();
+    }
+
+    /** Traffic of the replication port (peers' requests to this node, admin commands) since start. */
+    public io.poyang.net.NetTraffic replicationTraffic() {
+        NioServer s = replicationServer;
+        return s == null ? new io.poyang.net.NetTraffic(0, 0, 0, 0, 0, 0) : s.traffic();
+    }
+
+    /** Traffic of this node's connections to its peers (its replication requests and their answers). */
+    public io.poyang.net.NetTraffic replicationClientTraffic() {
+        NioClient c = replicationClient;
+        return c == null ? new io.poyang.net.NetTraffic(0, 0, 0, 0, 0, 0) : c.traffic();
+    }
+
+    /** Requests this node sent to its peers and not yet answered. */
+    public int replicationRequestsPending() {
+        NioClient c = replicationClient;
+        return c == null ? 0 : c.pendingRequests();
+    }
+
+    /** The dispatcher threads the groups run on (for their counters: rounds, steps, parks). */
+    public List<Dispatcher> dispatchers() {
+        Dispatcher[] d = dispatchers;
+        return d == null ? java.util.Collections.emptyList() : java.util.Arrays.asList(d.clone());
+    }
+
     /** The replication port listened on (the chosen one when configured with 0). */
     public int replicationPort() {
         return replicationServer.port();

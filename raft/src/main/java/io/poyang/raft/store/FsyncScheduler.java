@@ -33,6 +33,10 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
     private long coveredIndex;
     private long syncedIndex;
     private long fsyncCount;
+    /** Duration of the fsync just run: written on the I/O thread, read on the dispatcher after its completion. */
+    private long lastFsyncNanos;
+    /** fsync durations; written on the dispatcher only, read racily for metrics. */
+    final io.poyang.common.DurationHistogram latency = new io.poyang.common.DurationHistogram();
     private FiberFuture<Void> future;
     private final FsyncGate gate;
     /** Queued at the gate; {@link #gateOpened} wakes it. */
@@ -126,10 +130,12 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
     @Override
     public void run() {
         Throwable failure = null;
+        long start = System.nanoTime();
         try {
             for (int i = 0; i < syncing.size(); i++) {
                 syncing.get(i).file.force(false);
             }
+            lastFsyncNanos = System.nanoTime() - start;
         } catch (Throwable e) {
             failure = e;
         } finally {
@@ -155,6 +161,7 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
             return;
         }
         fsyncCount++;
+        latency.record(lastFsyncNanos);
         if (coveredIndex > syncedIndex) {
             syncedIndex = coveredIndex;
             store.onSynced(coveredIndex);
