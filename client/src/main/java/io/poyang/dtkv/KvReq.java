@@ -41,6 +41,7 @@ public final class KvReq implements Encodable {
     private long clientUuidLeast;
     private long seq;
     private long ackedBelow;
+    private int readKind;
 
     private byte[] keyUtf8;
     private List<byte[]> keysUtf8;
@@ -209,6 +210,28 @@ public final class KvReq implements Encodable {
         return changed();
     }
 
+    /**
+     * Reads (GET, BATCH_GET, LIST): how the read is made safe, as raft's ReadKind numbers —
+     * {@link #READ_LEASE} (0, the default: on the leader under its lease, else ReadIndex),
+     * {@link #READ_INDEX} (1: on the leader after a heartbeat round), {@link #READ_FOLLOWER} (2: on
+     * the node that receives it, once it applied a read index fetched from the leader).
+     */
+    public KvReq readKind(int readKind) {
+        this.readKind = readKind;
+        return changed();
+    }
+
+    public int readKind() {
+        return readKind;
+    }
+
+    /** {@link #readKind}: lease read on the leader, falling back to ReadIndex (the default). */
+    public static final int READ_LEASE = 0;
+    /** {@link #readKind}: ReadIndex on the leader. */
+    public static final int READ_INDEX = 1;
+    /** {@link #readKind}: served by the node that receives the read (a follower asks the leader for a read index). */
+    public static final int READ_FOLLOWER = 2;
+
     private KvReq changed() {
         size = -1;
         keyUtf8 = null;
@@ -308,7 +331,7 @@ public final class KvReq implements Encodable {
                     + PbUtil.sizeOfInt64Field(9, ttlMillis) + PbUtil.sizeOfInt64Field(10, waitMillis)
                     + PbUtil.sizeOfInt64Field(11, expectIndex) + PbUtil.sizeOfFixed64Field(12, clientUuidMost)
                     + PbUtil.sizeOfFixed64Field(13, clientUuidLeast) + PbUtil.sizeOfInt64Field(14, seq)
-                    + PbUtil.sizeOfInt64Field(15, ackedBelow);
+                    + PbUtil.sizeOfInt64Field(15, ackedBelow) + PbUtil.sizeOfInt32Field(16, readKind);
             size = sz;
         }
         return sz;
@@ -380,6 +403,10 @@ public final class KvReq implements Encodable {
                 if (!c.int64Field(dest, 15, ackedBelow)) {
                     return false;
                 }
+            case 15:
+                if (!c.int32Field(dest, 16, readKind)) {
+                    return false;
+                }
             default:
                 return true;
         }
@@ -397,7 +424,7 @@ public final class KvReq implements Encodable {
         return opNumber == r.opNumber && groupId == r.groupId && expectAbsent == r.expectAbsent
                 && ttlMillis == r.ttlMillis && waitMillis == r.waitMillis && expectIndex == r.expectIndex
                 && clientUuidMost == r.clientUuidMost && clientUuidLeast == r.clientUuidLeast && seq == r.seq
-                && ackedBelow == r.ackedBelow && eq(key, r.key) && Arrays.equals(value(), r.value())
+                && ackedBelow == r.ackedBelow && readKind == r.readKind && eq(key, r.key) && Arrays.equals(value(), r.value())
                 && keys().equals(r.keys()) && bytesListEquals(values(), r.values())
                 && Arrays.equals(expectedValue(), r.expectedValue());
     }
@@ -468,6 +495,7 @@ public final class KvReq implements Encodable {
                 case 11:
                 case 14:
                 case 15:
+                case 16:
                     return PbWireType.VARINT;
                 default:
                     return PbWireType.UNKNOWN;
@@ -502,6 +530,9 @@ public final class KvReq implements Encodable {
                     break;
                 case 14:
                     r.seq = v;
+                    break;
+                case 16:
+                    r.readKind = (int) v;
                     break;
                 default:
                     r.ackedBelow = v;

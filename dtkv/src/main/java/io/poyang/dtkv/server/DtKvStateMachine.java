@@ -5,6 +5,7 @@ import io.poyang.codec.Encodable;
 import io.poyang.codec.PbCallback;
 import io.poyang.codec.PbParser;
 import io.poyang.common.LongObjMap;
+import io.poyang.common.StoppedException;
 import io.poyang.dtkv.KvCode;
 import io.poyang.dtkv.KvCommands;
 import io.poyang.dtkv.KvLockEvent;
@@ -23,8 +24,10 @@ import io.poyang.net.ReqContext;
 import io.poyang.net.ResponseCode;
 import io.poyang.net.RpcCallback;
 import io.poyang.net.WritePacket;
+import io.poyang.raft.client.NotLeaderException;
 import io.poyang.raft.client.RaftRole;
 import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.core.ReadKind;
 import io.poyang.raft.sm.ApplyBatch;
 import io.poyang.raft.sm.SnapshotMeta;
 import io.poyang.raft.sm.SnapshotWriter;
@@ -292,7 +295,41 @@ public final class DtKvStateMachine implements StateMachine {
 
     /** A read (I/O thread): served on the dispatcher. */
     void read(ReqContext ctx, RaftGroup g, KvReq req) {
+        if (req.readKind() == KvReq.READ_FOLLOWER) {
+            g.read(ReadKind.FOLLOWER_READ, ctx.deadlineNanos(), new SafeRead(ctx, req));
+            return;
+        }
         tasks.fireOffer(new ReadTask(ctx, req));
+    }
+
+    /** A read raft made safe ({@link RaftGroup#read}): served from the store on the dispatcher, or refused. */
+    private final class SafeRead implements io.poyang.raft.core.ReadTask {
+        private final ReqContext ctx;
+        private final KvReq req;
+
+        SafeRead(ReqContext ctx, KvReq req) {
+            this.ctx = ctx;
+            this.req = req;
+        }
+
+        @Override
+        public void run() {
+            respond(ctx, store.read(req));
+        }
+
+        @Override
+        public void fail(Throwable error) {
+            if (error instanceof NotLeaderException) {
+                int leader = ((NotLeaderException) error).leaderId();
+                ctx.respond(WritePacket.error(ResponseCode.NOT_LEADER, leader, error.getMessage()));
+            } else if (error instanceof StoppedException) {
+                ctx.respondError(ResponseCode.STOPPING, error.getMessage());
+            } else if (error instanceof io.poyang.common.PoyangTimeoutException) {
+                ctx.respondError(ResponseCode.TIMEOUT, error.getMessage());
+            } else {
+                ctx.respondError(ResponseCode.SYS_ERROR, String.valueOf(error.getMessage()));
+            }
+        }
     }
 
     /** A watch registration (I/O thread). */

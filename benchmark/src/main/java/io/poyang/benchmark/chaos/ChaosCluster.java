@@ -1,0 +1,305 @@
+package io.poyang.benchmark.chaos;
+
+import io.poyang.dtkv.KvCommands;
+import io.poyang.dtkv.KvNode;
+import io.poyang.dtkv.KvReq;
+import io.poyang.dtkv.KvResp;
+import io.poyang.net.NioClient;
+import io.poyang.net.NioClientConfig;
+import io.poyang.net.Peer;
+import io.poyang.net.WritePacket;
+import io.poyang.raft.client.RaftCommands;
+import io.poyang.raft.client.RaftRole;
+import io.poyang.raft.client.RaftStatusRequest;
+import io.poyang.raft.client.RaftStatusResponse;
+import io.poyang.raft.server.TestingFaultsRequest;
+import io.poyang.raft.server.TestingFaultsService;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The node processes of a chaos run on loopback: their ports (picked free once, kept across
+ * restarts), fresh data directories under the run directory, and what the runner asks of them
+ * beyond signals: where each group stands (RAFT_STATUS), and partitions (TESTING_FAULTS, which the
+ * nodes accept because they are started with the testing flag). Owned by one thread at a time.
+ */
+final class ChaosCluster implements AutoCloseable {
+
+    static final long READY_TIMEOUT_MILLIS = 60_000;
+    private static final long CONTROL_TIMEOUT_MILLIS = 3_000;
+
+    private final Path runDir;
+    private final long electionTimeoutMillis;
+    private final Map<Integer, ChaosNode> nodes = new TreeMap<>();
+    private final NioClient control;
+    private final Map<Integer, Peer> controlPeers = new TreeMap<>();
+    /** node id → the node ids it is told to block (what is in force, to re-send after a restart). */
+    private final Map<Integer, int[]> blocked = new TreeMap<>();
+
+    ChaosCluster(Path runDir, int nodeCount, long electionTimeoutMillis, long snapshotEvery) throws IOException {
+        this.runDir = runDir;
+        this.electionTimeoutMillis = electionTimeoutMillis;
+        Files.createDirectories(runDir);
+        int[] servicePorts = new int[nodeCount + 1];
+        int[] replicationPorts = new int[nodeCount + 1];
+        List<ServerSocket> held = new ArrayList<>();
+        try {
+            // Held open together so no two nodes get the same port; closed just before the nodes bind them.
+            for (int i = 1; i <= nodeCount; i++) {
+                ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+                ServerSocket r = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+                held.add(s);
+                held.add(r);
+                servicePorts[i] = s.getLocalPort();
+                replicationPorts[i] = r.getLocalPort();
+            }
+        } finally {
+            for (ServerSocket s : held) {
+                s.close();
+            }
+        }
+        StringBuilder peers = new StringBuilder();
+        for (int i = 1; i <= nodeCount; i++) {
+            if (peers.length() > 0) {
+                peers.append(',');
+            }
+            peers.append(i).append("=127.0.0.1:").append(replicationPorts[i]);
+        }
+        for (int i = 1; i <= nodeCount; i++) {
+            Path data = runDir.resolve("node-" + i + "-data");
+            Files.createDirectories(data);
+            List<String> cmd = new ArrayList<>(javaCommand());
+            cmd.add(ChaosNodeMain.class.getName());
+            Collections.addAll(cmd, "--id", Integer.toString(i), "--nodes", peers.toString(),
+                    "--service-port", Integer.toString(servicePorts[i]), "--data", data.toString(),
+                    "--election-timeout-ms", Long.toString(electionTimeoutMillis),
+                    "--snapshot-every", Long.toString(snapshotEvery), "--testing-faults");
+            nodes.put(i, new ChaosNode(i, servicePorts[i], replicationPorts[i], cmd, runDir.resolve("node-" + i + ".log"),
+                    ChaosNodeMain.READY));
+        }
+        NioClientConfig cc = new NioClientConfig();
+        cc.name = "chaos-control";
+        cc.reconnectMaxBackoffMillis = 200;
+        control = new NioClient(cc);
+        control.start();
+        for (ChaosNode n : nodes.values()) {
+            controlPeers.put(n.id(), control.addPeer("127.0.0.1:" + n.servicePort()));
+        }
+    }
+
+    /** This JVM's java binary and class path, and a heap fit for five nodes on one small machine. */
+    private static List<String> javaCommand() {
+        String java = ProcessHandle.current().info().command()
+                .orElse(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        List<String> cmd = new ArrayList<>();
+        cmd.add(java);
+        cmd.add("-Xms64m");
+        cmd.add("-Xmx512m");
+        cmd.add("-XX:+UseSerialGC");
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        return cmd;
+    }
+
+    Path runDir() {
+        return runDir;
+    }
+
+    long electionTimeoutMillis() {
+        return electionTimeoutMillis;
+    }
+
+    List<Integer> ids() {
+        return new ArrayList<>(nodes.keySet());
+    }
+
+    ChaosNode node(int id) {
+        return nodes.get(id);
+    }
+
+    /** "127.0.0.1:port" of each node's service port, by id. */
+    Map<Integer, String> serviceAddresses() {
+        Map<Integer, String> m = new LinkedHashMap<>();
+        for (ChaosNode n : nodes.values()) {
+            m.put(n.id(), "127.0.0.1:" + n.servicePort());
+        }
+        return m;
+    }
+
+    void startAll() throws IOException, InterruptedException {
+        for (ChaosNode n : nodes.values()) {
+            n.start();
+        }
+        for (ChaosNode n : nodes.values()) {
+            n.awaitReady(READY_TIMEOUT_MILLIS);
+        }
+    }
+
+    /** Starts a stopped node and, once it is ready, tells it the partition in force (a new process forgot it). */
+    void restart(int id) throws IOException, InterruptedException {
+        ChaosNode n = nodes.get(id);
+        n.start();
+        n.awaitReady(READY_TIMEOUT_MILLIS);
+        int[] b = blocked.get(id);
+        if (b != null && b.length > 0) {
+            sendBlocked(id, b);
+        }
+    }
+
+    /** Where group {@code groupId} stands on each live, unpaused node that answers in time. */
+    Map<Integer, RaftStatusResponse> status(int groupId) {
+        Map<Integer, CompletableFuture<RaftStatusResponse>> asks = new TreeMap<>();
+        for (ChaosNode n : nodes.values()) {
+            if (n.isAlive() && !n.isPaused()) {
+                asks.put(n.id(), control.sendRequest(controlPeers.get(n.id()),
+                        WritePacket.request(RaftCommands.RAFT_STATUS, new RaftStatusRequest(groupId)),
+                        RaftStatusResponse.DECODER, CONTROL_TIMEOUT_MILLIS));
+            }
+        }
+        Map<Integer, RaftStatusResponse> r = new TreeMap<>();
+        for (Map.Entry<Integer, CompletableFuture<RaftStatusResponse>> e : asks.entrySet()) {
+            try {
+                r.put(e.getKey(), e.getValue().get(CONTROL_TIMEOUT_MILLIS + 1000, TimeUnit.MILLISECONDS));
+            } catch (Exception ignored) {
+                // not answering now (starting, partitioned from us it is not, but busy): left out
+            }
+        }
+        return r;
+    }
+
+    /** The node that leads {@code groupId} in the highest term among the answers, or 0. */
+    int leader(int groupId) {
+        int leader = 0;
+        int term = -1;
+        for (RaftStatusResponse s : status(groupId).values()) {
+            if (s.role() == RaftRole.LEADER && s.term() > term) {
+                leader = s.nodeId();
+                term = s.term();
+            }
+        }
+        return leader;
+    }
+
+    /**
+     * Waits until one node leads and every live node follows it at its term with everything applied
+     * that the leader committed when first seen; returns the leader. Throws if that does not happen in time.
+     */
+    int awaitConverged(int groupId, long timeoutMillis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        String last = "no answer";
+        while (System.nanoTime() - deadline < 0) {
+            Map<Integer, RaftStatusResponse> st = status(groupId);
+            last = st.toString();
+            int leader = 0;
+            for (RaftStatusResponse s : st.values()) {
+                if (s.role() == RaftRole.LEADER) {
+                    leader = s.nodeId();
+                }
+            }
+            long live = nodes.values().stream().filter(ChaosNode::isAlive).count();
+            if (leader != 0 && st.size() == live) {
+                RaftStatusResponse l = st.get(leader);
+                boolean all = true;
+                for (RaftStatusResponse s : st.values()) {
+                    all &= s.term() == l.term() && s.leaderId() == leader && s.lastApplied() >= l.commitIndex();
+                }
+                if (all) {
+                    return leader;
+                }
+            }
+            Thread.sleep(50);
+        }
+        throw new IllegalStateException("the cluster did not converge on one leader with every node caught up within "
+                + timeoutMillis + " ms; last status: " + last);
+    }
+
+    /** Tells node {@code id} to block replication traffic with {@code others} (empty: heal it). */
+    void block(int id, int... others) throws IOException {
+        blocked.put(id, others.clone());
+        sendBlocked(id, others);
+    }
+
+    private void sendBlocked(int id, int[] others) throws IOException {
+        try {
+            TestingFaultsRequest answer = control.sendRequest(controlPeers.get(id),
+                    WritePacket.request(TestingFaultsService.TESTING_FAULTS, new TestingFaultsRequest(others)),
+                    TestingFaultsRequest.Decoder::new, CONTROL_TIMEOUT_MILLIS).get(CONTROL_TIMEOUT_MILLIS + 2000,
+                    TimeUnit.MILLISECONDS);
+            if (answer.blockedNodeIds().length != others.length) {
+                throw new IOException("node " + id + " answered TESTING_FAULTS with " + answer + ", not " + others.length
+                        + " blocked nodes");
+            }
+        } catch (Exception e) {
+            if (e instanceof IOException) {
+                throw (IOException) e;
+            }
+            throw new IOException("cannot set the partition on node " + id + ": " + e, e);
+        }
+    }
+
+    /** Heals every partition on every live node. */
+    void healPartitions() throws IOException {
+        for (ChaosNode n : nodes.values()) {
+            if (blocked.containsKey(n.id())) {
+                if (n.isAlive()) {
+                    block(n.id());
+                }
+                blocked.remove(n.id());
+            }
+        }
+    }
+
+    /**
+     * Every value under directory {@code dir} as node {@code id} holds it, read on that node with a
+     * follower read (it fetches a read index from the leader and answers once it applied that far), so
+     * each node's own state machine is read, not the leader's. Keys map to their values (directories
+     * left out).
+     */
+    Map<String, String> readAll(int id, int groupId, String dir, long timeoutMillis) throws IOException {
+        KvReq req = KvReq.list(dir).groupId(groupId).readKind(KvReq.READ_FOLLOWER);
+        KvResp resp;
+        try {
+            resp = control.sendRequest(controlPeers.get(id), WritePacket.request(KvCommands.KV_READ, req),
+                    KvResp.Decoder::new, timeoutMillis).get(timeoutMillis + 2000, TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            throw new IOException("cannot read directory " + dir + " on node " + id + ": " + e, e);
+        }
+        if (!resp.isSuccess()) {
+            throw new IOException("reading directory " + dir + " on node " + id + " failed: " + resp.code() + " "
+                    + resp.message());
+        }
+        Map<String, String> values = new TreeMap<>();
+        for (KvNode n : resp.nodes()) {
+            if (!n.isDir()) {
+                values.put(n.key(), new String(n.value(), StandardCharsets.UTF_8));
+            }
+        }
+        return values;
+    }
+
+    /** Stops every node (SIGTERM, then kill -9 after 10 s) and the control client. */
+    @Override
+    public void close() {
+        for (ChaosNode n : nodes.values()) {
+            try {
+                n.stop(10_000);
+            } catch (Exception e) {
+                System.err.println("chaos: could not stop " + n.name() + ": " + e);
+            }
+        }
+        control.stop();
+    }
+}

@@ -1,0 +1,233 @@
+package io.poyang.benchmark.chaos;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Injects the faults of a {@link FaultSchedule} into a {@link ChaosCluster}, one at a time, on its own
+ * thread, until the run's time is up; then it heals whatever is still broken. Each fault is noted in
+ * the history file (with the history's clock) and printed. Kills of the leader are remembered so the
+ * report can say how long the cluster took to acknowledge a write again.
+ */
+final class FaultRunner implements Runnable {
+
+    private final ChaosCluster cluster;
+    private final FaultSchedule schedule;
+    private final HistoryRecorder recorder;
+    private final PrintStream out;
+    private final long endNanos;
+    private final int group;
+    private final Map<String, Integer> injected = new LinkedHashMap<>();
+    private final List<Long> leaderKillNanos = Collections.synchronizedList(new ArrayList<>());
+    private final List<String> notDone = Collections.synchronizedList(new ArrayList<>());
+    private volatile String current = "none yet";
+    private volatile Throwable failure;
+    private volatile boolean stopRequested;
+
+    FaultRunner(ChaosCluster cluster, FaultSchedule schedule, HistoryRecorder recorder, PrintStream out, long endNanos,
+                int group, List<String> kinds) {
+        this.cluster = cluster;
+        this.schedule = schedule;
+        this.recorder = recorder;
+        this.out = out;
+        this.endNanos = endNanos;
+        this.group = group;
+        for (String k : kinds) {
+            injected.put(k, 0);
+        }
+    }
+
+    @Override
+    public void run() {
+        try {
+            if (!sleepUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(FaultSchedule.FIRST_FAULT_AFTER_MILLIS))) {
+                return;
+            }
+            for (FaultSchedule.FaultStep step : schedule.steps()) {
+                long need = TimeUnit.MILLISECONDS.toNanos(step.holdMillis() + 1_000);
+                if (stopRequested || endNanos - System.nanoTime() < need) {
+                    break;
+                }
+                inject(step);
+                current = "none (quiet)";
+                if (!sleepUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(step.gapAfterMillis()))) {
+                    break;
+                }
+            }
+            current = "none (schedule done)";
+        } catch (Throwable t) {
+            failure = t;
+            event("the fault runner failed: " + t);
+        }
+    }
+
+    /** Asks the thread to stop starting faults (the one under way still ends normally). */
+    void requestStop() {
+        stopRequested = true;
+    }
+
+    private void inject(FaultSchedule.FaultStep step) throws Exception {
+        Random choice = new Random(step.choiceSeed());
+        List<Integer> ids = cluster.ids();
+        int leader = cluster.leader(group);
+        int target = step.preferLeader() && leader != 0 ? leader : ids.get(choice.nextInt(ids.size()));
+        String role = target == leader ? " (the leader)" : leader == 0 ? " (no leader known)" : " (a follower)";
+        switch (step.kind()) {
+            case "kill": {
+                ChaosNode n = cluster.node(target);
+                long at = recorder.nowNanos();
+                n.kill9();
+                if (target == leader) {
+                    leaderKillNanos.add(at);
+                }
+                count("kill", "kill -9 node " + target + role + "; restart in " + step.holdMillis() + " ms");
+                sleepFor(step.holdMillis());
+                cluster.restart(target);
+                event("node " + target + " restarted (pid " + n.pid() + ")");
+                break;
+            }
+            case "pause": {
+                ChaosNode n = cluster.node(target);
+                n.pause();
+                count("pause", "SIGSTOP node " + target + role + " for " + step.holdMillis() + " ms");
+                sleepFor(step.holdMillis());
+                n.resume();
+                event("SIGCONT node " + target);
+                break;
+            }
+            case "partition": {
+                List<Integer> sideA = new ArrayList<>();
+                List<Integer> sideB = new ArrayList<>();
+                boolean split = ids.size() >= 5 && choice.nextBoolean();
+                if (split) {
+                    // Two against three; the leader on either side.
+                    List<Integer> shuffled = new ArrayList<>(ids);
+                    Collections.shuffle(shuffled, choice);
+                    sideA.addAll(shuffled.subList(0, 2));
+                    sideB.addAll(shuffled.subList(2, shuffled.size()));
+                } else {
+                    sideA.add(target);
+                    for (int id : ids) {
+                        if (id != target) {
+                            sideB.add(id);
+                        }
+                    }
+                }
+                for (int a : sideA) {
+                    cluster.block(a, toArray(sideB));
+                }
+                for (int b : sideB) {
+                    cluster.block(b, toArray(sideA));
+                }
+                count("partition", (split ? "split the cluster " + sideA + " | " + sideB
+                        : "isolate node " + target + role) + " for " + step.holdMillis() + " ms (leader was " + leader
+                        + ")");
+                sleepFor(step.holdMillis());
+                cluster.healPartitions();
+                event("partition healed");
+                break;
+            }
+            case "restart-all": {
+                long at = recorder.nowNanos();
+                for (int id : ids) {
+                    cluster.node(id).kill9();
+                }
+                if (leader != 0) {
+                    leaderKillNanos.add(at);
+                }
+                count("restart-all", "kill -9 every node; restart in " + step.holdMillis() + " ms");
+                sleepFor(step.holdMillis());
+                for (int id : ids) {
+                    cluster.node(id).start();
+                }
+                for (int id : ids) {
+                    cluster.node(id).awaitReady(ChaosCluster.READY_TIMEOUT_MILLIS);
+                }
+                event("every node restarted");
+                break;
+            }
+            case "transfer":
+            case "membership":
+                notDone(step.kind(), step.kind() + ": not injected: it needs AdminClient (leader transfer and membership "
+                        + "changes, issue 7), which this build does not have yet");
+                break;
+            default:
+                throw new IllegalStateException("unknown fault kind " + step.kind());
+        }
+    }
+
+    private static int[] toArray(List<Integer> ids) {
+        int[] r = new int[ids.size()];
+        for (int i = 0; i < r.length; i++) {
+            r[i] = ids.get(i);
+        }
+        return r;
+    }
+
+    private void count(String kind, String what) {
+        injected.merge(kind, 1, Integer::sum);
+        current = what;
+        event("fault " + kind + ": " + what);
+    }
+
+    private void notDone(String kind, String why) {
+        if (!notDone.contains(why)) {
+            notDone.add(why);
+            event(why);
+        }
+    }
+
+    private void event(String text) {
+        long t = recorder.nowNanos();
+        String line = String.format(java.util.Locale.ROOT, "t=%.3fs %s", t / 1e9, text);
+        recorder.note(line);
+        synchronized (out) {
+            out.println("  " + line);
+        }
+    }
+
+    /** Sleeps for a fault's duration; a stop request does not cut a fault short (the node must come back). */
+    private static void sleepFor(long millis) throws InterruptedException {
+        Thread.sleep(millis);
+    }
+
+    /** Sleeps until {@code nanos} or the end of the run; false when the run is over. */
+    private boolean sleepUntil(long nanos) throws InterruptedException {
+        long until = Math.min(nanos, endNanos);
+        while (!stopRequested) {
+            long left = until - System.nanoTime();
+            if (left <= 0) {
+                return until < endNanos;
+            }
+            Thread.sleep(Math.min(100, TimeUnit.NANOSECONDS.toMillis(left) + 1));
+        }
+        return false;
+    }
+
+    /** The fault under way, for the progress line. */
+    String current() {
+        return current;
+    }
+
+    Map<String, Integer> injected() {
+        return new LinkedHashMap<>(injected);
+    }
+
+    List<Long> leaderKillNanos() {
+        return new ArrayList<>(leaderKillNanos);
+    }
+
+    List<String> notDone() {
+        return new ArrayList<>(notDone);
+    }
+
+    Throwable failure() {
+        return failure;
+    }
+}
