@@ -15,6 +15,7 @@ import io.poyang.raft.client.RaftStatusResponse;
 import io.poyang.raft.server.TestingFaultsRequest;
 import io.poyang.raft.server.TestingFaultsService;
 
+import java.io.File;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -78,10 +79,11 @@ final class ChaosCluster implements AutoCloseable {
             }
             peers.append(i).append("=127.0.0.1:").append(replicationPorts[i]);
         }
+        List<String> java = javaCommand(runDir.resolve("lib"));
         for (int i = 1; i <= nodeCount; i++) {
             Path data = runDir.resolve("node-" + i + "-data");
             Files.createDirectories(data);
-            List<String> cmd = new ArrayList<>(javaCommand());
+            List<String> cmd = new ArrayList<>(java);
             cmd.add(ChaosNodeMain.class.getName());
             Collections.addAll(cmd, "--id", Integer.toString(i), "--nodes", peers.toString(),
                     "--service-port", Integer.toString(servicePorts[i]), "--data", data.toString(),
@@ -100,17 +102,38 @@ final class ChaosCluster implements AutoCloseable {
         }
     }
 
-    /** This JVM's java binary and class path, and a heap fit for five nodes on one small machine. */
-    private static List<String> javaCommand() {
-        String java = ProcessHandle.current().info().command()
+    /**
+     * This JVM's java binary and class path, and a heap fit for five nodes on one small machine. The
+     * class path's jars are copied into {@code lib} first: a node restarted late in a long run must load
+     * the same code as at the start, even if the jars were rebuilt meanwhile (a running JVM loading
+     * classes lazily from a jar replaced under it fails with NoClassDefFoundError).
+     */
+    private static List<String> javaCommand(Path lib) throws IOException {
+        String javaBin = ProcessHandle.current().info().command()
                 .orElse(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        Files.createDirectories(lib);
+        List<String> entries = new ArrayList<>();
+        int n = 0;
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            if (entry.isEmpty()) {
+                continue;
+            }
+            Path p = Paths.get(entry);
+            if (Files.isRegularFile(p) && p.getFileName().toString().endsWith(".jar")) {
+                Path copy = lib.resolve((n++) + "-" + p.getFileName());
+                Files.copy(p, copy);
+                entries.add(copy.toString());
+            } else {
+                entries.add(entry);
+            }
+        }
         List<String> cmd = new ArrayList<>();
-        cmd.add(java);
+        cmd.add(javaBin);
         cmd.add("-Xms64m");
         cmd.add("-Xmx512m");
         cmd.add("-XX:+UseSerialGC");
         cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(String.join(File.pathSeparator, entries));
         return cmd;
     }
 

@@ -38,13 +38,14 @@ final class ClientWorker implements Runnable {
     private final long timeoutMillis;
     private final HistoryRecorder recorder;
     private final String[] keys;
-    private final long endNanos;
+    private final java.util.concurrent.atomic.AtomicLong endNanos;
     private final Random random;
     private final Map<String, String> lastSeen = new HashMap<>();
     private final ChaosCounters counters;
     private long nextValue;
 
-    ClientWorker(int clientId, KvClient kv, long timeoutMillis, HistoryRecorder recorder, String[] keys, long endNanos,
+    ClientWorker(int clientId, KvClient kv, long timeoutMillis, HistoryRecorder recorder, String[] keys,
+                 java.util.concurrent.atomic.AtomicLong endNanos,
                  long seed, ChaosCounters counters) {
         this.clientId = clientId;
         this.kv = kv;
@@ -58,7 +59,7 @@ final class ClientWorker implements Runnable {
 
     @Override
     public void run() {
-        while (System.nanoTime() - endNanos < 0 && !Thread.currentThread().isInterrupted()) {
+        while (System.nanoTime() - endNanos.get() < 0 && !Thread.currentThread().isInterrupted()) {
             String key = keys[random.nextInt(keys.length)];
             int dice = random.nextInt(100);
             Operation op;

@@ -21,7 +21,8 @@ final class FaultRunner implements Runnable {
     private final FaultSchedule schedule;
     private final HistoryRecorder recorder;
     private final PrintStream out;
-    private final long endNanos;
+    /** When the clients stop (System.nanoTime()); moved later when the first round of faults needs it. */
+    private final java.util.concurrent.atomic.AtomicLong endNanos;
     private final int group;
     private final Map<String, Integer> injected = new LinkedHashMap<>();
     private final List<Long> leaderKillNanos = Collections.synchronizedList(new ArrayList<>());
@@ -30,7 +31,8 @@ final class FaultRunner implements Runnable {
     private volatile Throwable failure;
     private volatile boolean stopRequested;
 
-    FaultRunner(ChaosCluster cluster, FaultSchedule schedule, HistoryRecorder recorder, PrintStream out, long endNanos,
+    FaultRunner(ChaosCluster cluster, FaultSchedule schedule, HistoryRecorder recorder, PrintStream out,
+                java.util.concurrent.atomic.AtomicLong endNanos,
                 int group, List<String> kinds) {
         this.cluster = cluster;
         this.schedule = schedule;
@@ -49,11 +51,22 @@ final class FaultRunner implements Runnable {
             if (!sleepUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(FaultSchedule.FIRST_FAULT_AFTER_MILLIS))) {
                 return;
             }
+            int done = 0;
             for (FaultSchedule.FaultStep step : schedule.steps()) {
                 long need = TimeUnit.MILLISECONDS.toNanos(step.holdMillis() + 1_000);
-                if (stopRequested || endNanos - System.nanoTime() < need) {
+                if (done < schedule.firstRoundSize()) {
+                    // Every kind once, even if the run must be longer: the clients keep going through it.
+                    long atLeast = System.nanoTime() + need + TimeUnit.MILLISECONDS.toNanos(step.gapAfterMillis());
+                    long end = endNanos.get();
+                    if (end - atLeast < 0 && endNanos.compareAndSet(end, atLeast)) {
+                        event(String.format(java.util.Locale.ROOT, "the run is stretched by %.1f s so the first "
+                                + "round of faults (each kind once) completes", (atLeast - end) / 1e9));
+                    }
+                }
+                if (stopRequested || endNanos.get() - System.nanoTime() < need) {
                     break;
                 }
+                done++;
                 inject(step);
                 current = "none (quiet)";
                 if (!sleepUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(step.gapAfterMillis()))) {
@@ -199,11 +212,12 @@ final class FaultRunner implements Runnable {
 
     /** Sleeps until {@code nanos} or the end of the run; false when the run is over. */
     private boolean sleepUntil(long nanos) throws InterruptedException {
-        long until = Math.min(nanos, endNanos);
         while (!stopRequested) {
+            long end = endNanos.get();
+            long until = nanos - end < 0 ? nanos : end;
             long left = until - System.nanoTime();
             if (left <= 0) {
-                return until < endNanos;
+                return until != end;
             }
             Thread.sleep(Math.min(100, TimeUnit.NANOSECONDS.toMillis(left) + 1));
         }

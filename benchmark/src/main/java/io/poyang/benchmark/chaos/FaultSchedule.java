@@ -8,8 +8,9 @@ import java.util.Random;
 /**
  * The faults of a run, drawn from its seed: one {@link FaultStep} after another, never two at once,
  * each followed by a quiet gap so the cluster can recover and clients make progress. Every chosen
- * kind comes once first, in a random order (so a short run still sees each kind), then kinds at
- * random. What each step targets at run time (the leader or another node, which side of a split) is
+ * kind comes once first, in a random order, then kinds at random; the run is stretched, if it must
+ * be, until that first round is done, so every run sees each kind (a slow machine restarting nodes
+ * slowly makes a run longer, never one with a kind missing). What each step targets at run time (the leader or another node, which side of a split) is
  * decided with the step's own seed against the cluster as it is then.
  */
 final class FaultSchedule {
@@ -18,9 +19,11 @@ final class FaultSchedule {
     static final long FIRST_FAULT_AFTER_MILLIS = 2_000;
 
     private final List<FaultStep> steps;
+    private final int firstRoundSize;
 
-    private FaultSchedule(List<FaultStep> steps) {
+    private FaultSchedule(List<FaultStep> steps, int firstRoundSize) {
         this.steps = steps;
+        this.firstRoundSize = firstRoundSize;
     }
 
     /**
@@ -32,36 +35,36 @@ final class FaultSchedule {
         Random r = new Random(seed);
         List<FaultStep> steps = new ArrayList<>();
         if (faults.isEmpty()) {
-            return new FaultSchedule(steps);
+            return new FaultSchedule(steps, 0);
         }
         List<String> firstRound = new ArrayList<>(faults);
         Collections.shuffle(firstRound, r);
         long t = FIRST_FAULT_AFTER_MILLIS;
         int i = 0;
-        while (t < durationMillis) {
+        while (t < durationMillis || i < firstRound.size()) {
             String kind = i < firstRound.size() ? firstRound.get(i) : faults.get(r.nextInt(faults.size()));
             FaultStep s = step(kind, r, electionTimeoutMillis);
             steps.add(s);
             t += s.holdMillis() + s.gapAfterMillis() + 500;   // 500: a nominal allowance for restarts and checks
             i++;
         }
-        return new FaultSchedule(steps);
+        return new FaultSchedule(steps, firstRound.size());
     }
 
     private static FaultStep step(String kind, Random r, long electionTimeoutMillis) {
-        long gap = 1_000 + r.nextInt(2_000);
+        long gap = 1_000 + r.nextInt(1_500);
         boolean leader = r.nextBoolean();
         long choiceSeed = r.nextLong();
         switch (kind) {
             case "kill":
-                return new FaultStep(kind, 1_000 + r.nextInt(4_000), gap, leader, choiceSeed);
+                return new FaultStep(kind, 1_000 + r.nextInt(3_000), gap, leader, choiceSeed);
             case "pause":
                 // Longer than the election timeout (up to twice it is a timeout drawn by a follower), so the
                 // others elect a new leader while the paused node still thinks it leads.
                 return new FaultStep(kind, 2 * electionTimeoutMillis + r.nextInt((int) (2 * electionTimeoutMillis)),
                         gap, leader, choiceSeed);
             case "partition":
-                return new FaultStep(kind, 3_000 + r.nextInt(5_000), gap, leader, choiceSeed);
+                return new FaultStep(kind, 3_000 + r.nextInt(3_000), gap, leader, choiceSeed);
             case "transfer":
                 return new FaultStep(kind, 0, gap, false, choiceSeed);
             case "membership":
@@ -71,6 +74,11 @@ final class FaultSchedule {
             default:
                 throw new IllegalArgumentException("unknown fault kind " + kind);
         }
+    }
+
+    /** How many steps make the first round (each chosen kind once); a run lasts until they are done. */
+    int firstRoundSize() {
+        return firstRoundSize;
     }
 
     List<FaultStep> steps() {

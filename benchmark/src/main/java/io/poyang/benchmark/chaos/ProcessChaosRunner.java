@@ -26,8 +26,8 @@ import java.util.concurrent.TimeUnit;
  * every node with a follower read. The history and the checks are {@link ChaosCommand}'s.
  *
  * <p>Files: a run directory under {@code $POYANG_CHAOS_DIR} (or the system temp directory) holding
- * each node's log ({@code node-N.log}) and data directory; the data directories are deleted at the end,
- * the logs are kept for a failed run to be read.
+ * each node's log ({@code node-N.log}), data directory, and {@code lib/} (a copy of the class path's jars
+ * the nodes run from); the data directories and {@code lib/} are deleted at the end, the logs are kept.
  */
 final class ProcessChaosRunner implements ChaosRunner {
 
@@ -40,6 +40,13 @@ final class ProcessChaosRunner implements ChaosRunner {
     static final long SNAPSHOT_EVERY_ENTRIES = 20_000;
     private static final long CONVERGE_TIMEOUT_MILLIS = 120_000;
 
+    /**
+     * The clients' INFO lines (connections closing as nodes die) would bury the progress lines, so this
+     * process logs warnings and worse; the nodes log everything to their own files. Held here so the
+     * setting is not lost with a collected logger.
+     */
+    private static final java.util.logging.Logger CLIENT_LOG = java.util.logging.Logger.getLogger("io.poyang");
+
     private FaultRunner faults;
     private ClientWorker.ChaosCounters counters;
     private Path runDir;
@@ -47,6 +54,7 @@ final class ProcessChaosRunner implements ChaosRunner {
     @Override
     public Map<String, Map<String, String>> run(ChaosOptions o, HistoryRecorder recorder, PrintStream out)
             throws Exception {
+        CLIENT_LOG.setLevel(java.util.logging.Level.WARNING);
         Path base = System.getenv("POYANG_CHAOS_DIR") != null ? Paths.get(System.getenv("POYANG_CHAOS_DIR"))
                 : Paths.get(System.getProperty("java.io.tmpdir"));
         Files.createDirectories(base);
@@ -99,7 +107,9 @@ final class ProcessChaosRunner implements ChaosRunner {
                                      FaultSchedule schedule, List<KvClient> clients, String[] keys,
                                      long durationMillis) throws InterruptedException {
         long start = System.nanoTime();
-        long end = start + TimeUnit.MILLISECONDS.toNanos(durationMillis);
+        java.util.concurrent.atomic.AtomicLong end = new java.util.concurrent.atomic.AtomicLong(
+                start + TimeUnit.MILLISECONDS.toNanos(durationMillis));
+        long historyOffset = recorder.nowNanos() - start;
         counters = new ClientWorker.ChaosCounters();
         List<Thread> threads = new ArrayList<>();
         for (int c = 0; c < clients.size(); c++) {
@@ -133,8 +143,8 @@ final class ProcessChaosRunner implements ChaosRunner {
                 long total = counters.total();
                 double rate = (total - lastTotal) / ((now - lastNanos) / 1e9);
                 synchronized (out) {
-                    out.println(String.format(Locale.ROOT, "[%5.0fs] %7.0f ops/s  ok %,d  unknown %,d  failed %,d  "
-                                    + "| nodes %s | fault: %s", (now - start) / 1e9, rate, counters.ok.get(),
+                    out.println(String.format(Locale.ROOT, "t=%.0fs %7.0f ops/s  ok %,d  unknown %,d  failed %,d  "
+                                    + "| nodes %s | fault: %s", (now + historyOffset) / 1e9, rate, counters.ok.get(),
                             counters.unknown.get(), counters.failed.get(), nodeStates(cluster), faults.current()));
                 }
                 lastTotal = total;
@@ -172,6 +182,19 @@ final class ProcessChaosRunner implements ChaosRunner {
             }
         }
         cluster.healPartitions();
+    }
+
+    /**
+     * Whether this build can inject a fault kind: transfer and membership need AdminClient (leader
+     * transfer, membership changes; issue 7), which is not there yet.
+     */
+    static boolean injectable(String kind) {
+        return !kind.equals("transfer") && !kind.equals("membership");
+    }
+
+    /** Faults injected per kind (after {@link #run}). */
+    Map<String, Integer> injected() {
+        return faults == null ? new LinkedHashMap<>() : faults.injected();
     }
 
     @Override
@@ -220,8 +243,12 @@ final class ProcessChaosRunner implements ChaosRunner {
     }
 
     private static void deleteDataDirs(Path runDir, int nodes) {
+        List<Path> dirs = new ArrayList<>();
+        dirs.add(runDir.resolve("lib"));
         for (int i = 1; i <= nodes; i++) {
-            Path d = runDir.resolve("node-" + i + "-data");
+            dirs.add(runDir.resolve("node-" + i + "-data"));
+        }
+        for (Path d : dirs) {
             if (!Files.exists(d)) {
                 continue;
             }

@@ -293,16 +293,20 @@ public final class DtKvStateMachine implements StateMachine {
 
     // ---------------------------------------------------------------- tasks from the network
 
-    /** A read (I/O thread): served on the dispatcher. */
+    /**
+     * A read (I/O thread), made linearizable by raft ({@link RaftGroup#read}) with the kind the request asks
+     * for: by default a lease read on the leader (ReadIndex while the lease is not valid), which among other
+     * things waits until a new leader has committed in its term and applied that far — a leader just
+     * elected may still hold an old applied state (after a restart, the one replayed up to the commit index
+     * its status file saved). Then served from the store on the dispatcher between applies. (Serving the
+     * leader's applied state at once was not linearizable: the chaos runner found reads going back in time
+     * after a restart of every node; ReadsAcrossLeaderChangesTest.)
+     */
     void read(ReqContext ctx, RaftGroup g, KvReq req) {
-        if (req.readKind() == KvReq.READ_FOLLOWER) {
-            g.read(ReadKind.FOLLOWER_READ, ctx.deadlineNanos(), new SafeRead(ctx, req));
-            return;
-        }
-        tasks.fireOffer(new ReadTask(ctx, req));
+        g.read(ReadKind.of(req.readKind()), ctx.deadlineNanos(), new SafeRead(ctx, req));
     }
 
-    /** A read raft made safe ({@link RaftGroup#read}): served from the store on the dispatcher, or refused. */
+    /** A read raft made safe: served from the store on the dispatcher, or refused with raft's reason. */
     private final class SafeRead implements io.poyang.raft.core.ReadTask {
         private final ReqContext ctx;
         private final KvReq req;
@@ -314,6 +318,9 @@ public final class DtKvStateMachine implements StateMachine {
 
         @Override
         public void run() {
+            if (ctx.isExpired()) {
+                return;   // the client gave up; nobody waits for the answer
+            }
             respond(ctx, store.read(req));
         }
 
@@ -342,16 +349,6 @@ public final class DtKvStateMachine implements StateMachine {
         FiberChannel<Object> t = tasks;
         if (t != null) {
             t.fireOffer(new ConnectionClosed(connectionId));
-        }
-    }
-
-    private static final class ReadTask {
-        final ReqContext ctx;
-        final KvReq req;
-
-        ReadTask(ReqContext ctx, KvReq req) {
-            this.ctx = ctx;
-            this.req = req;
         }
     }
 
@@ -394,15 +391,13 @@ public final class DtKvStateMachine implements StateMachine {
 
         private FrameCallResult serve(Void v) {
             if (getGroup().isShouldStop()) {
-                failReads("the raft group is stopping");
+                failWatches("the raft group is stopping");
                 return Fiber.frameReturn();
             }
             for (int i = 0, n = taken.size(); i < n; i++) {
                 Object t = taken.get(i);
                 try {
-                    if (t instanceof ReadTask) {
-                        serveRead((ReadTask) t);
-                    } else if (t instanceof NotifyDone) {
+                    if (t instanceof NotifyDone) {
                         NotifyDone d = (NotifyDone) t;
                         store.watchManager().onNotifyDone(d.watcherId, d.delivered);
                     } else if (t instanceof WatchTask) {
@@ -414,9 +409,6 @@ public final class DtKvStateMachine implements StateMachine {
                     }
                 } catch (RuntimeException e) {
                     log.warn("group {}: a DtKV task failed: {}", config.groupId, t, e);
-                    if (t instanceof ReadTask) {
-                        ((ReadTask) t).ctx.respondError(ResponseCode.SYS_ERROR, e.toString());
-                    }
                 }
             }
             taken.clear();
@@ -424,40 +416,14 @@ public final class DtKvStateMachine implements StateMachine {
             return tasks.takeAll(taken, this::serve);
         }
 
-        private void failReads(String why) {
+        private void failWatches(String why) {
             for (Object t : taken) {
-                if (t instanceof ReadTask) {
-                    ((ReadTask) t).ctx.respondError(ResponseCode.STOPPING, why);
-                } else if (t instanceof WatchTask) {
+                if (t instanceof WatchTask) {
                     ((WatchTask) t).ctx.respondError(ResponseCode.STOPPING, why);
                 }
             }
             taken.clear();
         }
-    }
-
-    /**
-     * A read, on the leader, from the applied state. The write of a client that got its answer is
-     * applied here before the answer left, so a client reads its own writes.
-     *
-     * <p>NOTE: this is the leader's local state, not yet a raft read kind: a leader deposed by a
-     * partition it does not know of yet can serve a stale value until it steps down (its check-quorum
-     * after one election timeout). Lease and ReadIndex reads come with raft's read API
-     * ({@code RaftGroup.read}, issue 7), which this method will call.
-     */
-    private void serveRead(ReadTask t) {
-        if (t.ctx.isExpired()) {
-            return;   // the client gave up; nobody waits for the answer
-        }
-        if (!group.isLeader()) {
-            int leaderId = group.leaderId();
-            t.ctx.respond(leaderId == 0 ? WritePacket.error(ResponseCode.NOT_LEADER, "node " + service.nodeId()
-                    + " is not the leader of DtKV group " + config.groupId + "; no leader is known yet")
-                    : WritePacket.error(ResponseCode.NOT_LEADER, leaderId, "node " + service.nodeId()
-                    + " is not the leader of DtKV group " + config.groupId + "; the leader is node " + leaderId));
-            return;
-        }
-        respond(t.ctx, store.read(t.req));
     }
 
     private void serveWatch(WatchTask t) {

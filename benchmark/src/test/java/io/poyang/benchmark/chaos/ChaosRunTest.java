@@ -1,0 +1,57 @@
+package io.poyang.benchmark.chaos;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The CI-sized chaos run: three real node processes on loopback, eight clients on sixteen keys for
+ * about 60 s while every fault kind the runner can inject is injected at least once (the run stretches
+ * on a slow machine until each kind had its turn), then the history and the nodes' final state are
+ * checked. It must come out linearizable with every node agreeing; when it does not, the report with
+ * the failing windows is in the assertion message and the history file is kept next to it.
+ */
+class ChaosRunTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void threeNodeProcessesSurviveEveryFaultKindAndTheHistoryIsLinearizable() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(bytes, true);
+        ProcessChaosRunner runner = new ProcessChaosRunner();
+        Path history = dir.resolve("history.txt");
+        int code = ChaosCommand.run(new String[] {"--nodes", "3", "--duration", "60s", "--clients", "8", "--keys", "16",
+                "--seed", "20261121", "--history", history.toString()}, out, out, () -> runner);
+        String report = new String(bytes.toByteArray(), StandardCharsets.UTF_8);
+        System.out.println(report);
+        assertEquals(ChaosCommand.LINEARIZABLE, code, "the chaos run did not pass (history: " + history + "):\n"
+                + report);
+        Map<String, Integer> injected = runner.injected();
+        for (String kind : ChaosOptions.FAULTS) {
+            if (ProcessChaosRunner.injectable(kind)) {
+                assertTrue(injected.getOrDefault(kind, 0) >= 1, "fault " + kind + " was never injected: " + injected
+                        + "\n" + report);
+            }
+        }
+        assertTrue(report.contains("verdict: PASS"), report);
+        List<Operation> ops;
+        try {
+            ops = HistoryReader.read(history);
+        } catch (Exception e) {
+            throw new AssertionError("the history file cannot be read back", e);
+        }
+        long acknowledged = ops.stream().filter(o -> o.status() == OpStatus.OK).count();
+        assertTrue(acknowledged > 1000, "only " + acknowledged + " operations were acknowledged in a minute");
+    }
+}
