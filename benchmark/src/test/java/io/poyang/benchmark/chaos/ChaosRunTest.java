@@ -1,12 +1,12 @@
 package io.poyang.benchmark.chaos;
 
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.List;
 import java.util.Map;
 
@@ -18,19 +18,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * about 60 s while every fault kind the runner can inject is injected at least once (the run stretches
  * on a slow machine until each kind had its turn), then the history and the nodes' final state are
  * checked. It must come out linearizable with every node agreeing; when it does not, the report with
- * the failing windows is in the assertion message and the history file is kept next to it.
+ * the failing windows is in the assertion message, and the history stays in
+ * {@code benchmark/target/chaos-run-test-history.txt} for {@code ./poyang chaos --check}.
  */
 class ChaosRunTest {
-
-    @TempDir
-    Path dir;
 
     @Test
     void threeNodeProcessesSurviveEveryFaultKindAndTheHistoryIsLinearizable() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true);
         ProcessChaosRunner runner = new ProcessChaosRunner();
-        Path history = dir.resolve("history.txt");
+        // Kept after the test (target/ of the module), so a failure can be replayed with --check.
+        Path history = Paths.get("target", "chaos-run-test-history.txt").toAbsolutePath();
         int code = ChaosCommand.run(new String[] {"--nodes", "3", "--duration", "60s", "--clients", "8", "--keys", "16",
                 "--seed", "20261121", "--history", history.toString()}, out, out, () -> runner);
         String report = new String(bytes.toByteArray(), StandardCharsets.UTF_8);

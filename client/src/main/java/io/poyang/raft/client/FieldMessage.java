@@ -12,7 +12,7 @@ import java.util.Arrays;
 
 /**
  * A small protobuf message made only of scalar varint fields (int32, int64, bool, enum), packed
- * repeated varint fields and string fields — the shape of raft's control messages (ReadIndex, the
+ * repeated varint fields, string fields and repeated string fields — the shape of raft's control messages (ReadIndex, the
  * admin commands of raft.proto). One class instead of one hand-written codec per message: the
  * message's schema (which field numbers are lists, which are strings) comes from its
  * {@link Schema}; everything else is a varint. Encoded exactly as protoc encodes the same message
@@ -23,10 +23,11 @@ public final class FieldMessage implements Encodable {
 
     private static final int MAX_FIELD = 31;
 
-    /** Which fields of a message are packed lists and which are strings; all others are varints. */
+    /** Which fields of a message are packed lists, strings and string lists; all others are varints. */
     public static final class Schema implements DecoderFactory<FieldMessage> {
         private final long listFields;
         private final long stringFields;
+        private final long stringListFields;
         private final String name;
 
         /**
@@ -35,9 +36,19 @@ public final class FieldMessage implements Encodable {
          * @param stringFields field numbers of strings
          */
         public Schema(String name, int[] listFields, int[] stringFields) {
+            this(name, listFields, stringFields, new int[0]);
+        }
+
+        /** @param stringListFields field numbers of repeated strings */
+        public Schema(String name, int[] listFields, int[] stringFields, int[] stringListFields) {
             this.name = name;
             this.listFields = mask(listFields);
             this.stringFields = mask(stringFields);
+            this.stringListFields = mask(stringListFields);
+            if ((this.listFields & this.stringFields) != 0 || (this.listFields & this.stringListFields) != 0
+                    || (this.stringFields & this.stringListFields) != 0) {
+                throw new IllegalArgumentException("a field of " + name + " is given two kinds");
+            }
         }
 
         private static long mask(int[] fields) {
@@ -59,13 +70,26 @@ public final class FieldMessage implements Encodable {
             return f <= MAX_FIELD && (stringFields & (1L << f)) != 0;
         }
 
+        boolean isStringList(int f) {
+            return f <= MAX_FIELD && (stringListFields & (1L << f)) != 0;
+        }
+
+        boolean isVarint(int f) {
+            return f >= 1 && f <= MAX_FIELD && !isList(f) && !isString(f) && !isStringList(f);
+        }
+
         public Builder builder() {
             return new Builder(this);
         }
 
         @Override
         public PbCallback<FieldMessage> create() {
-            return new Decoder(this);
+            return new Decoder<>(this, m -> m);
+        }
+
+        /** Decodes this message and hands it to {@code map} (for typed views such as {@link GroupStatus}). */
+        public <T> DecoderFactory<T> mapped(java.util.function.Function<FieldMessage, T> map) {
+            return () -> new Decoder<>(this, map);
         }
 
         @Override
@@ -80,13 +104,14 @@ public final class FieldMessage implements Encodable {
         private final long[] scalars = new long[MAX_FIELD + 1];
         private final long[][] lists = new long[MAX_FIELD + 1][];
         private final String[] strings = new String[MAX_FIELD + 1];
+        private final String[][] stringLists = new String[MAX_FIELD + 1][];
 
         Builder(Schema schema) {
             this.schema = schema;
         }
 
         public Builder set(int field, long value) {
-            check(field, !schema.isList(field) && !schema.isString(field), "a varint");
+            check(field, schema.isVarint(field), "a varint");
             scalars[field] = value;
             return this;
         }
@@ -117,6 +142,26 @@ public final class FieldMessage implements Encodable {
             return this;
         }
 
+        /** A repeated string field (null elements are sent as empty strings). */
+        public Builder set(int field, String[] values) {
+            check(field, schema.isStringList(field), "a string list");
+            String[] l = values == null ? new String[0] : values.clone();
+            for (int i = 0; i < l.length; i++) {
+                if (l[i] == null) {
+                    l[i] = "";
+                }
+            }
+            stringLists[field] = l;
+            return this;
+        }
+
+        private void addString(int field, String value) {
+            String[] old = stringLists[field];
+            String[] l = old == null ? new String[1] : Arrays.copyOf(old, old.length + 1);
+            l[l.length - 1] = value;
+            stringLists[field] = l;
+        }
+
         private void check(int field, boolean ok, String what) {
             if (field < 1 || field > MAX_FIELD || !ok) {
                 throw new IllegalArgumentException("field " + field + " of " + schema + " is not " + what);
@@ -124,7 +169,7 @@ public final class FieldMessage implements Encodable {
         }
 
         public FieldMessage build() {
-            return new FieldMessage(schema, scalars.clone(), lists.clone(), strings.clone());
+            return new FieldMessage(schema, scalars.clone(), lists.clone(), strings.clone(), stringLists.clone());
         }
     }
 
@@ -133,17 +178,31 @@ public final class FieldMessage implements Encodable {
     private final long[][] lists;
     private final String[] strings;
     private final byte[][] stringBytes;
+    private final String[][] stringLists;
+    private final java.util.List<byte[]>[] stringListBytes;
     private final int size;
 
-    private FieldMessage(Schema schema, long[] scalars, long[][] lists, String[] strings) {
+    @SuppressWarnings("unchecked")
+    private FieldMessage(Schema schema, long[] scalars, long[][] lists, String[] strings, String[][] stringLists) {
         this.schema = schema;
         this.scalars = scalars;
         this.lists = lists;
         this.strings = strings;
+        this.stringLists = stringLists;
         this.stringBytes = new byte[MAX_FIELD + 1][];
+        this.stringListBytes = new java.util.List[MAX_FIELD + 1];
         int s = 0;
         for (int f = 1; f <= MAX_FIELD; f++) {
-            if (lists[f] != null) {
+            if (stringLists[f] != null) {
+                java.util.List<byte[]> bytes = new java.util.ArrayList<>(stringLists[f].length);
+                for (String v : stringLists[f]) {
+                    byte[] b = PbUtil.utf8(v);
+                    bytes.add(b);
+                    // every element is written, an empty one too (tag and a zero length)
+                    s += PbUtil.sizeOfTag(f) + PbUtil.sizeOfUnsignedVarint32(b.length) + b.length;
+                }
+                stringListBytes[f] = bytes;
+            } else if (lists[f] != null) {
                 s += PbUtil.sizeOfPackedVarint64Field(f, lists[f], lists[f].length);
             } else if (strings[f] != null) {
                 if (!strings[f].isEmpty()) {
@@ -173,6 +232,12 @@ public final class FieldMessage implements Encodable {
     public String getString(int field) {
         String s = field <= MAX_FIELD ? strings[field] : null;
         return s == null ? "" : s;
+    }
+
+    /** A repeated string field; empty when absent. */
+    public String[] getStrings(int field) {
+        String[] l = field <= MAX_FIELD ? stringLists[field] : null;
+        return l == null ? new String[0] : l.clone();
     }
 
     /** A list field; empty when absent. */
@@ -205,7 +270,9 @@ public final class FieldMessage implements Encodable {
         while (c.stage <= MAX_FIELD) {
             int f = c.stage;
             boolean done;
-            if (lists[f] != null) {
+            if (stringListBytes[f] != null) {
+                done = c.repeatedBytesField(dest, f, stringListBytes[f]);
+            } else if (lists[f] != null) {
                 done = c.packedInt64Field(dest, f, lists[f], lists[f].length);
             } else if (stringBytes[f] != null) {
                 done = c.bytesField(dest, f, stringBytes[f]);
@@ -229,11 +296,20 @@ public final class FieldMessage implements Encodable {
         }
         FieldMessage m = (FieldMessage) o;
         return Arrays.equals(scalars, m.scalars) && Arrays.deepEquals(norm(lists), norm(m.lists))
-                && Arrays.equals(norm(strings), norm(m.strings));
+                && Arrays.equals(norm(strings), norm(m.strings)) && Arrays.deepEquals(norm(stringLists),
+                norm(m.stringLists));
     }
 
     private static long[][] norm(long[][] l) {
         long[][] r = new long[l.length][];
+        for (int i = 0; i < l.length; i++) {
+            r[i] = l[i] == null || l[i].length == 0 ? null : l[i];
+        }
+        return r;
+    }
+
+    private static String[][] norm(String[][] l) {
+        String[][] r = new String[l.length][];
         for (int i = 0; i < l.length; i++) {
             r[i] = l[i] == null || l[i].length == 0 ? null : l[i];
         }
@@ -259,11 +335,13 @@ public final class FieldMessage implements Encodable {
         boolean first = true;
         for (int f = 1; f <= MAX_FIELD; f++) {
             String v = null;
-            if (lists[f] != null && lists[f].length > 0) {
+            if (stringLists[f] != null && stringLists[f].length > 0) {
+                v = Arrays.toString(stringLists[f]);
+            } else if (lists[f] != null && lists[f].length > 0) {
                 v = Arrays.toString(lists[f]);
             } else if (strings[f] != null && !strings[f].isEmpty()) {
                 v = '"' + strings[f] + '"';
-            } else if (lists[f] == null && strings[f] == null && scalars[f] != 0) {
+            } else if (lists[f] == null && strings[f] == null && stringLists[f] == null && scalars[f] != 0) {
                 v = Long.toString(scalars[f]);
             }
             if (v != null) {
@@ -274,21 +352,23 @@ public final class FieldMessage implements Encodable {
         return b.append('}').toString();
     }
 
-    private static final class Decoder extends PbCallback<FieldMessage> {
+    private static final class Decoder<T> extends PbCallback<T> {
         private final Schema schema;
+        private final java.util.function.Function<FieldMessage, T> map;
         private Builder b;
         private long[] list;
         private int listCount;
         private int listField;
         private final LongSink sink = this::add;
 
-        Decoder(Schema schema) {
+        Decoder(Schema schema, java.util.function.Function<FieldMessage, T> map) {
             this.schema = schema;
+            this.map = map;
         }
 
         @Override
         protected int wireTypeOf(int field) {
-            if (schema.isString(field)) {
+            if (schema.isString(field) || schema.isStringList(field)) {
                 return PbWireType.LEN;
             }
             if (schema.isList(field)) {
@@ -319,6 +399,11 @@ public final class FieldMessage implements Encodable {
                 String s = parseString(piece, fieldLength, offsetInField);
                 if (s != null) {
                     b.strings[field] = s;
+                }
+            } else if (schema.isStringList(field)) {
+                String s = fieldLength == 0 ? "" : parseString(piece, fieldLength, offsetInField);
+                if (s != null) {
+                    b.addString(field, s);
                 }
             } else {
                 startList(field);
@@ -351,9 +436,9 @@ public final class FieldMessage implements Encodable {
         }
 
         @Override
-        protected FieldMessage end() {
+        protected T end() {
             flushList();
-            return b.build();
+            return map.apply(b.build());
         }
     }
 }

@@ -15,11 +15,35 @@ public final class RaftCommands {
     public static final int INSTALL_SNAPSHOT = 103;
     /** ReadIndexRequest → ReadIndexResponse: a follower asks the leader for a confirmed read index, replication port. */
     public static final int READ_INDEX = 104;
+    /** TimeoutNowRequest → TimeoutNowResponse: a leader hands over to the target (leader transfer), replication port. */
+    public static final int TIMEOUT_NOW = 105;
 
     /** RaftWriteRequest → the state machine's result, service port. */
     public static final int RAFT_WRITE = 201;
     /** RaftStatusRequest → RaftStatusResponse, service and replication ports. */
     public static final int RAFT_STATUS = 202;
+
+    // admin commands (AdminClient), replication port; messages in AdminMessages
+    /** NodeStatusRequest → NodeStatus: the groups a node hosts and the nodes it knows. */
+    public static final int ADMIN_NODE_STATUS = 203;
+    /** GroupStatusRequest → GroupStatus: where a group stands on the node, per-follower lag on the leader. */
+    public static final int ADMIN_GROUP_STATUS = 204;
+    /** TransferLeaderRequest → TransferLeaderResponse (leader only). */
+    public static final int ADMIN_TRANSFER_LEADER = 205;
+    /** ChangeMembersRequest → MembersConfig: prepare a membership change (leader only). */
+    public static final int ADMIN_PREPARE_MEMBERS = 206;
+    /** ChangeMembersRequest → MembersConfig: commit the prepared change (leader only). */
+    public static final int ADMIN_COMMIT_MEMBERS = 207;
+    /** ChangeMembersRequest → MembersConfig: abort the prepared change (leader only). */
+    public static final int ADMIN_ABORT_MEMBERS = 208;
+    /** AddGroupRequest → AdminAck: host a group on the node. */
+    public static final int ADMIN_ADD_GROUP = 209;
+    /** RemoveGroupRequest → AdminAck: stop hosting a group on the node (optionally deleting its data). */
+    public static final int ADMIN_REMOVE_GROUP = 210;
+    /** AddNodeRequest → AdminAck: tell the node another node's replication address. */
+    public static final int ADMIN_ADD_NODE = 211;
+    /** RemoveNodeRequest → AdminAck: make the node forget another node. */
+    public static final int ADMIN_REMOVE_NODE = 212;
 
     private RaftCommands() {
     }

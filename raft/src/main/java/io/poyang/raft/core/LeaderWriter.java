@@ -53,8 +53,35 @@ final class LeaderWriter extends FiberFrame<Void> {
         return channel.takeAll(batch, onBatch);
     }
 
+    /** Writes that arrived during a leader transfer: written if it fails, refused (NOT_LEADER) if it succeeds. */
+    private final ArrayList<WriteTask> held = new ArrayList<>();
+
+    /** The leader transfer ended: the held writes go on (into the log, or refused if this node no longer leads). */
+    void releaseHeld() {
+        if (!held.isEmpty()) {
+            channel.offer(NOOP_MARKER);
+        }
+    }
+
     private FrameCallResult onBatch(Void v) {
         RaftState s = g.state;
+        if (s.isLeader() && s.failure == null && !s.stopping && g.transfer.isActive()) {
+            for (int i = 0, n = batch.size(); i < n; i++) {
+                if (batch.get(i) != NOOP_MARKER) {
+                    held.add(batch.get(i));
+                }
+            }
+            batch.clear();
+            if (noopTerm == s.currentTerm) {
+                writeBatch(s);   // only the new leader's no-op
+                items.clear();
+            }
+            return channel.takeAll(batch, onBatch);
+        }
+        if (!held.isEmpty()) {
+            batch.addAll(0, held);
+            held.clear();
+        }
         if (s.stopping || getGroup().isShouldStop()) {
             failAll(ResponseCode.STOPPING, 0, "raft group " + s.groupId + " on node " + s.selfId + " is stopping");
             return Fiber.frameReturn();

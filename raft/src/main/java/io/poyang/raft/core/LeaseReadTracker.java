@@ -17,8 +17,9 @@ import java.util.concurrent.TimeUnit;
  * node; the margin covers the difference of clock rates and the dispatcher's cached clock.
  *
  * <p>No lease: before a majority acknowledged anything in this term, before the leader's no-op
- * entry of the term committed (the caller checks), while a leader transfer is under way
- * ({@link #suspend}), and on a node that does not lead. A group with one voter always has it while
+ * entry of the term committed (the caller checks), from the start of a leader transfer
+ * ({@link #suspend}) — for the rest of the term once TIMEOUT_NOW went out — and on a node that does
+ * not lead. A group with one voter always has it while
  * it leads. Dispatcher thread.
  */
 final class LeaseReadTracker {
@@ -96,11 +97,16 @@ final class LeaseReadTracker {
         }
     }
 
-    /** A leader transfer started: no lease reads until it ends ({@link #resume}) — the target may win at once. */
+    /**
+     * A leader transfer started: no lease reads — the target may win at once. It lasts until the
+     * next term ({@link #resetForLeader}) unless the transfer gives it back ({@link #resume}) because
+     * the target was never told to stand.
+     */
     void suspend() {
         suspended = true;
     }
 
+    /** The transfer ended before TIMEOUT_NOW was sent: the lease is as safe as before it. */
     void resume() {
         suspended = false;
     }

@@ -57,11 +57,20 @@ public final class Members {
         this.observers = checked(observers == null ? NONE : observers, "observers", true);
         this.oldObservers = newVoters == null || oldObservers == null ? NONE
                 : checked(oldObservers, "old observers", true);
+        // A node is a voter or an observer of one configuration, not both. During a joint change the
+        // observers belong to the new configuration and the old observers to the old one, so a voter
+        // may become an observer (demotion) and an observer a voter (promotion) in one change.
+        int[] sameSideVoters = this.newVoters != null ? this.newVoters : this.voters;
         for (int o : this.observers) {
-            if (contains(this.voters, o) || (this.newVoters != null && contains(this.newVoters, o))) {
+            if (contains(sameSideVoters, o)) {
                 throw new IllegalArgumentException("node " + o + " is both a voter and an observer: voters "
-                        + Arrays.toString(this.voters) + ", new voters " + Arrays.toString(this.newVoters)
-                        + ", observers " + Arrays.toString(this.observers));
+                        + Arrays.toString(sameSideVoters) + ", observers " + Arrays.toString(this.observers));
+            }
+        }
+        for (int o : this.oldObservers) {
+            if (contains(this.voters, o)) {
+                throw new IllegalArgumentException("node " + o + " is both an old voter and an old observer: voters "
+                        + Arrays.toString(this.voters) + ", old observers " + Arrays.toString(this.oldObservers));
             }
         }
         int[] u = union(union(union(this.voters, this.newVoters == null ? NONE : this.newVoters), this.observers),

@@ -77,6 +77,7 @@ public final class RaftGroup {
     final ReadIndexManager reads;
     final MembershipManager membership;
     final SessionTable sessions;
+    final LeaderTransfer transfer;
     private final FiberChannel<WriteTask> writeChannel;
     private final FiberChannel<Object> readChannel;
     private final FiberChannel<Object> followerChannel;
@@ -139,6 +140,7 @@ public final class RaftGroup {
         this.reads = new ReadIndexManager(this, readChannel);
         this.membership = new MembershipManager(this);
         this.sessions = new SessionTable(this);
+        this.transfer = new LeaderTransfer(this);
     }
 
     public int groupId() {
@@ -613,6 +615,27 @@ public final class RaftGroup {
         return membership.abort(timeoutMillis);
     }
 
+    /**
+     * Hands the leadership to voter {@code targetId} (see {@link LeaderTransfer}): new writes wait,
+     * the target is caught up and told to stand; completes once it leads. Fails with a timeout (and
+     * this node goes on leading) when the target has not won within an election timeout of the
+     * hand-over, {@link NotLeaderException} on a node that does not lead. Any thread.
+     */
+    public CompletableFuture<Void> transferLeadership(int targetId, long timeoutMillis) {
+        return transfer.transfer(targetId, timeoutMillis);
+    }
+
+    /** TIMEOUT_NOW from this group's leader (replication port; network I/O thread). */
+    public void acceptTimeoutNow(ReqContext ctx, io.poyang.raft.client.FieldMessage req) {
+        if (refuseStopping(ctx)) {
+            return;
+        }
+        voteChannel.fireOffer(new LeaderTransfer.TimeoutNow(req, ctx));
+    }
+
+    /** The TIMEOUT_NOW request's schema, for the replication port's processor. */
+    public static final io.poyang.raft.client.FieldMessage.Schema TIMEOUT_NOW_REQUEST = LeaderTransfer.REQUEST;
+
     /** Takes a snapshot now; completes with what it covers (null when nothing was applied yet). Any thread. */
     public CompletableFuture<SnapshotMeta> takeSnapshot() {
         return snapshotManager.takeSnapshot();
@@ -753,6 +776,37 @@ public final class RaftGroup {
                 pubLastLog, state.members.voters());
     }
 
+    /**
+     * Where the group stands on this node in detail (what ADMIN_GROUP_STATUS answers): taken on the
+     * dispatcher thread between two steps, so the figures belong to one moment. On the leader it
+     * includes every other member's match index and lag. Any thread.
+     */
+    public CompletableFuture<io.poyang.raft.client.GroupStatus> detailedStatus() {
+        return callInGroup(this::statusNow);
+    }
+
+    private io.poyang.raft.client.GroupStatus statusNow() {
+        RaftState s = state;
+        Members m = s.members;
+        java.util.List<io.poyang.raft.client.GroupStatus.Follower> followers = new java.util.ArrayList<>();
+        long last = store.lastIndex();
+        if (s.isLeader()) {
+            for (int i = 0; i < m.slotCount(); i++) {
+                int id = m.nodeAt(i);
+                if (id != s.selfId) {
+                    long match = commitManager.matchIndexOf(id);
+                    followers.add(new io.poyang.raft.client.GroupStatus.Follower(id, match, Math.max(0, last - match),
+                            !m.isVoter(id)));
+                }
+            }
+        }
+        Throwable f = s.failure;
+        RaftRole role = s.stopping || stopRequested ? RaftRole.NONE : s.role;
+        return new io.poyang.raft.client.GroupStatus(s.groupId, s.selfId, role, s.currentTerm, s.leaderId,
+                store.firstIndex(), last, store.persistedIndex(), s.commitIndex, s.lastApplied, m.voters(), m.isJoint(),
+                m.newVoters(), m.observers(), followers, transfer.target(), f == null ? "" : f.toString());
+    }
+
     /** The group's configuration as this node last saw it (voters, a prepared change, observers). Any thread. */
     public Members members() {
         return pubMembers;
@@ -854,6 +908,7 @@ public final class RaftGroup {
     /** A follower's persisted index moved up (leader): membership catch-up and leader transfer watch this. */
     void onFollowerProgress(int peerId, long matchIndex) {
         membership.onProgress();
+        transfer.onProgress();
     }
 
     /** Queues one of raft's own entries (a configuration) for the leader writer. Dispatcher thread. */
@@ -869,6 +924,8 @@ public final class RaftGroup {
 
     void onLeadershipLost() {
         reads.onLeadershipLost();
+        transfer.onProgress();
+        membership.onProgress();
         Replicator[] rs = replicators;
         replicators = new Replicator[0];
         for (Replicator r : rs) {

@@ -54,6 +54,7 @@ final class RoleManager {
         }
         g.publish();
         tellStateMachine();
+        g.transfer.onProgress();   // a leader that handed over waits to learn who leads
     }
 
     /** Stands for election: the next term, a vote for itself. */

@@ -52,6 +52,8 @@ final class VoteManager extends FiberFrame<Void> {
     private long electionTimeoutThisRound;
     private long round;
     private boolean roundIsPreVote;
+    /** The current round was started by the leader's TimeoutNow (a leader transfer). */
+    private boolean roundIsTransfer;
     private int roundTerm;
     private long[] granted = new long[0];
     private long[] scratch = new long[0];
@@ -98,6 +100,8 @@ final class VoteManager extends FiberFrame<Void> {
             FrameCallResult r = null;
             if (o instanceof VoteRequest) {
                 r = onRequest((VoteRequest) o);
+            } else if (o instanceof LeaderTransfer.TimeoutNow) {
+                r = onTimeoutNow((LeaderTransfer.TimeoutNow) o);
             } else if (o instanceof VoteReply) {
                 r = onReply((VoteReply) o);
             }
@@ -152,7 +156,7 @@ final class VoteManager extends FiberFrame<Void> {
             g.publish();
         }
         if (s.members.soleVoter() == s.selfId) {
-            return startVote();
+            return startVote(false);
         }
         LogStore store = g.store;
         newRound(true, s.currentTerm + 1);
@@ -166,6 +170,7 @@ final class VoteManager extends FiberFrame<Void> {
         RaftState s = g.state;
         round++;
         roundIsPreVote = preVote;
+        roundIsTransfer = false;
         roundTerm = term;
         roundMembers = s.members;
         granted = new long[roundMembers.slotCount()];
@@ -189,11 +194,15 @@ final class VoteManager extends FiberFrame<Void> {
         }
     }
 
-    /** A majority would vote for this node: become candidate of the next term, durable before asking. */
-    private FrameCallResult startVote() {
+    /**
+     * A majority would vote for this node (or its leader handed over, {@code transfer}): become
+     * candidate of the next term, durable before asking.
+     */
+    private FrameCallResult startVote(boolean transfer) {
         RaftState s = g.state;
         g.roleManager.becomeCandidate();
         newRound(false, s.currentTerm);
+        roundIsTransfer = transfer;
         restartElectionTimer(g.nowNanos());
         log.info("group {}: node {} stands for election in term {}", s.groupId, s.selfId, s.currentTerm);
         return Fiber.call(g.statusSaver.persist(), this::afterCandidateSaved);
@@ -206,7 +215,8 @@ final class VoteManager extends FiberFrame<Void> {
                 g.roleManager.becomeLeader();
             } else {
                 LogStore store = g.store;
-                sendRequests(new VoteRequest(s.groupId, roundTerm, s.selfId, store.lastIndex(), store.lastTerm(), false));
+                sendRequests(new VoteRequest(s.groupId, roundTerm, s.selfId, store.lastIndex(), store.lastTerm(), false,
+                        roundIsTransfer));
             }
         }
         return next(null);
@@ -238,7 +248,7 @@ final class VoteManager extends FiberFrame<Void> {
             if (s.role == RaftRole.LEADER || s.currentTerm + 1 != roundTerm) {
                 return null;   // the world moved on while the pre-votes came in
             }
-            return startVote();
+            return startVote(false);
         }
         if (s.role == RaftRole.CANDIDATE && s.currentTerm == roundTerm) {
             round++;
@@ -249,6 +259,25 @@ final class VoteManager extends FiberFrame<Void> {
 
     private FrameCallResult afterSaved(Void v) {
         return next(null);
+    }
+
+    /**
+     * The leader hands over (leader transfer): if this node still follows that leader in that term
+     * and may stand, it stands at once — no pre-vote, and its vote requests say so, so voters that
+     * hear from the leader grant them anyway.
+     */
+    private FrameCallResult onTimeoutNow(LeaderTransfer.TimeoutNow t) {
+        RaftState s = g.state;
+        boolean ok = s.role == RaftRole.FOLLOWER && t.term == s.currentTerm && t.leaderId == s.leaderId && canStand(s);
+        t.answer(s.currentTerm, ok);
+        if (!ok) {
+            log.info("group {}: node {} does not take over from node {} (term {}, its term {}, role {})", s.groupId,
+                    s.selfId, t.leaderId, t.term, s.currentTerm, s.role);
+            return null;
+        }
+        log.info("group {}: node {} takes over from leader {} (leader transfer)", s.groupId, s.selfId, t.leaderId);
+        g.countElectionRound();
+        return startVote(true);
     }
 
     // ---------------------------------------------------------------- answering
@@ -268,6 +297,9 @@ final class VoteManager extends FiberFrame<Void> {
         }
         // Just started: this node may have acknowledged a leader within its lease before it went down.
         leaderAlive |= now - quietUntilNanos < 0;
+        if (leaderAlive && isHandOver(req)) {
+            leaderAlive = false;
+        }
         boolean logOk = isUpToDate(req);
         if (req.preVote) {
             answer(req, req.term > s.currentTerm && !leaderAlive && logOk);
@@ -303,6 +335,21 @@ final class VoteManager extends FiberFrame<Void> {
         answering = null;
         answer(req, answeringGrant && s.currentTerm == req.term && s.votedFor == req.candidateId);
         return next(null);
+    }
+
+    /**
+     * A vote request the leader itself asked for (leader transfer): granted although this node hears
+     * from a live leader, because that leader gave up its lease before it sent TIMEOUT_NOW (and
+     * takes no lease again in its term, see {@link LeaderTransfer}). Only for the term right after
+     * this node's own — a candidate of that term was this term's follower — and, on the leader, only
+     * for the node it is handing over to, so a stray or late request does not depose it.
+     */
+    private boolean isHandOver(VoteRequest req) {
+        RaftState s = g.state;
+        if (!req.leaderTransfer || req.preVote || req.term != s.currentTerm + 1) {
+            return false;
+        }
+        return s.role != RaftRole.LEADER || g.transfer.isHandingOverTo(req.candidateId);
     }
 
     private boolean isUpToDate(VoteRequest req) {

@@ -18,11 +18,19 @@ public final class VoteRequest implements Encodable {
     final long lastLogIndex;
     final int lastLogTerm;
     final boolean preVote;
+    /** The candidate stands because the leader handed over (TimeoutNow): voters need not wait for the leader to go silent. */
+    final boolean leaderTransfer;
     private final int size;
     /** Set on the receiving side: where the answer goes. */
     ReqContext context;
 
     public VoteRequest(int groupId, int term, int candidateId, long lastLogIndex, int lastLogTerm, boolean preVote) {
+        this(groupId, term, candidateId, lastLogIndex, lastLogTerm, preVote, false);
+    }
+
+    public VoteRequest(int groupId, int term, int candidateId, long lastLogIndex, int lastLogTerm, boolean preVote,
+                       boolean leaderTransfer) {
+        this.leaderTransfer = leaderTransfer;
         this.groupId = groupId;
         this.term = term;
         this.candidateId = candidateId;
@@ -31,7 +39,8 @@ public final class VoteRequest implements Encodable {
         this.preVote = preVote;
         this.size = PbUtil.sizeOfInt32Field(1, groupId) + PbUtil.sizeOfInt32Field(2, term)
                 + PbUtil.sizeOfInt32Field(3, candidateId) + PbUtil.sizeOfInt64Field(4, lastLogIndex)
-                + PbUtil.sizeOfInt32Field(5, lastLogTerm) + PbUtil.sizeOfBoolField(6, preVote);
+                + PbUtil.sizeOfInt32Field(5, lastLogTerm) + PbUtil.sizeOfBoolField(6, preVote)
+                + PbUtil.sizeOfBoolField(7, leaderTransfer);
     }
 
     public int groupId() {
@@ -85,6 +94,11 @@ public final class VoteRequest implements Encodable {
                     return false;
                 }
                 // fall through
+            case 6:
+                if (!c.boolField(dest, 7, leaderTransfer)) {
+                    return false;
+                }
+                // fall through
             default:
                 return true;
         }
@@ -93,7 +107,7 @@ public final class VoteRequest implements Encodable {
     @Override
     public String toString() {
         return (preVote ? "PreVote" : "Vote") + "(group " + groupId + ", term " + term + ", candidate " + candidateId
-                + ", last " + lastLogIndex + "/" + lastLogTerm + ")";
+                + ", last " + lastLogIndex + "/" + lastLogTerm + (leaderTransfer ? ", leader transfer" : "") + ")";
     }
 
     /** Reads a VoteRequest. */
@@ -104,10 +118,11 @@ public final class VoteRequest implements Encodable {
         private long lastLogIndex;
         private int lastLogTerm;
         private boolean preVote;
+        private boolean leaderTransfer;
 
         @Override
         protected int wireTypeOf(int field) {
-            return field >= 1 && field <= 6 ? PbWireType.VARINT : PbWireType.UNKNOWN;
+            return field >= 1 && field <= 7 ? PbWireType.VARINT : PbWireType.UNKNOWN;
         }
 
         @Override
@@ -118,6 +133,7 @@ public final class VoteRequest implements Encodable {
             lastLogIndex = 0;
             lastLogTerm = 0;
             preVote = false;
+            leaderTransfer = false;
         }
 
         @Override
@@ -138,15 +154,18 @@ public final class VoteRequest implements Encodable {
                 case 5:
                     lastLogTerm = (int) value;
                     break;
-                default:
+                case 6:
                     preVote = value != 0;
+                    break;
+                default:
+                    leaderTransfer = value != 0;
                     break;
             }
         }
 
         @Override
         protected VoteRequest end() {
-            return new VoteRequest(groupId, term, candidateId, lastLogIndex, lastLogTerm, preVote);
+            return new VoteRequest(groupId, term, candidateId, lastLogIndex, lastLogTerm, preVote, leaderTransfer);
         }
     }
 }

@@ -123,7 +123,9 @@ public final class RaftServer extends LifeCycle {
         replicationServer.register(RaftCommands.APPEND_ENTRIES, new ReplicationProcessors.Append(registry, id));
         replicationServer.register(RaftCommands.INSTALL_SNAPSHOT, new ReplicationProcessors.InstallSnapshot(registry, id));
         replicationServer.register(RaftCommands.READ_INDEX, new ReplicationProcessors.ReadIndex(registry, id));
+        replicationServer.register(RaftCommands.TIMEOUT_NOW, new ReplicationProcessors.TimeoutNow(registry, id));
         replicationServer.register(RaftCommands.RAFT_STATUS, new ReplicationProcessors.Status(registry, id));
+        new AdminProcessors(this, config).registerOn(replicationServer);
         replicationServer.start();
 
         NioServerConfig sc = new NioServerConfig();
@@ -252,6 +254,12 @@ public final class RaftServer extends LifeCycle {
     /** The replication addresses of the other nodes this node knows, by node id. */
     public Map<Integer, String> nodeAddresses() {
         return transport.addresses();
+    }
+
+    /** This node's replication address as others reach it: the configured host and the port listened on. */
+    public String selfAddress() {
+        String configured = config.nodes.get(config.nodeId);
+        return configured.substring(0, configured.lastIndexOf(':')) + ":" + replicationServer.port();
     }
 
     @Override

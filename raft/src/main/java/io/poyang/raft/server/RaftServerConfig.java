@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
+import java.util.function.IntFunction;
 import java.util.function.Supplier;
 
 /**
@@ -34,6 +35,7 @@ public final class RaftServerConfig {
     final FaultInjector faultInjector;
     final Executor callbackExecutor;
     final List<ServiceExtension> serviceExtensions;
+    final IntFunction<? extends StateMachine> stateMachineFactory;
 
     private RaftServerConfig(Builder b) {
         this.nodeId = b.nodeId;
@@ -51,6 +53,7 @@ public final class RaftServerConfig {
         this.faultInjector = b.faultInjector;
         this.callbackExecutor = b.callbackExecutor;
         this.serviceExtensions = Collections.unmodifiableList(new ArrayList<>(b.serviceExtensions));
+        this.stateMachineFactory = b.stateMachineFactory;
     }
 
     public int nodeId() {
@@ -111,6 +114,7 @@ public final class RaftServerConfig {
         private final List<ServiceExtension> serviceExtensions = new ArrayList<>();
         private FaultInjector faultInjector;
         private Executor callbackExecutor;
+        private IntFunction<? extends StateMachine> stateMachineFactory;
 
         Builder() {
         }
@@ -187,6 +191,16 @@ public final class RaftServerConfig {
         /** Hosts group {@code groupId} with voting {@code members}; its state machine comes from {@code stateMachine}. */
         public Builder group(int groupId, Supplier<? extends StateMachine> stateMachine, int... members) {
             groups.add(new GroupSpec(groupId, members, stateMachine));
+            return this;
+        }
+
+        /**
+         * Makes the state machine of a group added at runtime by an admin command (ADMIN_ADD_GROUP,
+         * {@code AdminClient.addGroup}), given the group id. Without one (the default) such
+         * commands are refused (UNSUPPORTED); {@link RaftServer#addGroup} in code takes its own.
+         */
+        public Builder stateMachineFactory(IntFunction<? extends StateMachine> factory) {
+            this.stateMachineFactory = factory;
             return this;
         }
 

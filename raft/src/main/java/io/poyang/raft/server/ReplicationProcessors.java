@@ -132,6 +132,32 @@ final class ReplicationProcessors {
         }
     }
 
+    /** TIMEOUT_NOW: this node's leader of a group hands the leadership over to it. */
+    static final class TimeoutNow implements ReqProcessor<FieldMessage> {
+        private final GroupRegistry groups;
+        private final int nodeId;
+
+        TimeoutNow(GroupRegistry groups, int nodeId) {
+            this.groups = groups;
+            this.nodeId = nodeId;
+        }
+
+        @Override
+        public PbCallback<FieldMessage> createDecoder() {
+            return RaftGroup.TIMEOUT_NOW_REQUEST.create();
+        }
+
+        @Override
+        public WritePacket process(ReqContext context, FieldMessage body) {
+            RaftGroup g = groups.get(body.getInt(1));
+            if (g == null) {
+                return noGroup(nodeId, body.getInt(1));
+            }
+            g.acceptTimeoutNow(context, body);
+            return null;
+        }
+    }
+
     /** RAFT_STATUS: where a group stands on this node (how clients find the leader). */
     static final class Status implements ReqProcessor<RaftStatusRequest> {
         private final GroupRegistry groups;

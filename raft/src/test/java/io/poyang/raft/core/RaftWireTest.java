@@ -5,6 +5,10 @@ import io.poyang.codec.Encodable;
 import io.poyang.codec.PbCallback;
 import io.poyang.codec.PbParser;
 import io.poyang.net.BytesBody;
+import io.poyang.raft.client.AdminMessages;
+import io.poyang.raft.client.FieldMessage;
+import io.poyang.raft.client.GroupStatus;
+import io.poyang.raft.client.NodeStatus;
 import io.poyang.raft.client.RaftRole;
 import io.poyang.raft.client.RaftStatusRequest;
 import io.poyang.raft.client.RaftStatusResponse;
@@ -26,7 +30,9 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -95,6 +101,39 @@ class RaftWireTest {
         c.add(new Case("RaftStatusResponse", "group_id: 1 node_id: 2 term: 3 leader_id: 2 role: LEADER"
                 + " commit_index: 100 last_applied: 99 last_log_index: 101 members: 1 members: 2 members: 3",
                 new RaftStatusResponse(1, 2, 3, 2, RaftRole.LEADER, 100, 99, 101, new int[]{1, 2, 3})));
+        // --- raft operations (issue 7); the FieldMessage-based messages from here on
+        c.add(new Case("VoteRequest", "group_id: 1 term: 4 candidate_id: 2 last_log_index: 10 last_log_term: 3"
+                + " leader_transfer: true", new VoteRequest(1, 4, 2, 10, 3, false, true)));
+        c.add(new Case("TimeoutNowRequest", "group_id: 3 term: 7 leader_id: 1",
+                LeaderTransfer.REQUEST.builder().set(1, 3).set(2, 7).set(3, 1).build()));
+        c.add(new Case("MembersConfig", "voters: 1 voters: 2 voters: 3 new_voters: 2 new_voters: 3 new_voters: 4"
+                + " observers: 5 old_observers: 6 joint: true",
+                MembersCodec.encode(new Members(new int[]{1, 2, 3}, new int[]{2, 3, 4}, new int[]{5}, new int[]{6}))));
+        c.add(new Case("SessionHeader", "session_id: 1234567890123 seq: 42",
+                SessionTable.HEADER.builder().set(1, 1234567890123L).set(2, 42).build()));
+        List<GroupStatus.Follower> followers = new ArrayList<>();
+        followers.add(new GroupStatus.Follower(2, 300, 5, false));
+        followers.add(new GroupStatus.Follower(4, 290, 15, true));
+        c.add(new Case("GroupStatus", "group_id: 1 node_id: 3 term: 9 leader_id: 3 role: LEADER commit_index: 300"
+                + " last_applied: 299 last_log_index: 305 voters: 1 voters: 2 voters: 3 persisted_index: 304"
+                + " first_log_index: 100 observers: 4 follower_ids: 2 follower_ids: 4 follower_match_index: 300"
+                + " follower_match_index: 290 transfer_target: 2 failure: \"disk full\"",
+                new GroupStatus(1, 3, RaftRole.LEADER, 9, 3, 100, 305, 304, 300, 299, new int[]{1, 2, 3}, false, null,
+                        new int[]{4}, followers, 2, "disk full").toMessage()));
+        Map<Integer, String> nodes = new LinkedHashMap<>();
+        nodes.put(1, "10.0.0.1:9431");
+        nodes.put(2, "");
+        nodes.put(3, "h3:9431");
+        c.add(new Case("NodeStatus", "node_id: 1 group_ids: 1 group_ids: 7 node_ids: 1 node_ids: 2 node_ids: 3"
+                + " node_addresses: \"10.0.0.1:9431\" node_addresses: \"\" node_addresses: \"h3:9431\"",
+                new NodeStatus(1, new int[]{7, 1}, nodes).toMessage()));
+        c.add(new Case("ChangeMembersRequest", "group_id: 1 voters: 1 voters: 2 voters: 4 observers: 5"
+                + " timeout_millis: 20000", AdminMessages.CHANGE_MEMBERS_REQUEST.builder().set(1, 1)
+                .set(2, new int[]{1, 2, 4}).set(3, new int[]{5}).set(4, 20_000).build()));
+        c.add(new Case("AddNodeRequest", "node_id: 4 address: \"127.0.0.1:9461\"",
+                AdminMessages.ADD_NODE_REQUEST.builder().set(1, 4).set(2, "127.0.0.1:9461").build()));
+        c.add(new Case("TransferLeaderRequest", "group_id: 2 target_id: 3 timeout_millis: 10000",
+                AdminMessages.TRANSFER_LEADER_REQUEST.builder().set(1, 2).set(2, 3).set(3, 10_000).build()));
         return c;
     }
 
@@ -205,6 +244,28 @@ class RaftWireTest {
         assertEquals(RaftRole.LEADER, st.role());
         assertArrayEquals(new int[]{1, 2, 3}, st.members());
         assertEquals(101, st.lastLogIndex());
+
+        VoteRequest transfer = parse(refs.get(14), new VoteRequest.Decoder());
+        assertTrue(transfer.leaderTransfer);
+        assertEquals(4, transfer.term);
+        Members joint = MembersCodec.decode(parse(refs.get(16), MembersCodec.SCHEMA.create()));
+        assertEquals(new Members(new int[]{1, 2, 3}, new int[]{2, 3, 4}, new int[]{5}, new int[]{6}), joint);
+        GroupStatus gs = parse(refs.get(18), GroupStatus.DECODER.create());
+        assertEquals(RaftRole.LEADER, gs.role());
+        assertEquals(304, gs.persistedIndex());
+        assertEquals(100, gs.firstLogIndex());
+        assertEquals(2, gs.followers().size());
+        assertEquals(15, gs.followers().get(1).lag());
+        assertTrue(gs.followers().get(1).isObserver());
+        assertEquals(2, gs.transferTarget());
+        assertEquals("disk full", gs.failure());
+        NodeStatus ns = parse(refs.get(19), NodeStatus.DECODER.create());
+        assertArrayEquals(new int[]{1, 7}, ns.groupIds());
+        assertEquals("10.0.0.1:9431", ns.nodes().get(1));
+        assertEquals("", ns.nodes().get(2));
+        assertEquals("h3:9431", ns.nodes().get(3));
+        FieldMessage add = parse(refs.get(21), AdminMessages.ADD_NODE_REQUEST.create());
+        assertEquals("127.0.0.1:9461", add.getString(2));
     }
 
     private static <T> T parse(Reference r, PbCallback<T> decoder) {

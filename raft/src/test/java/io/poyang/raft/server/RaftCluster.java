@@ -54,6 +54,8 @@ final class RaftCluster implements AutoCloseable {
     int dispatchers = 2;
     /** Where the servers complete embedders' futures; null: the default (the common pool). */
     java.util.concurrent.Executor callbackExecutor;
+    /** Servers get a state machine factory, so admin commands can add groups at runtime. */
+    boolean runtimeGroups = true;
 
     RaftCluster(Path baseDir, int nodeCount, int[] groupIds, Consumer<RaftConfig> tweak) {
         this.baseDir = baseDir;
@@ -107,6 +109,9 @@ final class RaftCluster implements AutoCloseable {
         if (callbackExecutor != null) {
             b.callbackExecutor(callbackExecutor);
         }
+        if (runtimeGroups) {
+            b.stateMachineFactory(g -> newMachine(id, g));
+        }
         for (int n = 1; n <= nodeCount; n++) {
             b.node(n, "127.0.0.1:" + replicationPorts[n]);
         }
@@ -117,13 +122,7 @@ final class RaftCluster implements AutoCloseable {
                 member |= x == id;
             }
             if (member) {
-                b.group(g, () -> {
-                    TestStateMachine sm = new TestStateMachine();
-                    synchronized (machines) {
-                        machines.put(key(id, g), sm);
-                    }
-                    return sm;
-                }, m);
+                b.group(g, () -> newMachine(id, g), m);
             }
         }
         RaftServer s = b.build();
@@ -141,13 +140,21 @@ final class RaftCluster implements AutoCloseable {
 
     /** Adds group {@code groupId} to running node {@code node} at runtime, starting from {@code members}. */
     RaftGroup addGroup(int node, int groupId, io.poyang.raft.core.Members members) {
-        return join(servers[node].addGroup(groupId, () -> {
-            TestStateMachine sm = new TestStateMachine();
-            synchronized (machines) {
-                machines.put(key(node, groupId), sm);
-            }
-            return sm;
-        }, members));
+        return join(servers[node].addGroup(groupId, () -> newMachine(node, groupId), members));
+    }
+
+    /** A state machine for group {@code groupId} on {@code node}, remembered for {@link #machine}. */
+    private TestStateMachine newMachine(int node, int groupId) {
+        TestStateMachine sm = new TestStateMachine();
+        synchronized (machines) {
+            machines.put(key(node, groupId), sm);
+        }
+        return sm;
+    }
+
+    /** The replication (admin) address of a node. */
+    String adminAddress(int node) {
+        return "127.0.0.1:" + replicationPorts[node];
     }
 
     /** Removes group {@code groupId} from running node {@code node}, deleting its data. */

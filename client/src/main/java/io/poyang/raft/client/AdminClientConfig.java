@@ -1,0 +1,47 @@
+package io.poyang.raft.client;
+
+import io.poyang.net.NioClientConfig;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Executor;
+
+/** Settings of an {@link AdminClient}. Plain fields: set them before creating the client. */
+public final class AdminClientConfig {
+
+    /**
+     * The nodes to administer: node id → "host:port" of its <b>replication</b> port (servers and
+     * admin, 9431 by default), not the service port clients write to. More can be added later with
+     * {@link AdminClient#setNodeAddress}.
+     */
+    public Map<Integer, String> nodes = new LinkedHashMap<>();
+
+    /** The network client's settings; its server list is filled in. */
+    public NioClientConfig net = new NioClientConfig();
+
+    /** How long a command to one node (status, add/remove group or node) waits for its answer. */
+    public long requestTimeoutMillis = 10_000;
+    /** How long one RAFT_STATUS query (finding a group's leader) waits for a node. */
+    public long statusTimeoutMillis = 1_000;
+    /** First pause before trying again when no leader is known or a node cannot be reached; doubles up to the max. */
+    public long minRetryBackoffMillis = 20;
+    public long maxRetryBackoffMillis = 500;
+    /**
+     * Extra time a leader command waits for its answer beyond the timeout it gives the leader, so
+     * the leader's own timeout answer (TIMEOUT, with the state it reached) arrives first.
+     */
+    public long answerMarginMillis = 2_000;
+
+    /** Where futures complete. Null: ForkJoinPool.commonPool(). */
+    public Executor callbackExecutor;
+
+    public AdminClientConfig() {
+        net.name = "AdminClient";
+    }
+
+    /** Adds a node and the address of its replication (admin) port ("host:port"). */
+    public AdminClientConfig node(int nodeId, String replicationHostPort) {
+        nodes.put(nodeId, replicationHostPort);
+        return this;
+    }
+}

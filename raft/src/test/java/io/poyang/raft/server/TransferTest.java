@@ -1,0 +1,152 @@
+package io.poyang.raft.server;
+
+import io.poyang.common.PoyangTimeoutException;
+import io.poyang.raft.client.GroupStatus;
+import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.core.ReadKind;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Leader transfer: under load no write is lost or applied twice; a transfer that fails leaves the leader leading. */
+class TransferTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void leadershipMovesUnderLoadWithoutLosingOrDuplicatingAWrite() {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            c.waitForLeader(1);
+            LoadGenerator load = new LoadGenerator(c, 1, 100, 1_000_000);
+            load.awaitAcknowledged(500);
+            for (int round = 0; round < 6; round++) {
+                int leader = c.waitForLeader(1);
+                int target = leader % 3 + 1;
+                RaftGroup g = c.group(leader, 1);
+                int termBefore = g.term();
+                RaftCluster.join(g.transferLeadership(target, 10_000));
+                assertEquals(target, c.waitForLeader(1), "round " + round);
+                assertTrue(c.group(target, 1).term() > termBefore);
+                load.awaitAcknowledged(load.acknowledgedCount() + 300);
+            }
+            load.close();
+            c.write(1, 7);
+            long[] values = c.checkIdentical(1);
+            Set<Long> all = new HashSet<>();
+            for (long v : values) {
+                assertTrue(all.add(v), "value " + v + " applied twice");
+            }
+            for (long v : load.acknowledged) {
+                assertTrue(all.contains(v), "acknowledged value " + v + " was lost");
+            }
+            for (long v : load.notApplied) {
+                assertFalse(all.contains(v), "value " + v + " was reported not applied (NOT_LEADER) but is");
+            }
+            assertEquals(0, load.unknown.get(), "writes with an unknown outcome in a healthy cluster");
+        }
+    }
+
+    @Test
+    void aTransferToAnUnreachableTargetFailsAndTheLeaderGoesOn() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            c.write(1, 1);
+            int target = leader % 3 + 1;
+            c.faults.isolate(target);
+            c.write(1, 2);   // the target misses it: it cannot catch up
+            RaftGroup g = c.group(leader, 1);
+            CompletableFuture<Void> transfer = g.transferLeadership(target, 1_000);
+            // a write during the transfer waits, then goes in when the transfer gives up
+            CompletableFuture<?> during = g.submit(0, TestStateMachine.body(3), 10_000);
+            try {
+                transfer.get(10, TimeUnit.SECONDS);
+                throw new AssertionError("a transfer to an unreachable node succeeded");
+            } catch (ExecutionException e) {
+                assertTrue(e.getCause() instanceof PoyangTimeoutException, "got " + e.getCause());
+            }
+            during.get(10, TimeUnit.SECONDS);
+            assertTrue(g.isLeader(), "the leader stopped leading after a failed transfer");
+            c.faults.heal();
+            c.write(1, 4);
+            long[] values = c.checkIdentical(1);
+            assertEquals(4, values.length);
+        }
+    }
+
+    @Test
+    void aLeaderWhoseHandOverFailedAfterTimeoutNowServesNoLeaseReadInItsTerm() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            c.write(1, 1);
+            RaftGroup g = c.group(leader, 1);
+            TestStateMachine sm = c.machine(leader, 1);
+            RaftCluster.waitFor("a lease read on the leader", () -> {
+                long before = g.readCounters()[0];
+                RaftCluster.join(g.read(ReadKind.LEASE_READ, 5_000, sm::count));
+                return g.readCounters()[0] > before;
+            });
+            int target = leader % 3 + 1;
+            int third = 6 - leader - target;
+            RaftCluster.waitFor("the leader to know the target has every entry", () -> {
+                GroupStatus st = RaftCluster.join(g.detailedStatus());
+                for (GroupStatus.Follower f : st.followers()) {
+                    if (f.nodeId() == target) {
+                        return f.lag() == 0;
+                    }
+                }
+                return false;
+            });
+            // the target hears the leader (TIMEOUT_NOW arrives) but nothing it sends gets through:
+            // it stands, and cannot win
+            c.faults.block(target, leader).block(target, third);
+            int term = g.term();
+            try {
+                g.transferLeadership(target, 5_000).get(10, TimeUnit.SECONDS);
+                throw new AssertionError("a transfer to a node that cannot be heard succeeded");
+            } catch (ExecutionException e) {
+                assertTrue(e.getCause() instanceof PoyangTimeoutException, "got " + e.getCause());
+            }
+            assertTrue(g.isLeader(), "the leader stopped leading after a failed transfer");
+            assertEquals(term, g.term());
+            RaftCluster.waitFor("the target to stand (its TIMEOUT_NOW arrived)", () -> c.group(target, 1).term() > term);
+            // its vote request may still be granted: no lease read, ReadIndex instead (node 3 answers it)
+            long[] before = g.readCounters();
+            for (int i = 0; i < 20; i++) {
+                assertEquals(1, (int) RaftCluster.join(g.read(ReadKind.LEASE_READ, 5_000, sm::count)));
+            }
+            long[] after = g.readCounters();
+            assertEquals(before[0], after[0], "a lease read was served after TIMEOUT_NOW went out");
+            assertEquals(20, after[1] - before[1], "the reads were not confirmed by heartbeat rounds");
+            c.faults.heal();
+            c.write(1, 2);
+            assertEquals(2, c.checkIdentical(1).length);
+        }
+    }
+
+    @Test
+    void aTransferToTheLeaderItselfOrToANodeThatLeadsAlreadyIsDone() {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            RaftCluster.join(c.group(leader, 1).transferLeadership(leader, 5_000));
+            int target = leader % 3 + 1;
+            RaftCluster.join(c.group(leader, 1).transferLeadership(target, 10_000));
+            assertEquals(target, c.waitForLeader(1));
+            // the retry reaches the old leader: it knows the target leads
+            RaftCluster.waitFor("the old leader to learn who leads", () -> c.group(leader, 1).leaderId() == target);
+            RaftCluster.join(c.group(leader, 1).transferLeadership(target, 5_000));
+            c.write(1, 1);
+            c.checkIdentical(1);
+        }
+    }
+}
