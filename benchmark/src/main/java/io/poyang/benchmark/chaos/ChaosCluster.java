@@ -5,6 +5,9 @@ import io.poyang.dtkv.KvNode;
 import io.poyang.dtkv.KvReq;
 import io.poyang.dtkv.KvResp;
 import io.poyang.net.NioClient;
+import io.poyang.raft.client.AdminClient;
+import io.poyang.raft.client.AdminClientConfig;
+import io.poyang.raft.client.GroupStatus;
 import io.poyang.net.NioClientConfig;
 import io.poyang.net.Peer;
 import io.poyang.net.WritePacket;
@@ -41,6 +44,8 @@ final class ChaosCluster implements AutoCloseable {
 
     static final long READY_TIMEOUT_MILLIS = 60_000;
     private static final long CONTROL_TIMEOUT_MILLIS = 3_000;
+    /** Leader transfer and each step of a membership change (catching the spare up included). */
+    static final long ADMIN_TIMEOUT_MILLIS = 30_000;
 
     private final Path runDir;
     private final long electionTimeoutMillis;
@@ -49,17 +54,28 @@ final class ChaosCluster implements AutoCloseable {
     private final Map<Integer, Peer> controlPeers = new TreeMap<>();
     /** node id → the node ids it is told to block (what is in force, to re-send after a restart). */
     private final Map<Integer, int[]> blocked = new TreeMap<>();
+    private final int memberCount;
+    private final int spareId;
+    private final AdminClient admin;
 
-    ChaosCluster(Path runDir, int nodeCount, long electionTimeoutMillis, long snapshotEvery) throws IOException {
+    /**
+     * @param nodeCount the group's voters, nodes 1..nodeCount
+     * @param withSpare also node nodeCount + 1, hosting no group until a membership change brings it in
+     */
+    ChaosCluster(Path runDir, int nodeCount, boolean withSpare, long electionTimeoutMillis, long snapshotEvery)
+            throws IOException {
         this.runDir = runDir;
         this.electionTimeoutMillis = electionTimeoutMillis;
+        this.memberCount = nodeCount;
+        this.spareId = withSpare ? nodeCount + 1 : 0;
+        int processes = withSpare ? nodeCount + 1 : nodeCount;
         Files.createDirectories(runDir);
-        int[] servicePorts = new int[nodeCount + 1];
-        int[] replicationPorts = new int[nodeCount + 1];
+        int[] servicePorts = new int[processes + 1];
+        int[] replicationPorts = new int[processes + 1];
         List<ServerSocket> held = new ArrayList<>();
         try {
             // Held open together so no two nodes get the same port; closed just before the nodes bind them.
-            for (int i = 1; i <= nodeCount; i++) {
+            for (int i = 1; i <= processes; i++) {
                 ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
                 ServerSocket r = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
                 held.add(s);
@@ -73,14 +89,18 @@ final class ChaosCluster implements AutoCloseable {
             }
         }
         StringBuilder peers = new StringBuilder();
+        StringBuilder voters = new StringBuilder();
         for (int i = 1; i <= nodeCount; i++) {
+            voters.append(i == 1 ? "" : ",").append(i);
+        }
+        for (int i = 1; i <= processes; i++) {
             if (peers.length() > 0) {
                 peers.append(',');
             }
             peers.append(i).append("=127.0.0.1:").append(replicationPorts[i]);
         }
         List<String> java = javaCommand(runDir.resolve("lib"));
-        for (int i = 1; i <= nodeCount; i++) {
+        for (int i = 1; i <= processes; i++) {
             Path data = runDir.resolve("node-" + i + "-data");
             Files.createDirectories(data);
             List<String> cmd = new ArrayList<>(java);
@@ -88,7 +108,11 @@ final class ChaosCluster implements AutoCloseable {
             Collections.addAll(cmd, "--id", Integer.toString(i), "--nodes", peers.toString(),
                     "--service-port", Integer.toString(servicePorts[i]), "--data", data.toString(),
                     "--election-timeout-ms", Long.toString(electionTimeoutMillis),
-                    "--snapshot-every", Long.toString(snapshotEvery), "--testing-faults");
+                    "--snapshot-every", Long.toString(snapshotEvery), "--testing-faults", "--voters",
+                    voters.toString());
+            if (i == spareId) {
+                cmd.add("--spare");
+            }
             nodes.put(i, new ChaosNode(i, servicePorts[i], replicationPorts[i], cmd, runDir.resolve("node-" + i + ".log"),
                     ChaosNodeMain.READY));
         }
@@ -97,9 +121,14 @@ final class ChaosCluster implements AutoCloseable {
         cc.reconnectMaxBackoffMillis = 200;
         control = new NioClient(cc);
         control.start();
+        AdminClientConfig ac = new AdminClientConfig();
+        ac.net.name = "chaos-admin";
         for (ChaosNode n : nodes.values()) {
             controlPeers.put(n.id(), control.addPeer("127.0.0.1:" + n.servicePort()));
+            ac.node(n.id(), "127.0.0.1:" + n.replicationPort());
         }
+        admin = new AdminClient(ac);
+        admin.start();
     }
 
     /**
@@ -145,8 +174,22 @@ final class ChaosCluster implements AutoCloseable {
         return electionTimeoutMillis;
     }
 
+    /** The group's first voters, 1..N: the nodes faults are injected into and final states are read from. */
     List<Integer> ids() {
-        return new ArrayList<>(nodes.keySet());
+        List<Integer> r = new ArrayList<>();
+        for (int i = 1; i <= memberCount; i++) {
+            r.add(i);
+        }
+        return r;
+    }
+
+    /** The spare node brought in by membership changes; 0 when there is none. */
+    int spareId() {
+        return spareId;
+    }
+
+    AdminClient admin() {
+        return admin;
     }
 
     ChaosNode node(int id) {
@@ -225,6 +268,7 @@ final class ChaosCluster implements AutoCloseable {
         String last = "no answer";
         while (System.nanoTime() - deadline < 0) {
             Map<Integer, RaftStatusResponse> st = status(groupId);
+            st.keySet().retainAll(ids());
             last = st.toString();
             int leader = 0;
             for (RaftStatusResponse s : st.values()) {
@@ -232,7 +276,7 @@ final class ChaosCluster implements AutoCloseable {
                     leader = s.nodeId();
                 }
             }
-            long live = nodes.values().stream().filter(ChaosNode::isAlive).count();
+            long live = ids().stream().filter(id -> nodes.get(id).isAlive()).count();
             if (leader != 0 && st.size() == live) {
                 RaftStatusResponse l = st.get(leader);
                 boolean all = true;
@@ -313,6 +357,64 @@ final class ChaosCluster implements AutoCloseable {
         return values;
     }
 
+    /** Hands the leadership of {@code groupId} to {@code target} (AdminClient; returns once it leads). */
+    void transferLeader(int groupId, int target) {
+        admin.transferLeader(groupId, target, ADMIN_TIMEOUT_MILLIS);
+    }
+
+    /**
+     * Takes voter {@code out} out of {@code groupId} and brings the spare in its place: the spare hosts the
+     * group (from the current voters), then a joint-consensus change to the new voters is prepared (it
+     * returns once the spare caught up) and committed.
+     */
+    void replaceWithSpare(int groupId, int out) {
+        if (spareId == 0) {
+            throw new IllegalStateException("this cluster was started without a spare node");
+        }
+        GroupStatus s = admin.leaderStatus(groupId, ADMIN_TIMEOUT_MILLIS);
+        int[] voters = s.voters();
+        int[] target = new int[voters.length];
+        for (int i = 0; i < voters.length; i++) {
+            target[i] = voters[i] == out ? spareId : voters[i];
+        }
+        admin.addGroup(spareId, groupId, voters, new int[0]);
+        admin.prepareMembers(groupId, target, new int[0], ADMIN_TIMEOUT_MILLIS);
+        admin.commitMembers(groupId, target, new int[0], ADMIN_TIMEOUT_MILLIS);
+    }
+
+    /**
+     * Puts the first voters (1..N) back, whatever state a change was left in (a prepared change is finished
+     * when it leads there, aborted otherwise), then removes the group and its data from the spare so the next
+     * change starts from nothing. Idempotent.
+     */
+    void restoreMembers(int groupId) {
+        int[] original = ids().stream().mapToInt(Integer::intValue).toArray();
+        GroupStatus s = admin.leaderStatus(groupId, ADMIN_TIMEOUT_MILLIS);
+        if (s.isJoint()) {
+            if (sameSet(s.newVoters(), original)) {
+                admin.commitMembers(groupId, original, new int[0], ADMIN_TIMEOUT_MILLIS);
+            } else {
+                admin.abortMembers(groupId, ADMIN_TIMEOUT_MILLIS);
+            }
+            s = admin.leaderStatus(groupId, ADMIN_TIMEOUT_MILLIS);
+        }
+        if (!sameSet(s.voters(), original) || s.observers().length > 0) {
+            admin.prepareMembers(groupId, original, new int[0], ADMIN_TIMEOUT_MILLIS);
+            admin.commitMembers(groupId, original, new int[0], ADMIN_TIMEOUT_MILLIS);
+        }
+        if (spareId != 0 && nodes.get(spareId).isAlive()) {
+            admin.removeGroup(spareId, groupId, true);
+        }
+    }
+
+    private static boolean sameSet(int[] a, int[] b) {
+        int[] x = a.clone();
+        int[] y = b.clone();
+        java.util.Arrays.sort(x);
+        java.util.Arrays.sort(y);
+        return java.util.Arrays.equals(x, y);
+    }
+
     /** Stops every node (SIGTERM, then kill -9 after 10 s) and the control client. */
     @Override
     public void close() {
@@ -323,6 +425,7 @@ final class ChaosCluster implements AutoCloseable {
                 System.err.println("chaos: could not stop " + n.name() + ": " + e);
             }
         }
+        admin.close();
         control.stop();
     }
 }

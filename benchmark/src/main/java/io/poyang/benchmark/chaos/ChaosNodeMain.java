@@ -20,7 +20,15 @@ import java.util.concurrent.CountDownLatch;
  *
  * <pre>
  * ChaosNodeMain --id 2 --nodes 1=127.0.0.1:20001,2=127.0.0.1:20011,3=127.0.0.1:20021 --service-port 20012
- *               --data DIR [--election-timeout-ms 1000] [--snapshot-every N] [--testing-faults]
+ *               --data DIR [--voters 1,2,3] [--spare] [--election-timeout-ms 1000] [--snapshot-every N]
+ *               [--testing-faults]
+ * </pre>
+ *
+ * <p>{@code --nodes} lists every node's replication address; {@code --voters} the group's first voters (default:
+ * every node). A {@code --spare} node hosts no group at start: the runner adds the group to it at runtime
+ * (AdminClient) when a membership change brings it in.
+ *
+ * <pre>
  * </pre>
  */
 public final class ChaosNodeMain {
@@ -41,6 +49,8 @@ public final class ChaosNodeMain {
         long electionTimeoutMillis = 1000;
         long snapshotEvery = 0;
         boolean testingFaults = false;
+        boolean spare = false;
+        String voters = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--id":
@@ -64,6 +74,12 @@ public final class ChaosNodeMain {
                 case "--testing-faults":
                     testingFaults = true;
                     break;
+                case "--voters":
+                    voters = args[++i];
+                    break;
+                case "--spare":
+                    spare = true;
+                    break;
                 default:
                     System.err.println("chaos node: unknown argument " + args[i]);
                     System.exit(2);
@@ -83,7 +99,9 @@ public final class ChaosNodeMain {
                 .dataDir(Paths.get(data))
                 .dispatchers(1)
                 .raftConfig(rc)
-                .serviceExtension(kv);
+                .serviceExtension(kv)
+                // Groups added at runtime (AdminClient.addGroup: a spare joining for a membership change) are DtKV too.
+                .stateMachineFactory(g -> kv.stateMachine(g).get());
         List<Integer> members = new ArrayList<>();
         for (String n : nodes.split(",")) {
             String[] p = n.split("=", 2);
@@ -91,7 +109,16 @@ public final class ChaosNodeMain {
             b.node(nodeId, p[1].trim());
             members.add(nodeId);
         }
-        b.group(GROUP, kv.stateMachine(GROUP), members.stream().mapToInt(Integer::intValue).toArray());
+        if (voters != null) {
+            members.clear();
+            for (String v : voters.split(",")) {
+                members.add(Integer.parseInt(v.trim()));
+            }
+        }
+        if (!spare) {
+            // The group's first configuration; once the group has membership entries or a snapshot, those win.
+            b.group(GROUP, kv.stateMachine(GROUP), members.stream().mapToInt(Integer::intValue).toArray());
+        }
         if (testingFaults) {
             TestingFaultsService.enable(b);
         }

@@ -26,7 +26,6 @@ final class FaultRunner implements Runnable {
     private final int group;
     private final Map<String, Integer> injected = new LinkedHashMap<>();
     private final List<Long> leaderKillNanos = Collections.synchronizedList(new ArrayList<>());
-    private final List<String> notDone = Collections.synchronizedList(new ArrayList<>());
     private volatile String current = "none yet";
     private volatile Throwable failure;
     private volatile boolean stopRequested;
@@ -165,11 +164,32 @@ final class FaultRunner implements Runnable {
                 event("every node restarted");
                 break;
             }
-            case "transfer":
-            case "membership":
-                notDone(step.kind(), step.kind() + ": not injected: it needs AdminClient (leader transfer and membership "
-                        + "changes, issue 7), which this build does not have yet");
+            case "transfer": {
+                List<Integer> others = new ArrayList<>(ids);
+                others.remove(Integer.valueOf(leader));
+                int to = others.get(choice.nextInt(others.size()));
+                count("transfer", "leader transfer from node " + leader + " to node " + to);
+                long t0 = System.nanoTime();
+                cluster.transferLeader(group, to);
+                event(String.format(java.util.Locale.ROOT, "node %d leads (transfer took %.0f ms)", to,
+                        (System.nanoTime() - t0) / 1e6));
                 break;
+            }
+            case "membership": {
+                int spare = cluster.spareId();
+                count("membership", "replace node " + target + role + " by node " + spare + ", and back after "
+                        + step.holdMillis() + " ms");
+                long t0 = System.nanoTime();
+                cluster.replaceWithSpare(group, target);
+                event(String.format(java.util.Locale.ROOT, "members now without node %d, with node %d (%.0f ms)", target,
+                        spare, (System.nanoTime() - t0) / 1e6));
+                sleepFor(step.holdMillis());
+                t0 = System.nanoTime();
+                cluster.restoreMembers(group);
+                event(String.format(java.util.Locale.ROOT, "members back to %s; node %d dropped the group (%.0f ms)", ids,
+                        spare, (System.nanoTime() - t0) / 1e6));
+                break;
+            }
             default:
                 throw new IllegalStateException("unknown fault kind " + step.kind());
         }
@@ -187,13 +207,6 @@ final class FaultRunner implements Runnable {
         injected.merge(kind, 1, Integer::sum);
         current = what;
         event("fault " + kind + ": " + what);
-    }
-
-    private void notDone(String kind, String why) {
-        if (!notDone.contains(why)) {
-            notDone.add(why);
-            event(why);
-        }
     }
 
     private void event(String text) {
@@ -235,10 +248,6 @@ final class FaultRunner implements Runnable {
 
     List<Long> leaderKillNanos() {
         return new ArrayList<>(leaderKillNanos);
-    }
-
-    List<String> notDone() {
-        return new ArrayList<>(notDone);
     }
 
     Throwable failure() {

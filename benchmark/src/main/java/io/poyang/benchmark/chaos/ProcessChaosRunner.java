@@ -63,7 +63,8 @@ final class ProcessChaosRunner implements ChaosRunner {
         long durationMillis = Math.round(o.durationSeconds * 1000);
         FaultSchedule schedule = FaultSchedule.draw(o.seed, o.faults, durationMillis, ELECTION_TIMEOUT_MILLIS);
         recorder.note("fault schedule: " + schedule.steps().size() + " steps drawn; they run while time remains");
-        try (ChaosCluster cluster = new ChaosCluster(runDir, o.nodes, ELECTION_TIMEOUT_MILLIS, SNAPSHOT_EVERY_ENTRIES)) {
+        try (ChaosCluster cluster = new ChaosCluster(runDir, o.nodes, o.faults.contains("membership"),
+                ELECTION_TIMEOUT_MILLIS, SNAPSHOT_EVERY_ENTRIES)) {
             out.println("starting " + o.nodes + " node processes on loopback ...");
             cluster.startAll();
             int leader = cluster.awaitConverged(ChaosNodeMain.GROUP, CONVERGE_TIMEOUT_MILLIS);
@@ -89,7 +90,7 @@ final class ProcessChaosRunner implements ChaosRunner {
                 }
             }
             out.println("healing: partitions lifted, paused nodes continued, stopped nodes restarted ...");
-            heal(cluster);
+            heal(cluster, o.faults.contains("membership"));
             leader = cluster.awaitConverged(ChaosNodeMain.GROUP, CONVERGE_TIMEOUT_MILLIS);
             out.println("converged: leader node " + leader + ", every node applied the leader's commit index");
             Map<String, Map<String, String>> finalValues = new LinkedHashMap<>();
@@ -169,7 +170,7 @@ final class ProcessChaosRunner implements ChaosRunner {
         return b.toString();
     }
 
-    private static void heal(ChaosCluster cluster) throws IOException, InterruptedException {
+    private static void heal(ChaosCluster cluster, boolean membership) throws IOException, InterruptedException {
         for (int id : cluster.ids()) {
             ChaosNode n = cluster.node(id);
             if (n.isPaused()) {
@@ -182,14 +183,9 @@ final class ProcessChaosRunner implements ChaosRunner {
             }
         }
         cluster.healPartitions();
-    }
-
-    /**
-     * Whether this build can inject a fault kind: transfer and membership need AdminClient (leader
-     * transfer, membership changes; issue 7), which is not there yet.
-     */
-    static boolean injectable(String kind) {
-        return !kind.equals("transfer") && !kind.equals("membership");
+        if (membership) {
+            cluster.restoreMembers(ChaosNodeMain.GROUP);
+        }
     }
 
     /** Faults injected per kind (after {@link #run}). */
@@ -223,9 +219,6 @@ final class ProcessChaosRunner implements ChaosRunner {
         StringBuilder f = new StringBuilder("faults injected:");
         faults.injected().forEach((k, v) -> f.append(' ').append(k).append('=').append(v));
         lines.add(f.toString());
-        for (String why : faults.notDone()) {
-            lines.add("NOT INJECTED: " + why);
-        }
         List<Long> kills = faults.leaderKillNanos();
         long max = -1;
         for (long at : kills) {
