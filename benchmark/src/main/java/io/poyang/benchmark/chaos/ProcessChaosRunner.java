@@ -188,6 +188,20 @@ final class ProcessChaosRunner implements ChaosRunner {
         }
     }
 
+    /**
+     * The longest time from a kill of the leader (alone or with every node) to the first acknowledged write
+     * invoked after it; -1 when no leader was killed, {@code Long.MAX_VALUE} when no write was acknowledged
+     * after some kill.
+     */
+    long maxUnavailabilityNanos(List<Operation> history) {
+        long max = -1;
+        for (long at : faults == null ? java.util.Collections.<Long>emptyList() : faults.leaderKillNanos()) {
+            long w = UnavailabilityWindow.afterNanos(history, at);
+            max = Math.max(max, w < 0 ? Long.MAX_VALUE : w);
+        }
+        return max;
+    }
+
     /** Faults injected per kind (after {@link #run}). */
     Map<String, Integer> injected() {
         return faults == null ? new LinkedHashMap<>() : faults.injected();
@@ -220,10 +234,7 @@ final class ProcessChaosRunner implements ChaosRunner {
         faults.injected().forEach((k, v) -> f.append(' ').append(k).append('=').append(v));
         lines.add(f.toString());
         List<Long> kills = faults.leaderKillNanos();
-        long max = -1;
-        for (long at : kills) {
-            max = Math.max(max, UnavailabilityWindow.afterNanos(history, at));
-        }
+        long max = maxUnavailabilityNanos(history);
         lines.add(kills.isEmpty() ? "max unavailability after a leader kill: no leader was killed"
                 : String.format(Locale.ROOT, "max unavailability after a leader kill: %.2f s (over %d leader kills: "
                 + "from the kill to the first acknowledged write invoked after it)", max / 1e9, kills.size()));

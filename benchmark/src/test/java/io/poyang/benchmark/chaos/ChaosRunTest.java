@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -48,7 +49,14 @@ class ChaosRunTest {
         } catch (Exception e) {
             throw new AssertionError("the history file cannot be read back", e);
         }
+        // Safety is the verdict; these are liveness: the cluster must keep serving through the faults.
         long acknowledged = ops.stream().filter(o -> o.status() == OpStatus.OK).count();
         assertTrue(acknowledged > 1000, "only " + acknowledged + " operations were acknowledged in a minute");
+        assertTrue(acknowledged >= ops.size() * 0.8, "only " + acknowledged + " of " + ops.size()
+                + " operations were acknowledged: clients failed for long stretches\n" + report);
+        long maxUnavailable = runner.maxUnavailabilityNanos(ops);
+        assertTrue(maxUnavailable < TimeUnit.SECONDS.toNanos(30), "after a leader kill no write was acknowledged for "
+                + (maxUnavailable == Long.MAX_VALUE ? "the rest of the run" : maxUnavailable / 1_000_000 + " ms")
+                + "\n" + report);
     }
 }

@@ -343,6 +343,13 @@ public final class RaftClient extends LifeCycle {
                         leaders.remove(groupId, node);
                         retryLater();
                         return;
+                    case ResponseCode.BAD_REQUEST:
+                        if (r.bizCode() == RaftCommands.DETAIL_NO_SUCH_GROUP) {
+                            noSuchGroup(r);
+                            return;
+                        }
+                        fail(r);
+                        return;
                     case ResponseCode.FLOW_CONTROL:
                         fail(new FlowControlException("raft group " + groupId + " on node " + node
                                 + " refused the write: " + r.remoteMessage()));
@@ -369,6 +376,24 @@ public final class RaftClient extends LifeCycle {
                 return;
             }
             fail(error);
+        }
+
+        /**
+         * The node taken for the leader does not host the group (not applied there): a membership change
+         * moved the group off it. Look for the leader among the other nodes; when none leads it, the group id
+         * is wrong, and the answer says so.
+         */
+        private void noSuchGroup(RemoteException r) {
+            int without = node;
+            leaders.remove(groupId, without);
+            findLeader(groupId).whenComplete((leader, e) -> {
+                if (leader != null && leader != 0 && leader != without && peers.get(leader) != null) {
+                    redirects.incrementAndGet();
+                    attempt();
+                } else {
+                    fail(r);
+                }
+            });
         }
 
         private void fail(Throwable e) {
