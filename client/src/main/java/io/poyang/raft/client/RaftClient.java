@@ -345,7 +345,7 @@ public final class RaftClient extends LifeCycle {
                         return;
                     case ResponseCode.BAD_REQUEST:
                         if (r.bizCode() == RaftCommands.DETAIL_NO_SUCH_GROUP) {
-                            noSuchGroup(r);
+                            noSuchGroup();
                             return;
                         }
                         fail(r);
@@ -380,10 +380,11 @@ public final class RaftClient extends LifeCycle {
 
         /**
          * The node taken for the leader does not host the group (not applied there): a membership change
-         * moved the group off it. Look for the leader among the other nodes; when none leads it, the group id
-         * is wrong, and the answer says so.
+         * moved the group off it. Look for the leader among the other nodes; while they know none but that
+         * node (it led until it was taken out; they are electing another), retry with back-off, as with no
+         * leader known, until the deadline.
          */
-        private void noSuchGroup(RemoteException r) {
+        private void noSuchGroup() {
             int without = node;
             leaders.remove(groupId, without);
             findLeader(groupId).whenComplete((leader, e) -> {
@@ -391,7 +392,8 @@ public final class RaftClient extends LifeCycle {
                     redirects.incrementAndGet();
                     attempt();
                 } else {
-                    fail(r);
+                    leaders.remove(groupId, without);
+                    retryLater();
                 }
             });
         }
