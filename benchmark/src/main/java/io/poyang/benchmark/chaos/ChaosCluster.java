@@ -35,7 +35,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The node processes of a chaos run on loopback: their ports (picked free once, kept across
+ * The node processes of a chaos run on loopback — each one {@code ./poyang server --conf DIR --testing-faults}
+ * with a config directory the runner writes: their ports (picked free once, kept across
  * restarts), fresh data directories under the run directory, and what the runner asks of them
  * beyond signals: where each group stands (RAFT_STATUS), and partitions (TESTING_FAULTS, which the
  * nodes accept because they are started with the testing flag). Owned by one thread at a time.
@@ -43,6 +44,10 @@ import java.util.concurrent.TimeUnit;
 final class ChaosCluster implements AutoCloseable {
 
     static final long READY_TIMEOUT_MILLIS = 60_000;
+    /** The DtKV group the clients use; every node of 1..N is a voter of it at the start. */
+    static final int GROUP = 1;
+    /** The main class of {@code ./poyang server}. */
+    private static final String SERVER_MAIN = "io.poyang.server.ServerCommand";
     private static final long CONTROL_TIMEOUT_MILLIS = 3_000;
     /** Leader transfer and each step of a membership change (catching the spare up included). */
     static final long ADMIN_TIMEOUT_MILLIS = 30_000;
@@ -88,33 +93,41 @@ final class ChaosCluster implements AutoCloseable {
                 s.close();
             }
         }
-        StringBuilder peers = new StringBuilder();
-        StringBuilder voters = new StringBuilder();
-        for (int i = 1; i <= nodeCount; i++) {
-            voters.append(i == 1 ? "" : ",").append(i);
-        }
+        // servers.properties, the same for every node: every node's replication address; the group's voters are
+        // 1..N (the spare is listed as a node, so every node can reach it, and is in no group).
+        StringBuilder servers = new StringBuilder("# written by ./poyang chaos\n");
         for (int i = 1; i <= processes; i++) {
-            if (peers.length() > 0) {
-                peers.append(',');
-            }
-            peers.append(i).append("=127.0.0.1:").append(replicationPorts[i]);
+            servers.append("node.").append(i).append(" = 127.0.0.1:").append(replicationPorts[i]).append('\n');
         }
+        servers.append("group.").append(GROUP).append(".members = ");
+        for (int i = 1; i <= nodeCount; i++) {
+            servers.append(i == 1 ? "" : ",").append(i);
+        }
+        servers.append('\n');
         List<String> java = javaCommand(runDir.resolve("lib"));
         for (int i = 1; i <= processes; i++) {
+            Path conf = runDir.resolve("node-" + i + "-conf");
             Path data = runDir.resolve("node-" + i + "-data");
-            Files.createDirectories(data);
+            Files.createDirectories(conf);
+            String config = "# written by ./poyang chaos\n"
+                    + "nodeId = " + i + "\n"
+                    + "host = 127.0.0.1\n"
+                    + "replicationPort = " + replicationPorts[i] + "\n"
+                    + "servicePort = " + servicePorts[i] + "\n"
+                    + "metricsPort = -1\n"
+                    + "dataDir = " + data + "\n"
+                    + "electionTimeoutMillis = " + electionTimeoutMillis + "\n"
+                    + "syncForce = true\n"
+                    + "snapshotEveryEntries = " + snapshotEvery + "\n"
+                    + "snapshotIntervalMillis = 0\n"
+                    + "snapshotOnStop = false\n";
+            Files.write(conf.resolve("config.properties"), config.getBytes(StandardCharsets.UTF_8));
+            Files.write(conf.resolve("servers.properties"), servers.toString().getBytes(StandardCharsets.UTF_8));
+            // What ./poyang server --conf DIR --testing-faults runs (the launcher execs this very command line).
             List<String> cmd = new ArrayList<>(java);
-            cmd.add(ChaosNodeMain.class.getName());
-            Collections.addAll(cmd, "--id", Integer.toString(i), "--nodes", peers.toString(),
-                    "--service-port", Integer.toString(servicePorts[i]), "--data", data.toString(),
-                    "--election-timeout-ms", Long.toString(electionTimeoutMillis),
-                    "--snapshot-every", Long.toString(snapshotEvery), "--testing-faults", "--voters",
-                    voters.toString());
-            if (i == spareId) {
-                cmd.add("--spare");
-            }
+            Collections.addAll(cmd, SERVER_MAIN, "--conf", conf.toString(), "--testing-faults");
             nodes.put(i, new ChaosNode(i, servicePorts[i], replicationPorts[i], cmd, runDir.resolve("node-" + i + ".log"),
-                    ChaosNodeMain.READY));
+                    "poyang node " + i + " ready:"));
         }
         NioClientConfig cc = new NioClientConfig();
         cc.name = "chaos-control";

@@ -93,8 +93,8 @@ final class FaultRunner implements Runnable {
         switch (step.kind()) {
             case "kill": {
                 ChaosNode n = cluster.node(target);
-                long at = recorder.nowNanos();
                 n.kill9();
+                long at = recorder.nowNanos();   // once it is gone: spawning `kill` takes a while
                 if (target == leader) {
                     leaderKillNanos.add(at);
                 }
@@ -146,10 +146,10 @@ final class FaultRunner implements Runnable {
                 break;
             }
             case "restart-all": {
-                long at = recorder.nowNanos();
                 for (int id : ids) {
                     cluster.node(id).kill9();
                 }
+                long at = recorder.nowNanos();
                 if (leader != 0) {
                     leaderKillNanos.add(at);
                 }

@@ -67,7 +67,7 @@ final class ProcessChaosRunner implements ChaosRunner {
                 ELECTION_TIMEOUT_MILLIS, SNAPSHOT_EVERY_ENTRIES)) {
             out.println("starting " + o.nodes + " node processes on loopback ...");
             cluster.startAll();
-            int leader = cluster.awaitConverged(ChaosNodeMain.GROUP, CONVERGE_TIMEOUT_MILLIS);
+            int leader = cluster.awaitConverged(ChaosCluster.GROUP, CONVERGE_TIMEOUT_MILLIS);
             out.println("nodes ready; leader: node " + leader);
             String[] keys = new String[o.keys];
             for (int i = 0; i < keys.length; i++) {
@@ -91,11 +91,11 @@ final class ProcessChaosRunner implements ChaosRunner {
             }
             out.println("healing: partitions lifted, paused nodes continued, stopped nodes restarted ...");
             heal(cluster, o.faults.contains("membership"));
-            leader = cluster.awaitConverged(ChaosNodeMain.GROUP, CONVERGE_TIMEOUT_MILLIS);
+            leader = cluster.awaitConverged(ChaosCluster.GROUP, CONVERGE_TIMEOUT_MILLIS);
             out.println("converged: leader node " + leader + ", every node applied the leader's commit index");
             Map<String, Map<String, String>> finalValues = new LinkedHashMap<>();
             for (int id : cluster.ids()) {
-                finalValues.put("node-" + id, cluster.readAll(id, ChaosNodeMain.GROUP, DIR, 30_000));
+                finalValues.put("node-" + id, cluster.readAll(id, ChaosCluster.GROUP, DIR, 30_000));
             }
             out.println("read " + o.keys + " keys on each of " + o.nodes + " nodes (follower reads)");
             return finalValues;
@@ -120,7 +120,7 @@ final class ProcessChaosRunner implements ChaosRunner {
             t.setDaemon(true);
             threads.add(t);
         }
-        faults = new FaultRunner(cluster, schedule, recorder, out, end, ChaosNodeMain.GROUP, o.faults);
+        faults = new FaultRunner(cluster, schedule, recorder, out, end, ChaosCluster.GROUP, o.faults);
         Thread faultThread = new Thread(faults, "chaos-faults");
         faultThread.setDaemon(true);
         threads.forEach(Thread::start);
@@ -184,7 +184,7 @@ final class ProcessChaosRunner implements ChaosRunner {
         }
         cluster.healPartitions();
         if (membership) {
-            cluster.restoreMembers(ChaosNodeMain.GROUP);
+            cluster.restoreMembers(ChaosCluster.GROUP);
         }
     }
 
@@ -249,7 +249,7 @@ final class ProcessChaosRunner implements ChaosRunner {
     private static void deleteDataDirs(Path runDir, int nodes) {
         List<Path> dirs = new ArrayList<>();
         dirs.add(runDir.resolve("lib"));
-        for (int i = 1; i <= nodes; i++) {
+        for (int i = 1; i <= nodes + 1; i++) {   // + 1: the spare, if there was one
             dirs.add(runDir.resolve("node-" + i + "-data"));
         }
         for (Path d : dirs) {
