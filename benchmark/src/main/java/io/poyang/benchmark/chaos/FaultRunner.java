@@ -26,6 +26,7 @@ final class FaultRunner implements Runnable {
     private final int group;
     private final Map<String, Integer> injected = new LinkedHashMap<>();
     private final List<Long> leaderKillNanos = Collections.synchronizedList(new ArrayList<>());
+    private final List<Long> restartAllNanos = Collections.synchronizedList(new ArrayList<>());
     private volatile String current = "none yet";
     private volatile Throwable failure;
     private volatile boolean stopRequested;
@@ -149,10 +150,7 @@ final class FaultRunner implements Runnable {
                 for (int id : ids) {
                     cluster.node(id).kill9();
                 }
-                long at = recorder.nowNanos();
-                if (leader != 0) {
-                    leaderKillNanos.add(at);
-                }
+                restartAllNanos.add(recorder.nowNanos());
                 count("restart-all", "kill -9 every node; restart in " + step.holdMillis() + " ms");
                 sleepFor(step.holdMillis());
                 for (int id : ids) {
@@ -246,8 +244,14 @@ final class FaultRunner implements Runnable {
         return new LinkedHashMap<>(injected);
     }
 
+    /** When each kill -9 of the leader (alone) took effect, on the history clock. */
     List<Long> leaderKillNanos() {
         return new ArrayList<>(leaderKillNanos);
+    }
+
+    /** When each restart-all's kills took effect, on the history clock. */
+    List<Long> restartAllNanos() {
+        return new ArrayList<>(restartAllNanos);
     }
 
     Throwable failure() {

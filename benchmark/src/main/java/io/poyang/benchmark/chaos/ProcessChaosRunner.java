@@ -189,13 +189,21 @@ final class ProcessChaosRunner implements ChaosRunner {
     }
 
     /**
-     * The longest time from a kill of the leader (alone or with every node) to the first acknowledged write
-     * invoked after it; -1 when no leader was killed, {@code Long.MAX_VALUE} when no write was acknowledged
+     * The longest time from a kill -9 of the leader (alone) to the first acknowledged write invoked after it; -1 when no leader was killed, {@code Long.MAX_VALUE} when no write was acknowledged
      * after some kill.
      */
     long maxUnavailabilityNanos(List<Operation> history) {
+        return faults == null ? -1 : maxUnavailabilityNanos(history, faults.leaderKillNanos());
+    }
+
+    private static String seconds(long nanos) {
+        return nanos == Long.MAX_VALUE ? "no write acknowledged after it" : String.format(Locale.ROOT, "%.2f s",
+                nanos / 1e9);
+    }
+
+    private static long maxUnavailabilityNanos(List<Operation> history, List<Long> faultTimes) {
         long max = -1;
-        for (long at : faults == null ? java.util.Collections.<Long>emptyList() : faults.leaderKillNanos()) {
+        for (long at : faultTimes) {
             long w = UnavailabilityWindow.afterNanos(history, at);
             max = Math.max(max, w < 0 ? Long.MAX_VALUE : w);
         }
@@ -234,10 +242,16 @@ final class ProcessChaosRunner implements ChaosRunner {
         faults.injected().forEach((k, v) -> f.append(' ').append(k).append('=').append(v));
         lines.add(f.toString());
         List<Long> kills = faults.leaderKillNanos();
-        long max = maxUnavailabilityNanos(history);
-        lines.add(kills.isEmpty() ? "max unavailability after a leader kill: no leader was killed"
-                : String.format(Locale.ROOT, "max unavailability after a leader kill: %.2f s (over %d leader kills: "
-                + "from the kill to the first acknowledged write invoked after it)", max / 1e9, kills.size()));
+        lines.add(kills.isEmpty() ? "max unavailability after a leader kill: no leader was killed alone"
+                : String.format(Locale.ROOT, "max unavailability after a leader kill: %s (over %d kills of the leader: "
+                + "from the moment it was gone to the first acknowledged write invoked after that)",
+                seconds(maxUnavailabilityNanos(history, kills)), kills.size()));
+        List<Long> restarts = faults.restartAllNanos();
+        if (!restarts.isEmpty()) {
+            lines.add(String.format(Locale.ROOT, "max unavailability after a restart of every node: %s (over %d; the "
+                    + "same measure, JVM starts included)", seconds(maxUnavailabilityNanos(history, restarts)),
+                    restarts.size()));
+        }
         if (counters != null && counters.unexpected.get() > 0) {
             lines.add("unexpected DtKV errors (recorded as unknown): " + counters.unexpected.get() + ", the first: "
                     + counters.firstUnexpected());
