@@ -62,6 +62,7 @@ final class ChaosCluster implements AutoCloseable {
     private final int memberCount;
     private final int spareId;
     private final AdminClient admin;
+    private final Thread exitHook = new Thread(() -> nodes.values().forEach(ChaosNode::destroyNow), "chaos-kill-nodes");
 
     /**
      * @param nodeCount the group's voters, nodes 1..nodeCount
@@ -142,6 +143,8 @@ final class ChaosCluster implements AutoCloseable {
         }
         admin = new AdminClient(ac);
         admin.start();
+        // A run interrupted (Ctrl-C) must not leave node processes behind.
+        Runtime.getRuntime().addShutdownHook(exitHook);
     }
 
     /**
@@ -440,5 +443,10 @@ final class ChaosCluster implements AutoCloseable {
         }
         admin.close();
         control.stop();
+        try {
+            Runtime.getRuntime().removeShutdownHook(exitHook);
+        } catch (IllegalStateException e) {
+            // the JVM is exiting: the hook runs anyway, and finds nothing alive
+        }
     }
 }

@@ -139,6 +139,14 @@ final class ChaosNode {
         paused = false;
     }
 
+    /** Kills the process at once without waiting (the runner's JVM is exiting). */
+    void destroyNow() {
+        Process p = process;
+        if (p != null && p.isAlive()) {
+            p.destroyForcibly();
+        }
+    }
+
     /** SIGTERM and a wait for a clean stop; kill -9 if it takes longer than {@code timeoutMillis}. */
     void stop(long timeoutMillis) throws IOException, InterruptedException {
         if (!isAlive()) {
