@@ -12,8 +12,8 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.TimeoutException;
 
 /**
  * One chaos client: a thread with its own {@link KvClient} (its own session and connections) doing one
@@ -38,14 +38,14 @@ final class ClientWorker implements Runnable {
     private final long timeoutMillis;
     private final HistoryRecorder recorder;
     private final String[] keys;
-    private final java.util.concurrent.atomic.AtomicLong endNanos;
+    private final AtomicLong endNanos;
     private final Random random;
     private final Map<String, String> lastSeen = new HashMap<>();
     private final ChaosCounters counters;
     private long nextValue;
 
     ClientWorker(int clientId, KvClient kv, long timeoutMillis, HistoryRecorder recorder, String[] keys,
-                 java.util.concurrent.atomic.AtomicLong endNanos,
+                 AtomicLong endNanos,
                  long seed, ChaosCounters counters) {
         this.clientId = clientId;
         this.kv = kv;

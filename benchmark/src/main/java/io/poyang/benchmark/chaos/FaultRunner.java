@@ -5,13 +5,16 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Injects the faults of a {@link FaultSchedule} into a {@link ChaosCluster}, one at a time, on its own
- * thread, until the run's time is up; then it heals whatever is still broken. Each fault is noted in
+ * thread, until the run's time is up; each fault is undone before the next (the runner heals what a
+ * failure left broken). Each fault is noted in
  * the history file (with the history's clock) and printed. Kills of the leader are remembered so the
  * report can say how long the cluster took to acknowledge a write again.
  */
@@ -22,7 +25,7 @@ final class FaultRunner implements Runnable {
     private final HistoryRecorder recorder;
     private final PrintStream out;
     /** When the clients stop (System.nanoTime()); moved later when the first round of faults needs it. */
-    private final java.util.concurrent.atomic.AtomicLong endNanos;
+    private final AtomicLong endNanos;
     private final int group;
     private final Map<String, Integer> injected = new LinkedHashMap<>();
     private final List<Long> leaderKillNanos = Collections.synchronizedList(new ArrayList<>());
@@ -32,7 +35,7 @@ final class FaultRunner implements Runnable {
     private volatile boolean stopRequested;
 
     FaultRunner(ChaosCluster cluster, FaultSchedule schedule, HistoryRecorder recorder, PrintStream out,
-                java.util.concurrent.atomic.AtomicLong endNanos,
+                AtomicLong endNanos,
                 int group, List<String> kinds) {
         this.cluster = cluster;
         this.schedule = schedule;
@@ -59,7 +62,7 @@ final class FaultRunner implements Runnable {
                     long atLeast = System.nanoTime() + need + TimeUnit.MILLISECONDS.toNanos(step.gapAfterMillis());
                     long end = endNanos.get();
                     if (end - atLeast < 0 && endNanos.compareAndSet(end, atLeast)) {
-                        event(String.format(java.util.Locale.ROOT, "the run is stretched by %.1f s so the first "
+                        event(String.format(Locale.ROOT, "the run is stretched by %.1f s so the first "
                                 + "round of faults (each kind once) completes", (atLeast - end) / 1e9));
                     }
                 }
@@ -169,7 +172,7 @@ final class FaultRunner implements Runnable {
                 count("transfer", "leader transfer from node " + leader + " to node " + to);
                 long t0 = System.nanoTime();
                 cluster.transferLeader(group, to);
-                event(String.format(java.util.Locale.ROOT, "node %d leads (transfer took %.0f ms)", to,
+                event(String.format(Locale.ROOT, "node %d leads (transfer took %.0f ms)", to,
                         (System.nanoTime() - t0) / 1e6));
                 break;
             }
@@ -179,12 +182,12 @@ final class FaultRunner implements Runnable {
                         + step.holdMillis() + " ms");
                 long t0 = System.nanoTime();
                 cluster.replaceWithSpare(group, target);
-                event(String.format(java.util.Locale.ROOT, "members now without node %d, with node %d (%.0f ms)", target,
+                event(String.format(Locale.ROOT, "members now without node %d, with node %d (%.0f ms)", target,
                         spare, (System.nanoTime() - t0) / 1e6));
                 sleepFor(step.holdMillis());
                 t0 = System.nanoTime();
                 cluster.restoreMembers(group);
-                event(String.format(java.util.Locale.ROOT, "members back to %s; node %d dropped the group (%.0f ms)", ids,
+                event(String.format(Locale.ROOT, "members back to %s; node %d dropped the group (%.0f ms)", ids,
                         spare, (System.nanoTime() - t0) / 1e6));
                 break;
             }
@@ -209,7 +212,7 @@ final class FaultRunner implements Runnable {
 
     private void event(String text) {
         long t = recorder.nowNanos();
-        String line = String.format(java.util.Locale.ROOT, "t=%.3fs %s", t / 1e9, text);
+        String line = String.format(Locale.ROOT, "t=%.3fs %s", t / 1e9, text);
         recorder.note(line);
         synchronized (out) {
             out.println("  " + line);

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The chaos run with real node processes ({@link ChaosCluster}): starts the nodes, creates the key
@@ -108,7 +109,7 @@ final class ProcessChaosRunner implements ChaosRunner {
                                      FaultSchedule schedule, List<KvClient> clients, String[] keys,
                                      long durationMillis) throws InterruptedException {
         long start = System.nanoTime();
-        java.util.concurrent.atomic.AtomicLong end = new java.util.concurrent.atomic.AtomicLong(
+        AtomicLong end = new AtomicLong(
                 start + TimeUnit.MILLISECONDS.toNanos(durationMillis));
         long historyOffset = recorder.nowNanos() - start;
         counters = new ClientWorker.ChaosCounters();
