@@ -163,6 +163,30 @@ class KvMessagesTest {
     }
 
     @Test
+    void theReadKindIsField16AndLeftOutWhenItIsTheDefault() {
+        KvReq follower = KvReq.list("chaos").groupId(1).readKind(KvReadKind.FOLLOWER_READ);
+        KvReq back = splitRoundTrip(follower, new KvReq.Decoder());
+        assertEquals(KvReadKind.FOLLOWER_READ.number(), back.readKindNumber());
+        assertEquals(follower, back);
+        byte[] bytes = EncodeContext.encodeToArray(follower);
+        // field 16, varint: tag (16 << 3 | 0) = 128 = 0x80 0x01, then 2
+        assertEquals("800102", toHex(Arrays.copyOfRange(bytes, bytes.length - 3, bytes.length)));
+        // the default (lease read) is not written, so requests of older clients mean the same
+        assertArrayEquals(EncodeContext.encodeToArray(KvReq.get("k")),
+                EncodeContext.encodeToArray(KvReq.get("k").readKind(KvReadKind.LEASE_READ)));
+        assertEquals(KvReadKind.LEASE_READ.number(), PbParser.parse(EncodeContext.encodeToArray(KvReq.get("k")),
+                new KvReq.Decoder()).readKindNumber());
+    }
+
+    private static String toHex(byte[] b) {
+        StringBuilder sb = new StringBuilder();
+        for (byte x : b) {
+            sb.append(String.format("%02x", x & 0xFF));
+        }
+        return sb.toString();
+    }
+
+    @Test
     void responsesAndPushesRoundTrip() {
         KvResp big = KvResp.success(5).nodes(Arrays.asList(KvNode.absent("x"),
                 new KvNode("y", b("v"), false, 1, 2, 3, 4, 5, 6)));

@@ -47,6 +47,7 @@ public final class ServerCommand {
     /** The node to run from the command line, or null after printing why not (usage error) to err. */
     static PoyangNode load(String[] args, PrintStream out, PrintStream err, int[] exitCode) {
         Path conf = null;
+        boolean testingFaults = false;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (a.equals("--help") || a.equals("-h")) {
@@ -57,6 +58,8 @@ public final class ServerCommand {
                 conf = Paths.get(args[++i]);
             } else if (a.startsWith("--conf=")) {
                 conf = Paths.get(a.substring("--conf=".length()));
+            } else if (a.equals("--testing-faults")) {
+                testingFaults = true;
             } else {
                 err.println("poyang server: unknown argument '" + a + "'");
                 usage(err);
@@ -66,7 +69,8 @@ public final class ServerCommand {
         }
         if (conf == null) {
             NodeConfig c = NodeConfig.defaults();
-            return new PoyangNode(c, ServersConfig.singleNode(c.nodeId, c.host + ":" + c.replicationPort), null);
+            PoyangNode n = new PoyangNode(c, ServersConfig.singleNode(c.nodeId, c.host + ":" + c.replicationPort), null);
+            return testingFaults ? n.enableTestingFaults() : n;
         }
         if (!Files.isDirectory(conf)) {
             throw new ConfigException(conf, null, "--conf " + conf + ": no such directory; it must hold"
@@ -75,7 +79,8 @@ public final class ServerCommand {
         Path serversFile = conf.resolve("servers.properties");
         NodeConfig c = NodeConfig.load(conf.resolve("config.properties"));
         ServersConfig s = ServersConfig.load(serversFile);
-        return new PoyangNode(c, s, serversFile);
+        PoyangNode n = new PoyangNode(c, s, serversFile);
+        return testingFaults ? n.enableTestingFaults() : n;
     }
 
     /**
@@ -174,5 +179,9 @@ public final class ServerCommand {
         out.println("SIGTERM or SIGINT stops it gracefully; a second signal forces the stop.");
         out.println("Exit codes: 0 stopped, 1 could not start (reason on stderr), 2 bad arguments, 3 stop forced.");
         out.println("Operations guide: docs/operations.md");
+        out.println();
+        out.println("--testing-faults   FOR TESTING ONLY (./poyang chaos): accept TESTING_FAULTS on the service port,");
+        out.println("                   which cuts this node's replication traffic with the nodes it names.");
+        out.println("                   Anyone reaching the service port could partition the node: never in production.");
     }
 }

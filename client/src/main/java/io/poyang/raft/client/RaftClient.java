@@ -458,6 +458,13 @@ public final class RaftClient extends LifeCycle {
                         leaders.remove(groupId, node);
                         retryLater();
                         return;
+                    case ResponseCode.BAD_REQUEST:
+                        if (r.bizCode() == RaftCommands.DETAIL_NO_SUCH_GROUP) {
+                            noSuchGroup();
+                            return;
+                        }
+                        fail(r);
+                        return;
                     case ResponseCode.FLOW_CONTROL:
                         fail(new FlowControlException("raft group " + groupId + " on node " + node
                                 + " refused the write: " + r.remoteMessage()));
@@ -496,6 +503,26 @@ public final class RaftClient extends LifeCycle {
                 return;
             }
             fail(error);
+        }
+
+        /**
+         * The node taken for the leader does not host the group (not applied there): a membership change
+         * moved the group off it. Look for the leader among the other nodes; while they know none but that
+         * node (it led until it was taken out; they are electing another), retry with back-off, as with no
+         * leader known, until the deadline.
+         */
+        private void noSuchGroup() {
+            int without = node;
+            leaders.remove(groupId, without);
+            findLeader(groupId).whenComplete((leader, e) -> {
+                if (leader != null && leader != 0 && leader != without && peers.get(leader) != null) {
+                    redirects.incrementAndGet();
+                    attempt();
+                } else {
+                    leaders.remove(groupId, without);
+                    retryLater();
+                }
+            });
         }
 
         private void fail(Throwable e) {

@@ -12,6 +12,7 @@ import io.poyang.net.ReqContext;
 import io.poyang.net.ReqProcessor;
 import io.poyang.net.ResponseCode;
 import io.poyang.net.WritePacket;
+import io.poyang.raft.client.RaftCommands;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.core.ReadKind;
 
@@ -40,7 +41,8 @@ final class KvProcessors {
     }
 
     static WritePacket noGroup(DtKvService service, int groupId) {
-        return WritePacket.error(ResponseCode.BAD_REQUEST, "node " + service.nodeId() + " hosts no DtKV group "
+        return WritePacket.error(ResponseCode.BAD_REQUEST, RaftCommands.DETAIL_NO_SUCH_GROUP, "node " + service.nodeId()
+                + " hosts no DtKV group "
                 + (groupId == 0 ? "(the request named none and the node has none)" : groupId)
                 + "; check the client's group id");
     }

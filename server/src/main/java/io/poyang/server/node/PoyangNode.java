@@ -7,6 +7,7 @@ import io.poyang.raft.core.Members;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.server.RaftServer;
 import io.poyang.raft.server.RaftServerConfig;
+import io.poyang.raft.server.TestingFaultsService;
 import io.poyang.raft.store.LogCorruptedException;
 import io.poyang.server.config.ConfigException;
 import io.poyang.server.config.NodeConfig;
@@ -51,6 +52,7 @@ public final class PoyangNode {
     private NodeHttpEndpoint http;
     private ServersFileSync serversSync;
     private volatile boolean stopped;
+    private boolean testingFaults;
 
     /**
      * @param serversFile where {@code servers} came from (the node writes membership and group
@@ -149,8 +151,11 @@ public final class PoyangNode {
                 .fsyncPermits(config.fsyncPermits)
                 .raftConfig(config.raft)
                 .serviceExtension(kv)
-                // groups added by the admin command (add-group) are DtKV groups too
-                .stateMachineFactory(groupId -> kv.stateMachine(groupId).get());
+                // groups added at runtime (AdminClient.addGroup, e.g. a node joining a group) are DtKV groups too
+                .stateMachineFactory(g -> kv.stateMachine(g).get());
+        if (testingFaults) {
+            TestingFaultsService.enable(b);
+        }
         servers.nodes().forEach((id, addr) -> {
             if (id != config.nodeId) {
                 b.node(id, addr);
@@ -268,6 +273,16 @@ public final class PoyangNode {
      * 127.0.0.1:9433, groups 1, data /abs/data, pid 4242} ("metrics off" when the endpoint is off,
      * "groups none" when it hosts none). Ports are the ones listened on (chosen ones for 0).
      */
+    /**
+     * FOR TESTING ONLY ({@code ./poyang server --testing-faults}): installs
+     * {@link TestingFaultsService}, which lets anyone reaching the service port cut this node's replication
+     * traffic with chosen nodes (the chaos runner's partitions). Call before {@link #start()}.
+     */
+    public PoyangNode enableTestingFaults() {
+        this.testingFaults = true;
+        return this;
+    }
+
     public String readyLine() {
         StringBuilder groups = new StringBuilder();
         for (RaftGroup g : raft.groups()) {
