@@ -255,6 +255,21 @@ public final class KvScenario implements Scenario {
         }
     }
 
+    /** With --servers, {@code POYANG_BENCH_SERVER_PIDS} (comma-separated) names server processes on this machine. */
+    @Override
+    public List<Long> serverPids() {
+        List<Long> pids = new ArrayList<>();
+        String env = System.getenv("POYANG_BENCH_SERVER_PIDS");
+        if (local == null && env != null) {
+            for (String t : env.split(",")) {
+                if (!t.trim().isEmpty()) {
+                    pids.add(Long.parseLong(t.trim()));
+                }
+            }
+        }
+        return pids;
+    }
+
     @Override
     public Map<String, Object> extras(double measuredSeconds) {
         Map<String, Object> m = new LinkedHashMap<>();
