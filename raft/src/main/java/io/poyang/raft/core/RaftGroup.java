@@ -94,6 +94,8 @@ public final class RaftGroup {
     private volatile long pubFirstLog;
     private volatile long pubElectionRounds;
     private volatile boolean stopRequested;
+    /** Set by {@link #refuseNewWrites()}: a node on its way down answers new writes STOPPING. */
+    private volatile boolean refusingWrites;
     private volatile Throwable pubFailure;
     private volatile Members pubMembers;
     private final CompletableFuture<Void> started = new CompletableFuture<>();
@@ -411,6 +413,11 @@ public final class RaftGroup {
             }
             return;
         }
+        if (refusingWrites) {
+            ctx.respondError(ResponseCode.STOPPING, "raft group " + state.groupId + " on node " + state.selfId
+                    + " is stopping and takes no new writes");
+            return;
+        }
         if (!flowControl.tryAcquire(bodyBytes)) {
             ctx.respondError(ResponseCode.FLOW_CONTROL, "raft group " + state.groupId + " has too many pending writes"
                     + " (limit " + flowControl.describeLimits() + "); retry later or slow down");
@@ -494,6 +501,11 @@ public final class RaftGroup {
             f.completeExceptionally(new NotLeaderException(state.groupId, leader, "node " + state.selfId
                     + " is not the leader of raft group " + state.groupId + (leader != 0 ? "; the leader is node "
                     + leader : "")));
+            return f;
+        }
+        if (refusingWrites) {
+            f.completeExceptionally(new StoppedException("raft group " + state.groupId + " is stopping and takes no"
+                    + " new writes"));
             return f;
         }
         int bytes = body == null ? 0 : body.encodedSize();
@@ -611,6 +623,25 @@ public final class RaftGroup {
     /** Aborts the prepared change (back to the configuration before it); idempotent. */
     public CompletableFuture<Members> abortMembers(long timeoutMillis) {
         return membership.abort(timeoutMillis);
+    }
+
+    /**
+     * The first step of a graceful stop: from now on new writes are refused (STOPPING, which clients
+     * retry on another node) while the writes already taken go on to their answers; watch
+     * {@link #pendingWrites()} fall to 0, then {@link #stop()}. Reads are still served. Any thread.
+     */
+    public void refuseNewWrites() {
+        refusingWrites = true;
+    }
+
+    /** Writes taken and not yet answered (admission to answer; a racy read for metrics and draining). */
+    public int pendingWrites() {
+        return flowControl.pendingCount();
+    }
+
+    /** Bytes of the bodies of {@link #pendingWrites()}. */
+    public long pendingWriteBytes() {
+        return flowControl.pendingBytes();
     }
 
     /** Takes a snapshot now; completes with what it covers (null when nothing was applied yet). Any thread. */
