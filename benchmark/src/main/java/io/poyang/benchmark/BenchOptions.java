@@ -12,7 +12,7 @@ public final class BenchOptions {
     public static final List<String> OPS = Collections.unmodifiableList(
             Arrays.asList("rpc", "fiber", "log", "raft", "raft-read", "put", "get", "mixed"));
 
-    public String op = "rpc";
+    public String op = "put";
     public int nodes = 1;
     /** Existing cluster to use instead of local servers, "host:port" each; empty: start local ones. */
     public List<String> servers = new ArrayList<>();
@@ -35,20 +35,24 @@ public final class BenchOptions {
     public String readKind = "lease";
     public String output = "table";
     public boolean strict;
+    /** put/get/mixed: the local nodes run in this JVM instead of as child processes (profiling, tests). */
+    public boolean inProcess;
     public boolean help;
 
     public static String usage() {
         return String.join("\n",
                 "usage: poyang bench [options]",
                 "",
-                "Runs one benchmark, prints a per-second timeline as it goes, then a report.",
+                "Runs one benchmark, prints a per-second timeline as it goes, then a report. With no options:",
+                "asynchronous DtKV puts of 256-byte values over 10,000 keys from one client on one connection",
+                "to a single-node server started as a child process (fsync on), 10 s after a 3 s warm-up.",
                 "",
-                "  --op rpc|fiber|log|raft|raft-read|put|get|mixed  what to measure (default rpc; all built: rpc, fiber,",
-                "                            log, raft, raft-read, put, get, mixed)",
-                "  --nodes 1|3               servers in the local cluster (default 1)",
-                "  --servers h:p,h:p         use an existing cluster instead of starting one",
-                "  --value-size BYTES        body or value size (default 128; 256 for --op log)",
-                "  --keys N                  distinct keys for put/get/mixed (default 100000)",
+                "  --op put|get|mixed|raft|raft-read|rpc|fiber|log  what to measure (default put)",
+                "  --nodes 1|3               local servers: DtKV node processes for put/get/mixed (default 1)",
+                "  --servers h:p,h:p         use an existing cluster (service ports): nothing is started or stopped",
+                "  --in-process              put/get/mixed: run the local nodes in this JVM, not as child processes",
+                "  --value-size BYTES        body or value size (default 256; 128 for --op rpc)",
+                "  --keys N                  distinct keys (default 10000 for put/get/mixed, 100000 for raft)",
                 "  --max-pending N           requests in flight per client, asynchronous mode (default 1000)",
                 "  --clients N               clients, one connection each (default 1)",
                 "  --batch-size N            keys per request (default 1)",
@@ -88,6 +92,9 @@ public final class BenchOptions {
                     continue;
                 case "strict":
                     o.strict = value == null || bool(name, value);
+                    continue;
+                case "in-process":
+                    o.inProcess = value == null || bool(name, value);
                     continue;
                 default:
                     break;

@@ -108,10 +108,10 @@ class BenchCommandTest {
                 {"--op", "put", "--nodes", "1", "--sync", "--threads", "8"},
         };
         for (String[] r : runs) {
-            String[] args = new String[r.length + 9];
+            String[] args = new String[r.length + 10];
             System.arraycopy(r, 0, args, 0, r.length);
-            System.arraycopy(new String[]{"--duration", "1", "--warmup", "0.5", "--keys", "500", "--output", "json",
-                    "--strict"}, 0, args, r.length, 9);
+            System.arraycopy(new String[]{"--in-process", "--duration", "1", "--warmup", "0.5", "--keys", "500",
+                    "--output", "json", "--strict"}, 0, args, r.length, 10);
             assertEquals(0, run(args), String.join(" ", r) + ": " + err());
             String[] lines = out().trim().split("\n");
             String json = lines[lines.length - 1];

@@ -29,10 +29,12 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code --op put|get|mixed}: DtKV through {@link KvClient}s. Without {@code --servers} it starts
- * {@code --nodes} (1 or 3) DtKV nodes in this process on loopback ({@link LocalKvCluster}: fresh
- * data directories under {@code $POYANG_BENCH_DIR} or the temp directory, deleted after; fsync per
- * {@code --fsync}) with {@code --groups} DtKV groups; with {@code --servers} it uses that cluster
- * and starts and stops nothing (the same code then measures a server in a child process).
+ * {@code --nodes} (1 or 3) DtKV nodes on loopback with {@code --groups} DtKV groups, fsync per
+ * {@code --fsync}, fresh data directories under {@code $POYANG_BENCH_DIR} or the temp directory,
+ * deleted after: as child processes running the node of the server module ({@link NodeProcesses};
+ * the default, what a user deploys), or with {@code --in-process} in this JVM ({@link LocalKvCluster};
+ * one profile shows client and server). With {@code --servers} it uses that cluster and starts and
+ * stops nothing.
  *
  * <p>Each of {@code --clients} KvClients (one connection per node) keeps {@code --max-pending}
  * operations in flight (or {@code --sync --threads N} blocking callers), on {@code --keys} keys
@@ -47,6 +49,7 @@ public final class KvScenario implements Scenario {
 
     private final String op;
     private LocalKvCluster local;
+    private NodeProcesses processes;
     private Path dir;
     private KvClient[] roots;
     /** [client][group - 1]: views of each client on each group. */
@@ -77,24 +80,30 @@ public final class KvScenario implements Scenario {
             throw new UsageException("--batch-size is at most 10000 (DtKV's batch limit)");
         }
         String servers;
-        if (o.servers.isEmpty()) {
+        if (!o.servers.isEmpty()) {
+            servers = String.join(",", o.servers);
+        } else {
             if (o.nodes != 1 && o.nodes != 3) {
                 throw new UsageException("--nodes is 1 or 3");
             }
-            String base = System.getenv("POYANG_BENCH_DIR");
-            Path parent = Paths.get(base != null && !base.isEmpty() ? base : System.getProperty("java.io.tmpdir"));
-            dir = Files.createTempDirectory(parent, "poyang-bench-kv-");
-            RaftConfig rc = new RaftConfig().syncForce(o.fsync).snapshotEvery(0, 0);
-            local = new LocalKvCluster(dir, o.nodes, groups, rc, dispatchers(o.nodes), null, null).deleteOnClose(true);
-            local.start();
-            for (int g = 1; g <= groups; g++) {
-                if (local.waitForLeader(g, 30_000) == 0) {
-                    throw new IllegalStateException("DtKV group " + g + " elected no leader within 30 s");
+            if (o.inProcess) {
+                String base = System.getenv("POYANG_BENCH_DIR");
+                Path parent = Paths.get(base != null && !base.isEmpty() ? base : System.getProperty("java.io.tmpdir"));
+                dir = Files.createTempDirectory(parent, "poyang-bench-kv-");
+                RaftConfig rc = new RaftConfig().syncForce(o.fsync).snapshotEvery(0, 0);
+                local = new LocalKvCluster(dir, o.nodes, groups, rc, dispatchers(o.nodes), null, null).deleteOnClose(true);
+                local.start();
+                for (int g = 1; g <= groups; g++) {
+                    if (local.waitForLeader(g, 30_000) == 0) {
+                        throw new IllegalStateException("DtKV group " + g + " elected no leader within 30 s");
+                    }
                 }
+                servers = local.serviceAddresses();
+            } else {
+                // Child processes: the node a user runs (./poyang server), in a JVM of its own.
+                processes = NodeProcesses.start(o.nodes, groups, o.fsync, dispatchers(o.nodes));
+                servers = processes.serviceAddresses();
             }
-            servers = local.serviceAddresses();
-        } else {
-            servers = String.join(",", o.servers);
         }
         startNanos = System.nanoTime();
 
@@ -268,6 +277,24 @@ public final class KvScenario implements Scenario {
         }
     }
 
+    /** With --servers, {@code POYANG_BENCH_SERVER_PIDS} (comma-separated) names server processes on this machine. */
+    @Override
+    public List<Long> serverPids() {
+        List<Long> pids = new ArrayList<>();
+        String env = System.getenv("POYANG_BENCH_SERVER_PIDS");
+        if (processes != null) {
+            return processes.pids();
+        }
+        if (local == null && env != null) {
+            for (String t : env.split(",")) {
+                if (!t.trim().isEmpty()) {
+                    pids.add(Long.parseLong(t.trim()));
+                }
+            }
+        }
+        return pids;
+    }
+
     @Override
     public Map<String, Object> extras(double measuredSeconds) {
         Map<String, Object> m = new LinkedHashMap<>();
@@ -275,7 +302,7 @@ public final class KvScenario implements Scenario {
         m.put("batch_size", batch);
         m.put("read_kind", options.readKind);
         m.put("fsync", options.fsync);
-        m.put("servers", local == null ? String.join(",", options.servers) : "in-process");
+        m.put("servers", local != null ? "in-process" : processes != null ? "child processes" : String.join(",", options.servers));
         if (local != null) {
             double secs = (System.nanoTime() - startNanos) / 1e9;
             long fsyncs = 0;
@@ -322,6 +349,9 @@ public final class KvScenario implements Scenario {
         }
         if (local != null) {
             local.close();
+        }
+        if (processes != null) {
+            processes.close();
         }
     }
 }

@@ -31,6 +31,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -340,6 +341,10 @@ public final class RaftClient extends LifeCycle {
         return retries.get();
     }
 
+    @SuppressWarnings("rawtypes")
+    private static final AtomicIntegerFieldUpdater<WriteCall> WRITE_CALL_DONE =
+            AtomicIntegerFieldUpdater.newUpdater(WriteCall.class, "done");
+
     /** One write: attempts until it is answered, certainly not applied past the deadline, or unknown. */
     private final class WriteCall<T> implements RpcCallback<T> {
         private final int groupId;
@@ -348,7 +353,8 @@ public final class RaftClient extends LifeCycle {
         private final DecoderFactory<T> decoder;
         private final long deadlineNanos;
         private final RpcCallback<T> callback;
-        private final AtomicInteger done = new AtomicInteger();
+        /** 0 until answered; set once through {@link #WRITE_CALL_DONE} (no AtomicInteger per write). */
+        volatile int done;
         private int node;
         private int attempts;
         /** Set during the caller's own attempt: failures to send are thrown, not called back. */
@@ -428,14 +434,14 @@ public final class RaftClient extends LifeCycle {
 
         @Override
         public void onSuccess(T result) {
-            if (done.compareAndSet(0, 1)) {
+            if (WRITE_CALL_DONE.compareAndSet(this, 0, 1)) {
                 deliver(result, null);
             }
         }
 
         @Override
         public void onFailure(Throwable error) {
-            if (done.get() != 0) {
+            if (done != 0) {
                 return;
             }
             if (error instanceof RemoteException) {
@@ -526,7 +532,7 @@ public final class RaftClient extends LifeCycle {
         }
 
         private void fail(Throwable e) {
-            if (done.compareAndSet(0, 1)) {
+            if (WRITE_CALL_DONE.compareAndSet(this, 0, 1)) {
                 deliver(null, e);
             }
         }
