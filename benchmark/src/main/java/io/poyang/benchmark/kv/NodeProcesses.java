@@ -39,6 +39,8 @@ import java.util.regex.Pattern;
 final class NodeProcesses implements AutoCloseable {
 
     static final String MAIN_CLASS = "io.poyang.server.ServerCommand";
+    /** The start of the node's ready line (server/README); {@code ServerCommand.READY_PREFIX}. */
+    private static final String READY_PREFIX = "poyang node ";
     /** How long a node may take to print its ready line. */
     private static final long READY_TIMEOUT_MILLIS = 60_000;
     /** How long a node may take to stop after SIGTERM before it is killed. */
@@ -121,7 +123,7 @@ final class NodeProcesses implements AutoCloseable {
                 Process p = processes.get(i - 1);
                 String why = line == null ? "did not print its ready line within " + READY_TIMEOUT_MILLIS + " ms"
                         : line.isEmpty() ? "exited with code " + exitCode(p) + " before it was ready"
-                        : "printed an unexpected line: " + line;
+                        : "printed a ready line this benchmark cannot read: " + line;
                 throw new IOException("node " + i + " (" + MAIN_CLASS + ", pid " + p.pid() + ") " + why
                         + "; its log " + logOf(i) + " ends with:\n" + tail(logOf(i), 20));
             }
@@ -154,14 +156,18 @@ final class NodeProcesses implements AutoCloseable {
             processes.add(p);
         }
         BlockingQueue<String> ready = new ArrayBlockingQueue<>(1);
-        // Reads the node's stdout to the end: the ready line, then nothing (the contract), so the pipe never fills.
+        // Reads the node's stdout to the end, so the pipe never fills: the node itself prints only its
+        // ready line there, but JVM options given through POYANG_SERVER_JAVA_OPTS may print too (JFR,
+        // -Xlog go to stdout): such lines are passed on to stderr, marked with the node.
         Thread reader = new Thread(() -> {
             boolean offered = false;
             try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = r.readLine()) != null) {
-                    if (!offered) {
+                    if (!offered && line.startsWith(READY_PREFIX)) {
                         offered = ready.offer(line);
+                    } else {
+                        System.err.println("node " + id + ": " + line);
                     }
                 }
             } catch (IOException e) {

@@ -30,7 +30,8 @@ class BenchProcessTest {
     @TempDir
     Path benchDir;
 
-    private Process startBench(String... args) throws IOException {
+    /** Starts a benchmark process; {@code serverJavaOpts} (or null) become its POYANG_SERVER_JAVA_OPTS. */
+    private Process startBench(String serverJavaOpts, String[] args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-cp");
@@ -41,6 +42,9 @@ class BenchProcessTest {
         }
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(benchDir.resolveSibling(benchDir.getFileName() + ".err").toFile());
         pb.environment().put("POYANG_BENCH_DIR", benchDir.toString());
+        if (serverJavaOpts != null) {
+            pb.environment().put("POYANG_SERVER_JAVA_OPTS", serverJavaOpts);
+        }
         return pb.start();
     }
 
@@ -62,7 +66,9 @@ class BenchProcessTest {
 
     @Test
     void aRunStartsANodeProcessMeasuresAndRemovesItAndItsData() throws Exception {
-        Process bench = startBench("--duration", "1", "--warmup", "0.5", "--keys", "500", "--output", "json", "--strict");
+        // -Xlog:gc makes the node's JVM print on stdout before the ready line: the benchmark must still find it
+        Process bench = startBench("-Xlog:gc", new String[]{"--duration", "1", "--warmup", "0.5", "--keys", "500",
+                "--output", "json", "--strict"});
         String out;
         try (BufferedReader r = new BufferedReader(new InputStreamReader(bench.getInputStream(), StandardCharsets.UTF_8))) {
             out = r.lines().collect(Collectors.joining("\n"));
@@ -76,11 +82,13 @@ class BenchProcessTest {
         assertTrue(json.contains("\"server_cpu_us_per_op\":"), json);
         assertFalse(json.contains("\"success\":0,"), json);
         assertEquals(List.of(), leftInBenchDir(), "the data directory is removed");
+        assertTrue(errOutput().contains("node 1: [") && errOutput().contains("[gc"),
+                "the node's JVM output is passed on, marked with the node: " + errOutput());
     }
 
     @Test
     void sigintStopsTheNodeProcessesAndRemovesTheirData() throws Exception {
-        Process bench = startBench("--nodes", "3", "--duration", "5m", "--warmup", "0", "--keys", "500");
+        Process bench = startBench(null, new String[]{"--nodes", "3", "--duration", "5m", "--warmup", "0", "--keys", "500"});
         BufferedReader r = new BufferedReader(new InputStreamReader(bench.getInputStream(), StandardCharsets.UTF_8));
         // Wait until the run is under way: the first per-second timeline line.
         String line;
