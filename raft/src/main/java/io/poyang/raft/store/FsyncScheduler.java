@@ -178,9 +178,12 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
         FsyncRequest r = first;
         while (r != null) {
             try {
+                long start = System.nanoTime();
                 for (int i = 0; i < r.segments.size(); i++) {
                     r.segments.get(i).file.force(false);
                 }
+                // published to the dispatcher by the future's completion below
+                r.fsyncNanos = System.nanoTime() - start;
             } catch (Throwable e) {
                 chainRunning.set(false);
                 r.future.fireCompleteExceptionally(e);
@@ -211,6 +214,7 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
             return;
         }
         fsyncCount++;
+        latency.record(r.fsyncNanos);
         if (r.coveredIndex > syncedIndex) {
             syncedIndex = r.coveredIndex;
             store.onSynced(r.coveredIndex);
@@ -227,6 +231,8 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
         final FiberFuture<Void> future;
         final List<LogSegment> segments = new ArrayList<>(2);
         long coveredIndex;
+        /** How long the fsync took: written on the I/O thread before the completion, read on the dispatcher after. */
+        long fsyncNanos;
 
         FsyncRequest(FiberFuture<Void> future) {
             this.future = future;
