@@ -39,15 +39,21 @@ public final class AsyncLoadDriver implements LoadDriver {
         running = true;
         for (int c = 0; c < scenario.clients(); c++) {
             for (int i = 0; i < maxPending; i++) {
-                issue(c);
+                issue(new Op(c));
             }
         }
     }
 
-    private void issue(int client) {
+    /**
+     * Starts {@code op}'s next operation. One {@link Op} per in-flight slot is reused for every
+     * operation of the slot, so the load generator allocates nothing per operation of its own (its
+     * garbage would be charged to the client being measured).
+     */
+    private void issue(Op op) {
         inFlight.incrementAndGet();
+        op.startNanos = System.nanoTime();
         try {
-            scenario.issue(client, new Op(client, System.nanoTime()));
+            scenario.issue(op.client, op);
         } catch (Throwable t) {
             inFlight.decrementAndGet();
             stats.record(Outcome.FAILED, 0);
@@ -57,21 +63,21 @@ public final class AsyncLoadDriver implements LoadDriver {
             if (running) {
                 retries.schedule(() -> {
                     if (running) {
-                        issue(client);
+                        issue(op);
                     }
                 }, RETRY_DELAY_MILLIS, TimeUnit.MILLISECONDS);
             }
         }
     }
 
-    /** One operation in flight: remembers its client and start time. */
+    /** One in-flight slot: its client and the start time of its current operation. */
     private final class Op implements OpCallback {
         private final int client;
-        private final long startNanos;
+        /** Written before the operation is issued, read by its completion (the scenario hands it over). */
+        private long startNanos;
 
-        Op(int client, long startNanos) {
+        Op(int client) {
             this.client = client;
-            this.startNanos = startNanos;
         }
 
         @Override
@@ -79,7 +85,7 @@ public final class AsyncLoadDriver implements LoadDriver {
             stats.record(outcome, System.nanoTime() - startNanos);
             inFlight.decrementAndGet();
             if (running) {
-                issue(client);
+                issue(this);
             }
         }
     }

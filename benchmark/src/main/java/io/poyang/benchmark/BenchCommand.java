@@ -82,9 +82,14 @@ public final class BenchCommand {
         long end = warmupEnd + toNanos(o.durationSeconds);
         RunStats.Counts atWarmupEnd = null;
         long measureStart = start;
+        ProcessCpu cpu = new ProcessCpu(scenario.serverPids());
+        long ownCpuStart = 0;
+        long serverCpuStart = 0;
         if (o.warmupSeconds <= 0) {
             stats.startMeasuring();
             atWarmupEnd = stats.snapshot();
+            ownCpuStart = cpu.ownNanos();
+            serverCpuStart = cpu.serversNanos();
         }
         driver.start();
 
@@ -102,6 +107,8 @@ public final class BenchCommand {
                 atWarmupEnd = stats.snapshot();
                 stats.startMeasuring();
                 measureStart = now;
+                ownCpuStart = cpu.ownNanos();
+                serverCpuStart = cpu.serversNanos();
             }
             boolean finished = atWarmupEnd != null && now - end >= 0;
             if (now - nextTick >= 0 || finished) {
@@ -122,6 +129,8 @@ public final class BenchCommand {
         }
         long measureEnd = System.nanoTime();
         RunStats.Counts atEnd = stats.snapshot();
+        long ownCpu = cpu.ownNanos() - ownCpuStart;
+        long serverCpu = cpu.serversNanos() - serverCpuStart;
         stats.stopMeasuring();
         driver.stop();
         if (!driver.awaitDrained(DRAIN_MILLIS)) {
@@ -144,7 +153,31 @@ public final class BenchCommand {
         r.timeout = window.timeout;
         r.latencies(stats.histogram());
         r.extras.putAll(scenario.extras(r.durationSeconds));
+        cpuPerOp(r, ownCpu, serverCpuStart < 0 ? -1 : serverCpu, window.total());
         return r;
+    }
+
+    /**
+     * CPU microseconds per operation over the measured window: this process (the client, and the
+     * servers when they run in it) and, when the scenario names them, the server processes.
+     */
+    private static void cpuPerOp(Report r, long ownCpuNanos, long serverCpuNanos, long ops) {
+        if (ops <= 0 || ownCpuNanos < 0) {
+            return;
+        }
+        double own = ownCpuNanos / 1e3 / ops;
+        if (serverCpuNanos < 0) {
+            r.extras.put("cpu_us_per_op", round2(own));
+            return;
+        }
+        double server = serverCpuNanos / 1e3 / ops;
+        r.extras.put("cpu_us_per_op", round2(own + server));
+        r.extras.put("client_cpu_us_per_op", round2(own));
+        r.extras.put("server_cpu_us_per_op", round2(server));
+    }
+
+    private static double round2(double v) {
+        return Math.round(v * 100) / 100.0;
     }
 
     private static long toNanos(double seconds) {

@@ -12,7 +12,7 @@ public final class BenchOptions {
     public static final List<String> OPS = Collections.unmodifiableList(
             Arrays.asList("rpc", "fiber", "log", "raft", "raft-read", "put", "get", "mixed"));
 
-    public String op = "rpc";
+    public String op = "put";
     public int nodes = 1;
     /** Existing cluster to use instead of local servers, "host:port" each; empty: start local ones. */
     public List<String> servers = new ArrayList<>();
@@ -20,6 +20,8 @@ public final class BenchOptions {
     /** True when --value-size was given (a scenario may pick its own default otherwise: log uses 256). */
     public boolean valueSizeGiven;
     public int keys = 100_000;
+    /** Whether --keys was given (put/get/mixed default to 10,000 keys otherwise). */
+    public boolean keysGiven;
     public int maxPending = 1_000;
     public int clients = 1;
     public int batchSize = 1;
@@ -29,25 +31,28 @@ public final class BenchOptions {
     public int threads = 64;
     public boolean fsync = true;
     public int groups = 1;
+    /** How reads (get, mixed, raft-read) are made linearizable: lease (default), read-index or follower. */
+    public String readKind = "lease";
     public String output = "table";
-    /** The read kind of --op raft-read: lease, index (ReadIndex) or follower. */
-    public String read = "lease";
     public boolean strict;
+    /** put/get/mixed: the local nodes run in this JVM instead of as child processes (profiling, tests). */
+    public boolean inProcess;
     public boolean help;
 
     public static String usage() {
         return String.join("\n",
                 "usage: poyang bench [options]",
                 "",
-                "Runs one benchmark, prints a per-second timeline as it goes, then a report.",
+                "Runs one benchmark, prints a per-second timeline as it goes, then a report. With no options:",
+                "asynchronous DtKV puts of 256-byte values over 10,000 keys from one client on one connection",
+                "to a single-node server started as a child process (fsync on), 10 s after a 3 s warm-up.",
                 "",
-                "  --op rpc|fiber|log|raft|raft-read|put|get|mixed  what to measure (default rpc; built so far: rpc, fiber,",
-                "                            log, raft, raft-read)",
-                "  --read lease|index|follower  the read kind of --op raft-read (default lease)",
-                "  --nodes 1|3               servers in the local cluster (default 1)",
-                "  --servers h:p,h:p         use an existing cluster instead of starting one",
-                "  --value-size BYTES        body or value size (default 128; 256 for --op log)",
-                "  --keys N                  distinct keys for put/get/mixed (default 100000)",
+                "  --op put|get|mixed|raft|raft-read|rpc|fiber|log  what to measure (default put)",
+                "  --nodes 1|3               local servers: DtKV node processes for put/get/mixed (default 1)",
+                "  --servers h:p,h:p         use an existing cluster (service ports): nothing is started or stopped",
+                "  --in-process              put/get/mixed: run the local nodes in this JVM, not as child processes",
+                "  --value-size BYTES        body or value size (default 256; 128 for --op rpc)",
+                "  --keys N                  distinct keys (default 10000 for put/get/mixed, 100000 for raft)",
                 "  --max-pending N           requests in flight per client, asynchronous mode (default 1000)",
                 "  --clients N               clients, one connection each (default 1)",
                 "  --batch-size N            keys per request (default 1)",
@@ -57,6 +62,7 @@ public final class BenchOptions {
                 "  --threads N               caller threads for --sync; virtual threads on JDK 21+ (default 64)",
                 "  --fsync true|false        fsync the raft log before acknowledging (default true)",
                 "  --groups N                raft groups (default 1)",
+                "  --read-kind lease|read-index|follower  how get, mixed and raft-read reads are served (default lease)",
                 "  --output table|json       report format; json prints one object on the last line (default table)",
                 "  --strict                  exit 1 when any operation failed or timed out",
                 "  --help                    this text",
@@ -86,6 +92,9 @@ public final class BenchOptions {
                     continue;
                 case "strict":
                     o.strict = value == null || bool(name, value);
+                    continue;
+                case "in-process":
+                    o.inProcess = value == null || bool(name, value);
                     continue;
                 default:
                     break;
@@ -128,6 +137,7 @@ public final class BenchOptions {
                     break;
                 case "keys":
                     o.keys = positive(name, value);
+                    o.keysGiven = true;
                     break;
                 case "max-pending":
                     o.maxPending = positive(name, value);
@@ -156,10 +166,10 @@ public final class BenchOptions {
                 case "groups":
                     o.groups = positive(name, value);
                     break;
-                case "read":
-                    o.read = value.toLowerCase(Locale.ROOT);
-                    if (!o.read.equals("lease") && !o.read.equals("index") && !o.read.equals("follower")) {
-                        throw new UsageException("--read must be lease, index or follower, got '" + value + "'");
+                case "read-kind":
+                    o.readKind = value.toLowerCase(Locale.ROOT);
+                    if (!o.readKind.equals("lease") && !o.readKind.equals("read-index") && !o.readKind.equals("follower")) {
+                        throw new UsageException("--read-kind must be lease, read-index or follower, got '" + value + "'");
                     }
                     break;
                 case "output":

@@ -59,6 +59,11 @@ public final class Report {
         for (Map.Entry<String, Object> e : extras.entrySet()) {
             row(sb, e.getKey(), String.valueOf(e.getValue()));
         }
+        if (failed + timeout > 0) {
+            // Said in words too: a run with failures is not a clean figure, whatever its ops/s.
+            sb.append(String.format(Locale.ROOT, "  NOT CLEAN: %,d operations failed and %,d timed out in the measured"
+                    + " window; ops/s counts successes only%n", failed, timeout));
+        }
         return sb.toString();
     }
 

@@ -39,6 +39,16 @@ public interface Scenario {
         return null;
     }
 
+    /**
+     * Process ids of the servers this run measures when they run in other processes on this
+     * machine (child processes the scenario started, or {@code POYANG_BENCH_SERVER_PIDS} with
+     * {@code --servers}); their CPU time goes into the report's CPU per operation. Empty when the
+     * servers are in this process or elsewhere.
+     */
+    default java.util.List<Long> serverPids() {
+        return Collections.emptyList();
+    }
+
     /** Op-specific figures added to the report (for example fsyncs_per_sec), over the measured seconds. */
     default Map<String, Object> extras(double measuredSeconds) {
         return Collections.emptyMap();

@@ -25,6 +25,10 @@ public final class Scenarios {
                 return new RaftScenario();
             case "raft-read":
                 return new RaftReadScenario();
+            case "put":
+            case "get":
+            case "mixed":
+                return new io.poyang.benchmark.kv.KvScenario(op);
             default:
                 return null;
         }

@@ -80,11 +80,11 @@ class BenchCommandTest {
 
     @Test
     void raftReadOpReadsEachKindOnThreeNodesAndReportsItsFigures() {
-        String[][] kinds = {{"lease", "lease_reads_per_sec"}, {"index", "heartbeat_rounds_per_sec"},
+        String[][] kinds = {{"lease", "lease_reads_per_sec"}, {"read-index", "heartbeat_rounds_per_sec"},
                 {"follower", "read_index_requests_per_sec"}};
         for (String[] k : kinds) {
             outBytes.reset();
-            assertEquals(0, run("--op", "raft-read", "--nodes", "3", "--read", k[0], "--keys", "500", "--duration", "1s",
+            assertEquals(0, run("--op", "raft-read", "--nodes", "3", "--read-kind", k[0], "--keys", "500", "--duration", "1s",
                     "--warmup", "0.3", "--max-pending", "200", "--output", "json", "--strict"), err());
             String[] lines = out().trim().split("\n");
             String json = lines[lines.length - 1];
@@ -95,15 +95,29 @@ class BenchCommandTest {
             // the kind's own counter moved: the reads went the way they were asked to
             assertFalse(json.contains("\"" + k[1] + "\":0,"), k[0] + ": " + json);
         }
-        assertEquals(2, run("--op", "raft-read", "--read", "follower"), "follower reads on one node");
+        assertEquals(2, run("--op", "raft-read", "--read-kind", "follower"), "follower reads on one node");
         assertTrue(err().contains("--nodes 3"), err());
     }
 
     @Test
-    void opsNotBuiltYetExitTwoNamingTheIssue() {
-        for (String op : new String[]{"put", "get", "mixed"}) {
-            assertEquals(2, run("--op", op), op);
-            assertTrue(err().contains("--op " + op + " is not built yet"), err());
+    void putGetAndMixedRunAgainstInProcessDtKvNodes() {
+        String[][] runs = {
+                {"--op", "put", "--nodes", "1"},
+                {"--op", "get", "--nodes", "1", "--batch-size", "10"},
+                {"--op", "mixed", "--nodes", "3", "--groups", "2"},
+                {"--op", "put", "--nodes", "1", "--sync", "--threads", "8"},
+        };
+        for (String[] r : runs) {
+            String[] args = new String[r.length + 10];
+            System.arraycopy(r, 0, args, 0, r.length);
+            System.arraycopy(new String[]{"--in-process", "--duration", "1", "--warmup", "0.5", "--keys", "500",
+                    "--output", "json", "--strict"}, 0, args, r.length, 10);
+            assertEquals(0, run(args), String.join(" ", r) + ": " + err());
+            String[] lines = out().trim().split("\n");
+            String json = lines[lines.length - 1];
+            assertTrue(json.contains("\"op\":\"" + r[1] + "\""), json);
+            assertTrue(json.contains("\"failed\":0,\"timeout\":0"), json);
+            assertFalse(json.contains("\"success\":0,"), json);
         }
     }
 

@@ -11,8 +11,9 @@ class BenchOptionsTest {
     @Test
     void defaults() throws Exception {
         BenchOptions o = BenchOptions.parse();
-        assertEquals("rpc", o.op);
+        assertEquals("put", o.op, "no options: the DtKV put benchmark (issue 10)");
         assertEquals(1, o.nodes);
+        assertFalse(o.inProcess, "local nodes run as child processes unless --in-process");
         assertEquals(128, o.valueSize);
         assertEquals(1000, o.maxPending);
         assertEquals(10, o.durationSeconds);
@@ -27,7 +28,7 @@ class BenchOptionsTest {
     void everyOptionOfDesignSection10IsParsed() throws Exception {
         BenchOptions o = BenchOptions.parse("--op", "put", "--nodes", "3", "--servers", "a:1,b:2", "--value-size", "256",
                 "--keys", "5000", "--max-pending", "4000", "--clients", "2", "--batch-size", "10", "--duration", "500ms",
-                "--warmup=2m", "--sync", "--threads", "100", "--fsync", "false", "--groups", "4", "--output", "json", "--strict");
+                "--warmup=2m", "--sync", "--threads", "100", "--fsync", "false", "--groups", "4", "--output", "json", "--strict", "--in-process");
         assertEquals("put", o.op);
         assertEquals(3, o.nodes);
         assertEquals(Arrays.asList("a:1", "b:2"), o.servers);
@@ -44,6 +45,7 @@ class BenchOptionsTest {
         assertEquals(4, o.groups);
         assertTrue(o.json());
         assertTrue(o.strict);
+        assertTrue(o.inProcess);
     }
 
     @Test
@@ -61,16 +63,16 @@ class BenchOptionsTest {
         assertMessage("--fsync takes true or false", "--fsync", "maybe");
         assertMessage("--servers takes host:port", "--servers", "localhost");
         assertMessage("unexpected argument 'rpc'", "rpc");
-        assertMessage("--read must be lease, index or follower", "--read", "dirty");
+        assertMessage("--read-kind must be lease, read-index or follower", "--read-kind", "dirty");
     }
 
     @Test
     void theReadKindOfRaftRead() throws Exception {
-        assertEquals("lease", BenchOptions.parse("--op", "raft-read").read);
-        BenchOptions o = BenchOptions.parse("--op", "raft-read", "--read", "Follower");
+        assertEquals("lease", BenchOptions.parse("--op", "raft-read").readKind);
+        BenchOptions o = BenchOptions.parse("--op", "raft-read", "--read-kind", "Follower");
         assertEquals("raft-read", o.op);
-        assertEquals("follower", o.read);
-        assertEquals("index", BenchOptions.parse("--read=index").read);
+        assertEquals("follower", o.readKind);
+        assertEquals("read-index", BenchOptions.parse("--read-kind=read-index").readKind);
     }
 
     private static void assertMessage(String expected, String... args) {

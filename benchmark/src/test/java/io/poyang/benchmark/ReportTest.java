@@ -28,4 +28,18 @@ class ReportTest {
         assertTrue(json.contains("\"mode\":\"async \\\"quoted\\\"\""), json);
         assertTrue(r.toTable().contains("fsyncs_per_sec"));
     }
+
+    @Test
+    void theTableSaysSoWhenOperationsFailedOrTimedOut() {
+        Report r = new Report();
+        r.op = "put";
+        r.mode = "async";
+        r.durationSeconds = 1;
+        r.success = 10;
+        assertFalse(r.toTable().contains("NOT CLEAN"), r.toTable());
+        r.failed = 2;
+        r.timeout = 3;
+        String t = r.toTable();
+        assertTrue(t.contains("NOT CLEAN: 2 operations failed and 3 timed out"), t);
+    }
 }

@@ -13,6 +13,7 @@ public class KvException extends PoyangException {
 
     private final int kvCodeNumber;
     private final String key;
+    private int failedPosition;
 
     public KvException(KvCode code, String key, String message) {
         this(code.number(), key, message);
@@ -38,6 +39,17 @@ public class KvException extends PoyangException {
 
     public int kvCodeNumber() {
         return kvCodeNumber;
+    }
+
+    /** For a batch: the 1-based position of the key that failed (0: not a batch, or not known). */
+    public int failedPosition() {
+        return failedPosition;
+    }
+
+    /** Sets {@link #failedPosition()}; returns this. */
+    public KvException failedPosition(int oneBasedPosition) {
+        this.failedPosition = oneBasedPosition;
+        return this;
     }
 
     /** The key the failure is about, or null. */

@@ -41,6 +41,7 @@ public final class KvReq implements Encodable {
     private long clientUuidLeast;
     private long seq;
     private long ackedBelow;
+    private int readKind;
 
     private byte[] keyUtf8;
     private List<byte[]> keysUtf8;
@@ -209,6 +210,15 @@ public final class KvReq implements Encodable {
         return changed();
     }
 
+    /**
+     * Reads: how the read is made linearizable ({@link KvReadKind}; {@code LEASE_READ}, the
+     * default, is not sent).
+     */
+    public KvReq readKind(KvReadKind kind) {
+        this.readKind = kind == null ? 0 : kind.number();
+        return changed();
+    }
+
     private KvReq changed() {
         size = -1;
         keyUtf8 = null;
@@ -287,6 +297,11 @@ public final class KvReq implements Encodable {
         return ackedBelow;
     }
 
+    /** The read kind's wire number (0: LEASE_READ); see {@link KvReadKind#of}. */
+    public int readKindNumber() {
+        return readKind;
+    }
+
     // ---- encoding ----
 
     @Override
@@ -308,7 +323,7 @@ public final class KvReq implements Encodable {
                     + PbUtil.sizeOfInt64Field(9, ttlMillis) + PbUtil.sizeOfInt64Field(10, waitMillis)
                     + PbUtil.sizeOfInt64Field(11, expectIndex) + PbUtil.sizeOfFixed64Field(12, clientUuidMost)
                     + PbUtil.sizeOfFixed64Field(13, clientUuidLeast) + PbUtil.sizeOfInt64Field(14, seq)
-                    + PbUtil.sizeOfInt64Field(15, ackedBelow);
+                    + PbUtil.sizeOfInt64Field(15, ackedBelow) + PbUtil.sizeOfInt32Field(16, readKind);
             size = sz;
         }
         return sz;
@@ -380,6 +395,10 @@ public final class KvReq implements Encodable {
                 if (!c.int64Field(dest, 15, ackedBelow)) {
                     return false;
                 }
+            case 15:
+                if (!c.int32Field(dest, 16, readKind)) {
+                    return false;
+                }
             default:
                 return true;
         }
@@ -397,7 +416,7 @@ public final class KvReq implements Encodable {
         return opNumber == r.opNumber && groupId == r.groupId && expectAbsent == r.expectAbsent
                 && ttlMillis == r.ttlMillis && waitMillis == r.waitMillis && expectIndex == r.expectIndex
                 && clientUuidMost == r.clientUuidMost && clientUuidLeast == r.clientUuidLeast && seq == r.seq
-                && ackedBelow == r.ackedBelow && eq(key, r.key) && Arrays.equals(value(), r.value())
+                && ackedBelow == r.ackedBelow && readKind == r.readKind && eq(key, r.key) && Arrays.equals(value(), r.value())
                 && keys().equals(r.keys()) && bytesListEquals(values(), r.values())
                 && Arrays.equals(expectedValue(), r.expectedValue());
     }
@@ -468,6 +487,7 @@ public final class KvReq implements Encodable {
                 case 11:
                 case 14:
                 case 15:
+                case 16:
                     return PbWireType.VARINT;
                 default:
                     return PbWireType.UNKNOWN;
@@ -503,8 +523,11 @@ public final class KvReq implements Encodable {
                 case 14:
                     r.seq = v;
                     break;
-                default:
+                case 15:
                     r.ackedBelow = v;
+                    break;
+                default:
+                    r.readKind = (int) v;
             }
         }
 

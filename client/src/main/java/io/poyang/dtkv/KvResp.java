@@ -251,7 +251,8 @@ public final class KvResp implements Encodable {
 
     /** Decodes a KvResp; reusable message after message. */
     public static final class Decoder extends PbCallback<KvResp> {
-        private final KvNode.Decoder nodeDecoder = new KvNode.Decoder();
+        /** Made on the first node field: most answers (a put's) carry none, and a decoder is made per answer. */
+        private KvNode.Decoder nodeDecoder;
         private KvResp r;
 
         @Override
@@ -309,6 +310,9 @@ public final class KvResp implements Encodable {
                     r.message = s;
                 }
                 return;
+            }
+            if (nodeDecoder == null) {
+                nodeDecoder = new KvNode.Decoder();
             }
             KvNode n = parseNested(piece, fieldLength, offsetInField, nodeDecoder);
             if (n != null) {

@@ -32,6 +32,7 @@ public abstract class NioNode extends LifeCycle {
     final UUID uuid = UUID.randomUUID();
     final Handshake localHandshake;
     NioWorker[] workers;
+    private volatile ConnectionListener connectionListener;
     private final Object statusMonitor = new Object();
 
     NioNode(NioConfig config) {
@@ -69,9 +70,67 @@ public abstract class NioNode extends LifeCycle {
         processors.put(command, new ProcessorEntry(command, processor, executor));
     }
 
+    /**
+     * Sets who is told when connections complete their handshake and close (see
+     * {@link ConnectionListener}); null for nobody. Set before start.
+     */
+    public synchronized void setConnectionListener(ConnectionListener listener) {
+        if (status() != Status.NEW) {
+            throw new IllegalStateException(describe() + ": set the connection listener before start");
+        }
+        this.connectionListener = listener;
+    }
+
+    void fireConnected(NioConnection c) {
+        ConnectionListener l = connectionListener;
+        if (l != null) {
+            try {
+                l.onConnected(c);
+            } catch (Throwable e) {
+                log.warn("{}: a connection listener failed on {}", describe(), c, e);
+            }
+        }
+    }
+
+    void fireClosed(NioConnection c) {
+        ConnectionListener l = connectionListener;
+        if (l != null) {
+            try {
+                l.onClosed(c);
+            } catch (Throwable e) {
+                log.warn("{}: a connection listener failed on {}", describe(), c, e);
+            }
+        }
+    }
+
     /** The id this node sends in its handshakes. */
     public UUID uuid() {
         return uuid;
+    }
+
+    /**
+     * Traffic since start, summed over the I/O workers (their own counters, read racily): for
+     * metrics. Zeros before start.
+     */
+    public NetTraffic traffic() {
+        NioWorker[] ws = workers;
+        long read = 0;
+        long written = 0;
+        long packets = 0;
+        long requests = 0;
+        long responses = 0;
+        int connections = 0;
+        if (ws != null) {
+            for (NioWorker w : ws) {
+                read += w.bytesRead;
+                written += w.bytesWritten;
+                packets += w.packetsIn;
+                requests += w.requestsIn;
+                responses += w.responsesIn;
+                connections += w.connectionCount;
+            }
+        }
+        return new NetTraffic(read, written, packets, requests, responses, connections);
     }
 
     /** Requests this node has sent and not yet seen completed. */

@@ -73,6 +73,14 @@ final class NioWorker implements Runnable {
     int inFlightRequests;
     long inFlightBytes;
 
+    // traffic, for metrics: plain fields written by this worker only, read racily (NioNode.traffic)
+    long bytesRead;
+    long bytesWritten;
+    long packetsIn;
+    long requestsIn;
+    long responsesIn;
+    int connectionCount;
+
     private boolean stopping;
     private long stopDeadlineNanos;
     private boolean exitLoop;
@@ -249,6 +257,7 @@ final class NioWorker implements Runnable {
                 return;
             }
             c.lastReadNanos = ts.nanoTime();
+            bytesRead += n;
             buf.flip();
             c.reader.decode(buf);
             if (c.isClosed() || c.readPaused || n < buf.capacity()) {
@@ -289,16 +298,19 @@ final class NioWorker implements Runnable {
 
     /** A whole packet was decoded. */
     void onPacket(NioConnection c, PacketReader r) {
+        packetsIn++;
         if (!c.handshakeDone) {
             onPacketBeforeHandshake(c, r);
             return;
         }
         switch (r.type) {
             case PacketType.RESPONSE:
+                responsesIn++;
                 onResponse(c, r);
                 break;
             case PacketType.REQUEST:
             case PacketType.ONE_WAY:
+                requestsIn++;
                 onRequest(c, r);
                 break;
             default:
@@ -335,6 +347,7 @@ final class NioWorker implements Runnable {
             resp.command = Commands.HANDSHAKE;
             resp.seq = r.seq;
             enqueue(c, resp);
+            node.fireConnected(c);
         } else if (r.type == PacketType.RESPONSE && r.seq == c.handshakeSeq) {
             onResponse(c, r);
         } else {
@@ -762,6 +775,7 @@ final class NioWorker implements Runnable {
         }
         if (n > 0) {
             c.outBytes -= n;
+            bytesWritten += n;
             c.lastWriteProgressNanos = ts.nanoTime();
         }
         ByteBuffer[] out = c.out;
@@ -808,6 +822,7 @@ final class NioWorker implements Runnable {
             c.key = ch.register(selector, SelectionKey.OP_READ, c);
             c.interestOps = SelectionKey.OP_READ;
             connections.add(c);
+            connectionCount = connections.size();
         } catch (IOException | RuntimeException e) {
             log.warn("could not adopt an accepted connection: {}", e.toString());
             closeQuietly(ch);
@@ -853,6 +868,7 @@ final class NioWorker implements Runnable {
         peer.connection = c;
         peer.status = Peer.Status.CONNECTING;
         connections.add(c);
+        connectionCount = connections.size();
         try {
             boolean done = ch.connect(peer.address);
             c.key = ch.register(selector, done ? 0 : SelectionKey.OP_CONNECT, c);
@@ -930,6 +946,7 @@ final class NioWorker implements Runnable {
             onOutgoing(p);
             p = next;
         }
+        node.fireConnected(c);
         node.onPeerStatusChanged();
     }
 
@@ -953,6 +970,7 @@ final class NioWorker implements Runnable {
         }
         closeQuietly(c.channel);
         connections.remove(c);
+        connectionCount = connections.size();
         Peer peer = c.peer;
         if (peer != null && peer.connection == c) {
             peer.connection = null;
@@ -987,6 +1005,9 @@ final class NioWorker implements Runnable {
         if (peer != null) {
             failWaiting(peer, err);
             node.onPeerStatusChanged();
+        }
+        if (c.handshakeDone) {
+            node.fireClosed(c);
         }
     }
 

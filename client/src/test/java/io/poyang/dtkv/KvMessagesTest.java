@@ -40,6 +40,8 @@ class KvMessagesTest {
         m.put("expire", KvReq.expire("svc.n1", 123456789));
         m.put("try_lock", KvReq.tryLock("locks.leader", 10000, 5000).session(-1L, 9));
         m.put("list_root", KvReq.list(""));
+        m.put("get_follower_read", KvReq.get("app.url").groupId(2).readKind(KvReadKind.FOLLOWER_READ));
+        m.put("batch_get_read_index", KvReq.batchGet(Arrays.asList("a", "b")).readKind(KvReadKind.READ_INDEX));
         m.put("node_value", KvNode.of("a.b", b("hi"), false, 3, 300));
         m.put("node_temp_dir", new KvNode("t", null, true, 5, 5, 1, 2, 1000, 1700000000000L));
         m.put("resp_get", KvResp.success(42, KvNode.of("a", b("x"), false, 1, 2)));
@@ -151,12 +153,37 @@ class KvMessagesTest {
                 KvReq.putTemp("t", b("v"), 5), KvReq.makeTempDir("td", 7), KvReq.updateTtl("t", 9),
                 KvReq.expire("t", 3), KvReq.tryLock("l", 100, 0), KvReq.unlock("l"), KvReq.updateLease("l", 50),
                 KvReq.expireLock("l", 44), KvReq.get("g"), KvReq.batchGet(Arrays.asList("g1", "g2")),
-                KvReq.list("d"), KvReq.put("\u4e2d\u6587.\ud83d\ude00", new byte[70000]).session(5, 6).seq(1000, 990),
+                KvReq.list("d"), KvReq.get("r").readKind(KvReadKind.READ_INDEX),
+                KvReq.list("").readKind(KvReadKind.FOLLOWER_READ), KvReq.put("\u4e2d\u6587.\ud83d\ude00", new byte[70000]).session(5, 6).seq(1000, 990),
                 new KvReq());
         KvReq.Decoder d = new KvReq.Decoder();
         for (KvReq r : reqs) {
             assertEquals(r, splitRoundTrip(r, d), r.toString());
         }
+    }
+
+    @Test
+    void theReadKindIsField16AndLeftOutWhenItIsTheDefault() {
+        KvReq follower = KvReq.list("chaos").groupId(1).readKind(KvReadKind.FOLLOWER_READ);
+        KvReq back = splitRoundTrip(follower, new KvReq.Decoder());
+        assertEquals(KvReadKind.FOLLOWER_READ.number(), back.readKindNumber());
+        assertEquals(follower, back);
+        byte[] bytes = EncodeContext.encodeToArray(follower);
+        // field 16, varint: tag (16 << 3 | 0) = 128 = 0x80 0x01, then 2
+        assertEquals("800102", toHex(Arrays.copyOfRange(bytes, bytes.length - 3, bytes.length)));
+        // the default (lease read) is not written, so requests of older clients mean the same
+        assertArrayEquals(EncodeContext.encodeToArray(KvReq.get("k")),
+                EncodeContext.encodeToArray(KvReq.get("k").readKind(KvReadKind.LEASE_READ)));
+        assertEquals(KvReadKind.LEASE_READ.number(), PbParser.parse(EncodeContext.encodeToArray(KvReq.get("k")),
+                new KvReq.Decoder()).readKindNumber());
+    }
+
+    private static String toHex(byte[] b) {
+        StringBuilder sb = new StringBuilder();
+        for (byte x : b) {
+            sb.append(String.format("%02x", x & 0xFF));
+        }
+        return sb.toString();
     }
 
     @Test

@@ -16,7 +16,7 @@ import java.util.function.Supplier;
 /**
  * {@code ./poyang chaos}: runs the fault-injection test, or with {@code --check FILE} checks a recorded history
  * for linearizability. Exit codes: 0 linearizable (and, after a run, consistent), 1 not (the failing windows are
- * printed) or the run failed, 2 bad usage, a bad history file or the runner not built yet, 3 inconclusive (the
+ * printed) or the run failed, 2 bad usage or a bad history file, 3 inconclusive (the
  * search budget ran out).
  */
 public final class ChaosCommand {
@@ -55,14 +55,7 @@ public final class ChaosCommand {
         if (o.check != null) {
             return check(o, out, err);
         }
-        ChaosRunner runner = runners.get();
-        if (runner == null) {
-            err.println("poyang chaos: the fault-injecting runner is not built yet: it arrives with the DtKV node "
-                    + "(the second half of issue 11). The options are valid (" + o.describeRun() + "). Until then, "
-                    + "check a recorded history with: ./poyang chaos --check FILE");
-            return USAGE;
-        }
-        return runAndCheck(runner, o, out, err);
+        return runAndCheck(runners.get(), o, out, err);
     }
 
     private static int check(ChaosOptions o, PrintStream out, PrintStream err) {
@@ -106,8 +99,29 @@ public final class ChaosCommand {
         out.println("checking " + describe(history));
         FinalStateCheck.Result result = new FinalStateCheck(checker(o)).check(history, finalValues);
         out.print(result.format(o.verbose));
+        List<String> summary = runner.summary(history);
+        if (!summary.isEmpty()) {
+            out.println();
+            out.println("summary (" + o.describeRun() + "):");
+            for (String line : summary) {
+                out.println("  " + line);
+            }
+            out.println("  verdict: " + describeVerdict(result));
+        }
         out.println("replay the check: ./poyang chaos --check " + file);
         return exitCode(result.verdict());
+    }
+
+    private static String describeVerdict(FinalStateCheck.Result result) {
+        switch (result.verdict()) {
+            case LINEARIZABLE:
+                return "PASS: linearizable, and every node holds the same values";
+            case NOT_LINEARIZABLE:
+                return result.disagreements().isEmpty() ? "FAIL: not linearizable (the failing windows are above)"
+                        : "FAIL: the nodes disagree on " + result.disagreements().size() + " keys";
+            default:
+                return "INCONCLUSIVE: the checker's budget ran out on some key";
+        }
     }
 
     private static LinearizabilityChecker checker(ChaosOptions o) {

@@ -40,7 +40,7 @@ public final class ChaosOptions {
 
     public static String usage() {
         return String.join("\n",
-                "usage: poyang chaos [options]              run the fault-injection test (arrives with the DtKV node)",
+                "usage: poyang chaos [options]              run the fault-injection test against node processes",
                 "       poyang chaos --check FILE [options] check a recorded history for linearizability",
                 "",
                 "The run starts real node processes on loopback with fresh data dirs, runs clients doing put, get,",

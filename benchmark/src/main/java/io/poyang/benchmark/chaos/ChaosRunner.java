@@ -1,6 +1,7 @@
 package io.poyang.benchmark.chaos;
 
 import java.io.PrintStream;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -8,7 +9,7 @@ import java.util.Map;
  * every operation through the {@link HistoryRecorder}: invocation stamped just before the request, completion as
  * soon as the answer or the timeout is known), injects the faults of the schedule, heals everything, and reads the
  * final value of every key from every node. {@link ChaosCommand} does the rest: the history file, the checks, the
- * report and the exit code. Not built yet: it arrives with the DtKV node ({@link #create()} returns null until then).
+ * report and the exit code. The runner is {@link ProcessChaosRunner} (node processes on loopback).
  */
 public interface ChaosRunner {
 
@@ -20,8 +21,16 @@ public interface ChaosRunner {
     Map<String, Map<String, String>> run(ChaosOptions options, HistoryRecorder recorder, PrintStream out)
             throws Exception;
 
-    /** The runner, or null while it is not built. */
+    /**
+     * Lines for the end of the report (operations, faults injected per kind, unavailability), given the
+     * history the run recorded. Called after {@link #run}; none by default.
+     */
+    default List<String> summary(List<Operation> history) {
+        return java.util.Collections.emptyList();
+    }
+
+    /** The runner: node processes on loopback. */
     static ChaosRunner create() {
-        return null;
+        return new ProcessChaosRunner();
     }
 }

@@ -20,11 +20,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * {@code --op raft-read}: linearizable reads of one raft group on {@code --nodes} in-process nodes
- * ({@link BenchCluster}), of the kind {@code --read} names:
+ * ({@link BenchCluster}), of the kind {@code --read-kind} names:
  * <ul>
  * <li>{@code lease}: {@link ReadKind#LEASE_READ} on the leader (served under the lease; ReadIndex
  * when the lease is not valid);</li>
- * <li>{@code index}: {@link ReadKind#READ_INDEX} on the leader (each batch of queued reads waits
+ * <li>{@code read-index}: {@link ReadKind#READ_INDEX} on the leader (each batch of queued reads waits
  * for one heartbeat round a majority acknowledges);</li>
  * <li>{@code follower}: {@link ReadKind#FOLLOWER_READ} on the followers, clients spread over them
  * (each batch asks the leader for a read index once, then waits to have applied it).</li>
@@ -61,17 +61,17 @@ public final class RaftReadScenario implements Scenario {
         if (o.groups != 1) {
             throw new UsageException("--op raft-read reads one group; --groups must be 1");
         }
-        switch (o.read) {
+        switch (o.readKind) {
             case "lease":
                 kind = ReadKind.LEASE_READ;
                 break;
-            case "index":
+            case "read-index":
                 kind = ReadKind.READ_INDEX;
                 break;
             default:
                 kind = ReadKind.FOLLOWER_READ;
                 if (o.nodes < 3) {
-                    throw new UsageException("--read follower needs followers: --nodes 3");
+                    throw new UsageException("--read-kind follower needs followers: --nodes 3");
                 }
                 break;
         }
@@ -211,7 +211,7 @@ public final class RaftReadScenario implements Scenario {
         for (int i = 0; i < d.length; i++) {
             d[i] = now[i] - countersAtStart[i];
         }
-        m.put("read", options.read);
+        m.put("read", options.readKind);
         m.put("lease_reads_per_sec", Math.round(d[0] / secs));
         m.put("read_index_reads_per_sec", Math.round(d[1] / secs));
         m.put("heartbeat_rounds_per_sec", Math.round(d[2] / secs));

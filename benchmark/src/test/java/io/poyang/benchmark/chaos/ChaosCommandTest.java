@@ -61,14 +61,6 @@ class ChaosCommandTest {
     }
 
     @Test
-    void runningWithoutTheRunnerExitsTwoSayingWhenItArrives() {
-        assertEquals(2, run("--nodes", "5", "--duration", "30s", "--seed", "9"));
-        assertTrue(err().contains("the fault-injecting runner is not built yet: it arrives with the DtKV node"), err());
-        assertTrue(err().contains("nodes=5 duration=30s"), err());
-        assertTrue(err().contains("./poyang chaos --check FILE"), err());
-    }
-
-    @Test
     void checkOfALinearizableHistoryExitsZero(@TempDir Path dir) throws IOException {
         Path file = write(dir, LinearizableHistoryGenerator.generate(3, 4, 4, 2_000, 0.02));
         assertEquals(0, run("--check", file.toString()), err());

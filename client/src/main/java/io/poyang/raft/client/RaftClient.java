@@ -31,6 +31,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -148,7 +149,33 @@ public final class RaftClient extends LifeCycle {
         if (timeoutMillis <= 0) {
             throw new IllegalArgumentException("timeoutMillis must be positive: " + timeoutMillis);
         }
-        WriteCall<T> call = new WriteCall<>(groupId, new RaftWriteRequest(groupId, bizType, body), resultDecoder,
+        WriteCall<T> call = new WriteCall<>(groupId, RaftCommands.RAFT_WRITE, new RaftWriteRequest(groupId, bizType, body),
+                resultDecoder, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
+        call.first = true;
+        try {
+            call.attempt();
+        } finally {
+            call.first = false;
+        }
+    }
+
+    /**
+     * Sends {@code body} as a request of {@code command} — a service of the state machine registered
+     * on the servers' service port (see {@code io.poyang.raft.server.ServiceExtension}) — to the
+     * leader of {@code groupId}, exactly as {@link #write} sends a write: the leader is found and
+     * remembered, NOT_LEADER answers are followed, requests certainly not processed (NOT_LEADER,
+     * STOPPING, no leader known) are retried until the deadline, and the same errors are reported
+     * (a request sent and not answered is {@link RaftOutcomeUnknownException}). The service must
+     * answer NOT_LEADER with the leader's id in the business code, as raft's write path does.
+     * Reports to {@code callback} exactly once, never from inside this call.
+     */
+    public <T> void callLeader(int groupId, int command, Encodable body, DecoderFactory<T> resultDecoder,
+                               long timeoutMillis, RpcCallback<T> callback) {
+        checkRunning();
+        if (timeoutMillis <= 0) {
+            throw new IllegalArgumentException("timeoutMillis must be positive: " + timeoutMillis);
+        }
+        WriteCall<T> call = new WriteCall<>(groupId, command, body, resultDecoder,
                 System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
         call.first = true;
         try {
@@ -194,7 +221,7 @@ public final class RaftClient extends LifeCycle {
         if (sessionId == 0) {
             throw new IllegalArgumentException("a session id is not 0 (0 means no session)");
         }
-        WriteCall<T> call = new WriteCall<>(groupId, new RaftWriteRequest(groupId, bizType, body, sessionId, seq),
+        WriteCall<T> call = new WriteCall<>(groupId, RaftCommands.RAFT_WRITE, new RaftWriteRequest(groupId, bizType, body, sessionId, seq),
                 resultDecoder, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
         call.exactlyOnce = true;
         call.first = true;
@@ -212,6 +239,81 @@ public final class RaftClient extends LifeCycle {
             id = java.util.concurrent.ThreadLocalRandom.current().nextLong();
         } while (id == 0);
         return new RaftSession(this, id);
+    }
+
+    /**
+     * Sends {@code body} as a request of {@code command} to node {@code nodeId} itself, for a service
+     * that any node can answer (a state machine's follower reads, say), and reports that node's
+     * answer as it is: no leader search, no redirect, no retry — the caller decides where to go
+     * next (a {@link RemoteException} carries the node's response code). Throws at once, without
+     * sending, {@link IllegalArgumentException} for a node this client does not know,
+     * {@link NetConnectionException} when it is not connected, {@link FlowControlException} or
+     * {@link StoppedException}; every later outcome goes to {@code callback} (on the I/O thread when
+     * {@code callbackOnIoThread}, else on the callback executor).
+     */
+    public <T> void callNode(int nodeId, int command, Encodable body, DecoderFactory<T> resultDecoder,
+                             long timeoutMillis, RpcCallback<T> callback) {
+        checkRunning();
+        if (timeoutMillis <= 0) {
+            throw new IllegalArgumentException("timeoutMillis must be positive: " + timeoutMillis);
+        }
+        Peer p = peers.get(nodeId);
+        if (p == null) {
+            throw new IllegalArgumentException("node " + nodeId + " is not one of " + nodeIds);
+        }
+        if (!p.isConnected()) {
+            throw new NetConnectionException("node " + nodeId + " is not connected");
+        }
+        RpcCallback<T> cb = config.callbackOnIoThread ? callback : new RpcCallback<T>() {
+            @Override
+            public void onSuccess(T result) {
+                hop(() -> callback.onSuccess(result));
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                hop(() -> callback.onFailure(error));
+            }
+        };
+        net.sendRequest(p, WritePacket.request(command, body), resultDecoder, timeoutMillis,
+                CallOptions.IO_THREAD_CALLBACK, cb);
+    }
+
+    /** Whether this client has a live connection to node {@code nodeId}. */
+    public boolean isConnected(int nodeId) {
+        Peer p = peers.get(nodeId);
+        return p != null && p.isConnected();
+    }
+
+    private void hop(Runnable r) {
+        try {
+            callbackExecutor.execute(r);
+        } catch (RejectedExecutionException e) {
+            r.run();
+        }
+    }
+
+    /**
+     * The id this client gives in its handshakes (one per client, the same on every connection):
+     * servers know the client's connections by it, so it is the natural client id of sessions and
+     * pushes.
+     */
+    public java.util.UUID clientUuid() {
+        return net.uuid();
+    }
+
+    /**
+     * The client's network node (one connection per server). Before {@link #start()}, an
+     * application may register processors for pushes from the servers on it and a connection
+     * listener; it must not send on it directly what the raft client manages.
+     */
+    public NioClient network() {
+        return net;
+    }
+
+    /** The ids of the nodes this client knows, in the order they were configured. */
+    public List<Integer> nodeIds() {
+        return java.util.Collections.unmodifiableList(nodeIds);
     }
 
     /** The leader of {@code groupId} as this client knows it, or 0. */
@@ -239,14 +341,20 @@ public final class RaftClient extends LifeCycle {
         return retries.get();
     }
 
+    @SuppressWarnings("rawtypes")
+    private static final AtomicIntegerFieldUpdater<WriteCall> WRITE_CALL_DONE =
+            AtomicIntegerFieldUpdater.newUpdater(WriteCall.class, "done");
+
     /** One write: attempts until it is answered, certainly not applied past the deadline, or unknown. */
     private final class WriteCall<T> implements RpcCallback<T> {
         private final int groupId;
-        private final RaftWriteRequest request;
+        private final int command;
+        private final Encodable request;
         private final DecoderFactory<T> decoder;
         private final long deadlineNanos;
         private final RpcCallback<T> callback;
-        private final AtomicInteger done = new AtomicInteger();
+        /** 0 until answered; set once through {@link #WRITE_CALL_DONE} (no AtomicInteger per write). */
+        volatile int done;
         private int node;
         private int attempts;
         /** Set during the caller's own attempt: failures to send are thrown, not called back. */
@@ -255,9 +363,10 @@ public final class RaftClient extends LifeCycle {
         boolean exactlyOnce;
         private long backoffMillis;
 
-        WriteCall(int groupId, RaftWriteRequest request, DecoderFactory<T> decoder, long deadlineNanos,
+        WriteCall(int groupId, int command, Encodable request, DecoderFactory<T> decoder, long deadlineNanos,
                   RpcCallback<T> callback) {
             this.groupId = groupId;
+            this.command = command;
             this.request = request;
             this.decoder = decoder;
             this.deadlineNanos = deadlineNanos;
@@ -283,7 +392,7 @@ public final class RaftClient extends LifeCycle {
             // an exactly-once write may be sent again, so one attempt need not use up the whole deadline
             long attemptMillis = exactlyOnce ? Math.min(left, Math.max(config.exactlyOnceAttemptMillis, 1)) : left;
             try {
-                net.sendRequest(p, WritePacket.request(RaftCommands.RAFT_WRITE, request), decoder, attemptMillis,
+                net.sendRequest(p, WritePacket.request(command, request), decoder, attemptMillis,
                         CallOptions.IO_THREAD_CALLBACK, this);
             } catch (FlowControlException | StoppedException e) {
                 if (first) {
@@ -325,14 +434,14 @@ public final class RaftClient extends LifeCycle {
 
         @Override
         public void onSuccess(T result) {
-            if (done.compareAndSet(0, 1)) {
+            if (WRITE_CALL_DONE.compareAndSet(this, 0, 1)) {
                 deliver(result, null);
             }
         }
 
         @Override
         public void onFailure(Throwable error) {
-            if (done.get() != 0) {
+            if (done != 0) {
                 return;
             }
             if (error instanceof RemoteException) {
@@ -354,6 +463,13 @@ public final class RaftClient extends LifeCycle {
                     case ResponseCode.STOPPING:
                         leaders.remove(groupId, node);
                         retryLater();
+                        return;
+                    case ResponseCode.BAD_REQUEST:
+                        if (r.bizCode() == RaftCommands.DETAIL_NO_SUCH_GROUP) {
+                            noSuchGroup();
+                            return;
+                        }
+                        fail(r);
                         return;
                     case ResponseCode.FLOW_CONTROL:
                         fail(new FlowControlException("raft group " + groupId + " on node " + node
@@ -395,8 +511,28 @@ public final class RaftClient extends LifeCycle {
             fail(error);
         }
 
+        /**
+         * The node taken for the leader does not host the group (not applied there): a membership change
+         * moved the group off it. Look for the leader among the other nodes; while they know none but that
+         * node (it led until it was taken out; they are electing another), retry with back-off, as with no
+         * leader known, until the deadline.
+         */
+        private void noSuchGroup() {
+            int without = node;
+            leaders.remove(groupId, without);
+            findLeader(groupId).whenComplete((leader, e) -> {
+                if (leader != null && leader != 0 && leader != without && peers.get(leader) != null) {
+                    redirects.incrementAndGet();
+                    attempt();
+                } else {
+                    leaders.remove(groupId, without);
+                    retryLater();
+                }
+            });
+        }
+
         private void fail(Throwable e) {
-            if (done.compareAndSet(0, 1)) {
+            if (WRITE_CALL_DONE.compareAndSet(this, 0, 1)) {
                 deliver(null, e);
             }
         }

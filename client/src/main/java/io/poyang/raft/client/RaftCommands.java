@@ -52,6 +52,14 @@ public final class RaftCommands {
      */
     public static final int SYS_ERROR_SESSION_WINDOW_PASSED = 1;
 
+    /**
+     * The detail (packet field 5) of a BAD_REQUEST answer from a node that does not host the group the
+     * request names: nothing was applied there. A client that took that node for the leader — the group
+     * was moved off it by a membership change and removed — looks for the leader again; if no other node
+     * leads the group, the group id is wrong and the client reports the answer.
+     */
+    public static final int DETAIL_NO_SUCH_GROUP = 1;
+
     private RaftCommands() {
     }
 }

@@ -129,6 +129,7 @@ final class LeaderWriter extends FiberFrame<Void> {
             }
             t.index = ++index;
             t.term = term;
+            t.takenNanos = nowNanos;
             items.add(new LogItem(t.entryType, t.bizType, term, prevTerm, index, nowMillis, g.sessions.header(t), t.body));
             prevTerm = term;
             apply.addPending(t);

@@ -95,6 +95,8 @@ public final class RaftGroup {
     private volatile long pubFirstLog;
     private volatile long pubElectionRounds;
     private volatile boolean stopRequested;
+    /** Set by {@link #refuseNewWrites()}: a node on its way down answers new writes STOPPING. */
+    private volatile boolean refusingWrites;
     private volatile Throwable pubFailure;
     private volatile Members pubMembers;
     private final CompletableFuture<Void> started = new CompletableFuture<>();
@@ -122,7 +124,7 @@ public final class RaftGroup {
         this.store = new LogStore("group-" + groupId, fiberGroup, new LogStoreConfig(dir, ioExecutor)
                 .segmentBytes(config.segmentBytes()).syncForce(config.syncForce()).fsyncGate(fsyncGate));
         this.flowControl = new WriteFlowControl(config.maxPendingWrites(), config.maxPendingWriteBytes());
-        this.responder = new WriteResponder(groupId, flowControl, callbackExecutor);
+        this.responder = new WriteResponder(groupId, flowControl, callbackExecutor, this::nowNanos);
         this.statusSaver = new StatusSaver(state, store, fiberGroup);
         this.roleManager = new RoleManager(this);
         this.commitManager = new CommitManager(this);
@@ -173,6 +175,7 @@ public final class RaftGroup {
 
         @Override
         public FrameCallResult execute(Object input) {
+            sm.onStart(RaftGroup.this);
             return Fiber.call(store.init(), this::afterStore);
         }
 
@@ -412,6 +415,11 @@ public final class RaftGroup {
             }
             return;
         }
+        if (refusingWrites) {
+            ctx.respondError(ResponseCode.STOPPING, "raft group " + state.groupId + " on node " + state.selfId
+                    + " is stopping and takes no new writes");
+            return;
+        }
         if (!flowControl.tryAcquire(bodyBytes)) {
             ctx.respondError(ResponseCode.FLOW_CONTROL, "raft group " + state.groupId + " has too many pending writes"
                     + " (limit " + flowControl.describeLimits() + "); retry later or slow down");
@@ -495,6 +503,11 @@ public final class RaftGroup {
             f.completeExceptionally(new NotLeaderException(state.groupId, leader, "node " + state.selfId
                     + " is not the leader of raft group " + state.groupId + (leader != 0 ? "; the leader is node "
                     + leader : "")));
+            return f;
+        }
+        if (refusingWrites) {
+            f.completeExceptionally(new StoppedException("raft group " + state.groupId + " is stopping and takes no"
+                    + " new writes"));
             return f;
         }
         int bytes = body == null ? 0 : body.encodedSize();
@@ -615,6 +628,25 @@ public final class RaftGroup {
     }
 
     /**
+     * The first step of a graceful stop: from now on new writes are refused (STOPPING, which clients
+     * retry on another node) while the writes already taken go on to their answers; watch
+     * {@link #pendingWrites()} fall to 0, then {@link #stop()}. Reads are still served. Any thread.
+     */
+    public void refuseNewWrites() {
+        refusingWrites = true;
+    }
+
+    /** Writes taken and not yet answered (admission to answer; a racy read for metrics and draining). */
+    public int pendingWrites() {
+        return flowControl.pendingCount();
+    }
+
+    /** Bytes of the bodies of {@link #pendingWrites()}. */
+    public long pendingWriteBytes() {
+        return flowControl.pendingBytes();
+    }
+
+    /**
      * Hands the leadership to voter {@code targetId} (see {@link LeaderTransfer}): new writes wait,
      * the target is caught up and told to stand; completes once it leads. Fails with a timeout (and
      * this node goes on leading) when the target has not won within an election timeout of the
@@ -664,6 +696,25 @@ public final class RaftGroup {
         return result;
     }
 
+    /** The state machine of this group on this node. */
+    public StateMachine stateMachine() {
+        return sm;
+    }
+
+    /**
+     * The fiber group the raft group runs in: a state machine may start fibers of its own here
+     * (they run on the group's dispatcher thread, between applies). Stopping the raft group stops
+     * them: they should end when {@link FiberGroup#isShouldStop()} is true.
+     */
+    public FiberGroup fiberGroup() {
+        return fiberGroup;
+    }
+
+    /** The wall clock of the group's dispatcher (ms since the epoch, cached once per dispatcher round). */
+    public long wallClockMillis() {
+        return dispatcher.timestamp().wallClockMillis();
+    }
+
     public boolean isLeader() {
         return pubRole == RaftRole.LEADER;
     }
@@ -692,6 +743,35 @@ public final class RaftGroup {
     /** fsyncs of this group's log so far (a plain read of a counter the dispatcher keeps: for metrics). */
     public long logFsyncCount() {
         return store.fsyncCount();
+    }
+
+    /** How long this group's log fsyncs took (racy reads; metrics). */
+    public io.poyang.common.DurationHistogram logFsyncLatency() {
+        return store.fsyncLatency();
+    }
+
+    /**
+     * Latency of the client writes this node led: from the leader writer taking a write (and giving it
+     * an index) to its answer — log append, replication, commit and apply (racy reads; metrics).
+     */
+    public io.poyang.common.DurationHistogram writeLatency() {
+        return responder.latency;
+    }
+
+    /** Client writes this node answered as leader: {applied, refused by the state machine, failed} (racy reads). */
+    public long[] writeOutcomes() {
+        WriteResponder r = responder;
+        return new long[]{r.succeeded, r.rejected, r.failed};
+    }
+
+    /**
+     * The lengths of the group's queues, read on its dispatcher: {writes waiting for the leader
+     * writer, reads waiting, AppendEntries/snapshot chunks waiting for the follower appender, votes
+     * waiting}. Any thread; for metrics.
+     */
+    public CompletableFuture<int[]> queueLengths() {
+        return callInGroup(() -> new int[]{writeChannel.size(), readChannel.size(), followerChannel.size(),
+                voteChannel.size()});
     }
 
     /** Positional writes to this group's log so far (for metrics). */

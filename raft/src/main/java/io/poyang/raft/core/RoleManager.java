@@ -54,6 +54,7 @@ final class RoleManager {
         }
         g.publish();
         g.transfer.onProgress();   // a leader that handed over waits to learn who leads
+        tellStateMachine();
     }
 
     /** Stands for election: the next term, a vote for itself. */
@@ -69,6 +70,7 @@ final class RoleManager {
             g.onLeadershipLost();
         }
         g.publish();
+        tellStateMachine();
     }
 
     /** Won the election of the current term. */
@@ -80,6 +82,7 @@ final class RoleManager {
         long now = g.nowNanos();
         s.leaderSinceNanos = now;
         g.applyManager.onBecomeLeader();
+        tellStateMachine();   // before the no-op and anything of this term is applied
         g.commitManager.resetForLeader(now);
         g.leaseReads.resetForLeader();
         g.reads.onBecomeLeader();
@@ -89,5 +92,14 @@ final class RoleManager {
         g.leaderWriter.requestNoop(s.currentTerm);
         g.publish();
         g.membership.onProgress();
+    }
+
+    private void tellStateMachine() {
+        RaftState s = g.state;
+        try {
+            g.sm.onRoleChange(s.role, s.currentTerm, s.leaderId);
+        } catch (Throwable e) {
+            log.warn("group {}: the state machine's onRoleChange failed", s.groupId, e);
+        }
     }
 }

@@ -31,15 +31,38 @@ final class WriteResponder {
     private final Executor callbackExecutor;
     private int releaseCount;
     private long releaseBytes;
+    /** The dispatcher's cached clock (no system call per write). */
+    private final java.util.function.LongSupplier clock;
+    /**
+     * Metrics, written on the dispatcher only and read racily: latency of the client writes that got
+     * an index, from the leader writer taking them to their answer (log, replication, commit, apply).
+     */
+    final io.poyang.common.DurationHistogram latency = new io.poyang.common.DurationHistogram();
+    /** Client writes answered: applied, refused by the state machine, failed by raft. */
+    long succeeded;
+    long rejected;
+    long failed;
 
-    WriteResponder(int groupId, WriteFlowControl flowControl, Executor callbackExecutor) {
+    WriteResponder(int groupId, WriteFlowControl flowControl, Executor callbackExecutor,
+                   java.util.function.LongSupplier clock) {
         this.groupId = groupId;
         this.flowControl = flowControl;
         this.callbackExecutor = callbackExecutor;
+        this.clock = clock;
+    }
+
+    private void measure(WriteTask t) {
+        if (t.flowCounted && t.takenNanos != 0) {
+            latency.record(clock.getAsLong() - t.takenNanos);
+        }
     }
 
     void succeed(WriteTask t, Encodable result) {
         release(t);
+        measure(t);
+        if (t.flowCounted) {
+            succeeded++;
+        }
         if (t.context != null) {
             t.context.respond(WritePacket.response(result));
         } else {
@@ -50,6 +73,10 @@ final class WriteResponder {
     /** The state machine refused the write with its own code. */
     void bizError(WriteTask t, int bizCode, String message) {
         release(t);
+        measure(t);
+        if (t.flowCounted) {
+            rejected++;
+        }
         if (t.context != null) {
             t.context.respond(WritePacket.bizError(bizCode, message));
         } else {
@@ -64,6 +91,10 @@ final class WriteResponder {
      */
     void fail(WriteTask t, int responseCode, int detail, String message) {
         release(t);
+        measure(t);
+        if (t.flowCounted) {
+            failed++;
+        }
         if (t.context != null) {
             t.context.respond(WriteTask.errorPacket(responseCode, detail, message));
         } else {

@@ -33,6 +33,8 @@ final class WriteTask {
     /** Assigned by the leader writer; 0 until then. */
     long index;
     int term;
+    /** When the leader writer gave it its index (the dispatcher's cached clock); 0 before. For the latency metric. */
+    long takenNanos;
 
     WriteTask(int bizType, Encodable body, int flowBytes, long deadlineNanos, ReqContext context,
               CompletableFuture<Encodable> future) {

@@ -136,6 +136,9 @@ public final class RaftServer extends LifeCycle {
         serviceServer = new NioServer(sc);
         serviceServer.register(RaftCommands.RAFT_WRITE, new WriteProcessor(registry, id));
         serviceServer.register(RaftCommands.RAFT_STATUS, new ReplicationProcessors.Status(registry, id));
+        for (ServiceExtension ext : config.serviceExtensions) {
+            ext.install(this, serviceServer);
+        }
         serviceServer.start();
 
         for (Map.Entry<Integer, String> e : config.nodes.entrySet()) {
@@ -293,6 +296,13 @@ public final class RaftServer extends LifeCycle {
                 }
             }
         }
+        for (ServiceExtension ext : config.serviceExtensions) {
+            try {
+                ext.uninstall(this);
+            } catch (Exception e) {
+                log.warn("raft node {}: a service extension failed to uninstall", config.nodeId, e);
+            }
+        }
         if (logIo != null) {
             // shutdown, not shutdownNow: interrupting a thread inside a FileChannel call closes the channel
             logIo.shutdown();
@@ -311,6 +321,36 @@ public final class RaftServer extends LifeCycle {
     /** The groups on this node. */
     public List<RaftGroup> groups() {
         return registry.all();
+    }
+
+    /** Traffic of the service (client) port since start, for metrics. */
+    public io.poyang.net.NetTraffic serviceTraffic() {
+        NioServer s = serviceServer;
+        return s == null ? new io.poyang.net.NetTraffic(0, 0, 0, 0, 0, 0) : s.traffic();
+    }
+
+    /** Traffic of the replication port (peers' requests to this node, admin commands) since start. */
+    public io.poyang.net.NetTraffic replicationTraffic() {
+        NioServer s = replicationServer;
+        return s == null ? new io.poyang.net.NetTraffic(0, 0, 0, 0, 0, 0) : s.traffic();
+    }
+
+    /** Traffic of this node's connections to its peers (its replication requests and their answers). */
+    public io.poyang.net.NetTraffic replicationClientTraffic() {
+        NioClient c = replicationClient;
+        return c == null ? new io.poyang.net.NetTraffic(0, 0, 0, 0, 0, 0) : c.traffic();
+    }
+
+    /** Requests this node sent to its peers and not yet answered. */
+    public int replicationRequestsPending() {
+        NioClient c = replicationClient;
+        return c == null ? 0 : c.pendingRequests();
+    }
+
+    /** The dispatcher threads the groups run on (for their counters: rounds, steps, parks). */
+    public List<Dispatcher> dispatchers() {
+        Dispatcher[] d = dispatchers;
+        return d == null ? java.util.Collections.emptyList() : java.util.Arrays.asList(d.clone());
     }
 
     /** The replication port listened on (the chosen one when configured with 0). */

@@ -35,6 +35,7 @@ public final class RaftServerConfig {
     final FaultInjector faultInjector;
     final Executor callbackExecutor;
     final IntFunction<? extends StateMachine> stateMachineFactory;
+    final List<ServiceExtension> serviceExtensions;
 
     private RaftServerConfig(Builder b) {
         this.nodeId = b.nodeId;
@@ -52,6 +53,7 @@ public final class RaftServerConfig {
         this.faultInjector = b.faultInjector;
         this.callbackExecutor = b.callbackExecutor;
         this.stateMachineFactory = b.stateMachineFactory;
+        this.serviceExtensions = Collections.unmodifiableList(new ArrayList<>(b.serviceExtensions));
     }
 
     public int nodeId() {
@@ -109,6 +111,7 @@ public final class RaftServerConfig {
         private int fsyncPermits = 0;
         private RaftConfig raft = new RaftConfig();
         private final List<GroupSpec> groups = new ArrayList<>();
+        private final List<ServiceExtension> serviceExtensions = new ArrayList<>();
         private FaultInjector faultInjector;
         private Executor callbackExecutor;
         private IntFunction<? extends StateMachine> stateMachineFactory;
@@ -210,6 +213,12 @@ public final class RaftServerConfig {
         /** Where the futures of embedded writes ({@code RaftGroup.submit}) complete (default: the common pool). */
         public Builder callbackExecutor(Executor executor) {
             this.callbackExecutor = executor;
+            return this;
+        }
+
+        /** Adds application services (processors) to the service port; see {@link ServiceExtension}. */
+        public Builder serviceExtension(ServiceExtension extension) {
+            serviceExtensions.add(java.util.Objects.requireNonNull(extension, "extension"));
             return this;
         }
 

@@ -6,6 +6,7 @@ import io.poyang.net.ReqProcessor;
 import io.poyang.net.ResponseCode;
 import io.poyang.net.WritePacket;
 import io.poyang.raft.client.FieldMessage;
+import io.poyang.raft.client.RaftCommands;
 import io.poyang.raft.client.RaftRole;
 import io.poyang.raft.client.RaftStatusRequest;
 import io.poyang.raft.client.RaftStatusResponse;
@@ -25,7 +26,8 @@ final class ReplicationProcessors {
     }
 
     static WritePacket noGroup(int nodeId, int groupId) {
-        return WritePacket.error(ResponseCode.BAD_REQUEST, "node " + nodeId + " hosts no raft group " + groupId);
+        return WritePacket.error(ResponseCode.BAD_REQUEST, RaftCommands.DETAIL_NO_SUCH_GROUP, "node " + nodeId
+                + " hosts no raft group " + groupId);
     }
 
     /** VOTE: pre-votes and votes. */

@@ -2,6 +2,8 @@ package io.poyang.raft.sm;
 
 import io.poyang.codec.Encodable;
 import io.poyang.codec.PbCallback;
+import io.poyang.raft.client.RaftRole;
+import io.poyang.raft.core.RaftGroup;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -66,4 +68,26 @@ public interface StateMachine {
      * thread, between applies; the next entry applied is {@code meta.lastIndex() + 1}.
      */
     void installSnapshot(SnapshotMeta meta, Object state);
+
+    /**
+     * The group this state machine belongs to is starting: called once, on the dispatcher thread,
+     * before the group loads its snapshot or applies anything. A state machine that serves more
+     * than {@link #apply} (timers that propose entries, fibers of its own, pushes to clients) keeps
+     * {@code group} here: {@link RaftGroup#fiberGroup()} runs its fibers on the group's dispatcher
+     * (so they see the state between applies, without locks), {@link RaftGroup#submit} proposes
+     * entries. Default: nothing.
+     */
+    default void onStart(RaftGroup group) {
+    }
+
+    /**
+     * This node's role in the group changed (or the leader it follows did): called on the dispatcher
+     * thread as the change happens. When a node becomes leader it is called before the node applies
+     * any entry of its term (its no-op included), so a state machine can prepare leader-only work
+     * (expiry timers, say) against the state it had as a follower; {@code role} is then
+     * {@link RaftRole#LEADER} and {@code leaderId} this node. Must be quick and must not block; an
+     * exception is logged and ignored. Default: nothing.
+     */
+    default void onRoleChange(RaftRole role, int term, int leaderId) {
+    }
 }

@@ -7,6 +7,8 @@ import io.poyang.fiber.FrameCallResult;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 
 /**
@@ -18,9 +20,21 @@ import java.util.function.BiConsumer;
  * <p>With an {@link FsyncGate} (shared by the logs on one disk) an fsync also needs one of the
  * gate's permits; a log that finds none waits, collecting more writes, until one comes back.
  *
+ * <p><b>Chained on the I/O thread</b> (without a gate): the next fsync does not wait for the
+ * dispatcher to hear that the previous one returned and to hand a new one to the executor (two
+ * thread hand-offs, each a wake-up that waits for a free core on a busy machine, per fsync). While
+ * an fsync runs, the dispatcher publishes the next one as an {@link FsyncRequest} (the segments
+ * written since, and the index that write prefix reaches) in {@link #next}; the I/O thread takes it
+ * as soon as its fsync returns and goes on, so fsyncs follow each other back to back on one thread.
+ * A request not yet taken is widened in place by later write completions (one request per fsync,
+ * never a queue of them). Each request's own future reports its completion to the dispatcher, which
+ * advances the synced index. {@link #chainRunning} hands the role of running the chain between the
+ * dispatcher (which starts a chain when none runs) and the I/O thread (which ends it when nothing
+ * is published), so a published request is always taken by exactly one runner.
+ *
  * <p>An fsync failure is not retried: on Linux the kernel may have dropped the dirty pages it
  * failed to write and cleared the error, so a second fsync could "succeed" without the data. The
- * store is marked failed instead. Dispatcher thread, except {@link #run()}.
+ * store is marked failed instead. Dispatcher thread, except {@link #run()} and {@link #runChain}.
  */
 final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
 
@@ -33,10 +47,21 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
     private long coveredIndex;
     private long syncedIndex;
     private long fsyncCount;
+    /** Duration of the fsync just run: written on the I/O thread, read on the dispatcher after its completion. */
+    private long lastFsyncNanos;
+    /** fsync durations; written on the dispatcher only, read racily for metrics. */
+    final io.poyang.common.DurationHistogram latency = new io.poyang.common.DurationHistogram();
     private FiberFuture<Void> future;
     private final FsyncGate gate;
     /** Queued at the gate; {@link #gateOpened} wakes it. */
     private boolean waitingForGate;
+
+    /** The chain (no gate): the next fsync, published by the dispatcher, taken by the I/O thread. */
+    private final AtomicReference<FsyncRequest> next = new AtomicReference<>();
+    /** True while some thread runs the chain (or is about to): only that thread takes from {@link #next}. */
+    private final AtomicBoolean chainRunning = new AtomicBoolean();
+    /** Chain requests published or running and not yet reported back. Dispatcher thread. */
+    private int chainOutstanding;
 
     FsyncScheduler(LogStore store) {
         this.store = store;
@@ -48,7 +73,7 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
     }
 
     boolean isRunning() {
-        return running;
+        return running || chainOutstanding > 0;
     }
 
     boolean hasDirty() {
@@ -73,10 +98,14 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
 
     /** Starts an fsync unless one runs, nothing is dirty, or the gate has no permit free. */
     void kick() {
+        if (gate == null) {
+            kickChain();
+            return;
+        }
         if (running || dirty.isEmpty() || store.isFailed() || waitingForGate) {
             return;
         }
-        if (gate != null && !gate.tryAcquire(this)) {
+        if (!gate.tryAcquire(this)) {
             waitingForGate = true;
             return;
         }
@@ -97,6 +126,121 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
                 gate.release();
             }
             future.completeExceptionally(e);
+        }
+    }
+
+    /**
+     * Publishes an fsync of everything written so far that no fsync started before covers: widens
+     * the request not yet taken, or publishes a new one; starts a chain on the I/O executor when
+     * none runs. Dispatcher thread.
+     */
+    private void kickChain() {
+        if (dirty.isEmpty() || store.isFailed()) {
+            return;
+        }
+        FsyncRequest r = next.getAndSet(null);
+        if (r == null) {
+            r = new FsyncRequest(store.group().newFuture("log-fsync"));
+            r.future.whenComplete(r);
+            chainOutstanding++;
+        }
+        // r is ours alone now (taken back from, or not yet put in, next): no runner can see it
+        for (int i = 0, n = dirty.size(); i < n; i++) {
+            LogSegment s = dirty.get(i);
+            s.dirty = false;
+            if (!r.segments.contains(s)) {
+                r.segments.add(s);
+            }
+        }
+        dirty.clear();
+        r.coveredIndex = store.appender().writtenIndex();
+        next.set(r);
+        if (chainRunning.compareAndSet(false, true)) {
+            FsyncRequest first = next.getAndSet(null);
+            if (first == null) {
+                chainRunning.set(false);   // cannot happen: only the holder of chainRunning takes
+                return;
+            }
+            try {
+                store.ioExecutor().execute(() -> runChain(first));
+            } catch (RuntimeException e) {
+                chainRunning.set(false);
+                first.future.completeExceptionally(e);
+            }
+        }
+    }
+
+    /**
+     * I/O thread: fsyncs the request, reports it, and goes on with the next one published meanwhile,
+     * until none is; then gives the chain back. Stops at the first failure (the store fails).
+     */
+    private void runChain(FsyncRequest first) {
+        FsyncRequest r = first;
+        while (r != null) {
+            try {
+                long start = System.nanoTime();
+                for (int i = 0; i < r.segments.size(); i++) {
+                    r.segments.get(i).file.force(false);
+                }
+                // published to the dispatcher by the future's completion below
+                r.fsyncNanos = System.nanoTime() - start;
+            } catch (Throwable e) {
+                chainRunning.set(false);
+                r.future.fireCompleteExceptionally(e);
+                return;
+            }
+            r.future.fireComplete(null);
+            r = next.getAndSet(null);
+            if (r == null) {
+                chainRunning.set(false);
+                // published between our look and giving the chain back: the dispatcher saw it running
+                if (next.get() != null && chainRunning.compareAndSet(false, true)) {
+                    r = next.getAndSet(null);
+                    if (r == null) {
+                        chainRunning.set(false);
+                    }
+                }
+            }
+        }
+    }
+
+    /** A chained fsync returned. Dispatcher thread. */
+    private void chainDone(FsyncRequest r, Throwable error) {
+        chainOutstanding--;
+        if (error != null) {
+            store.fail(new LogStoreFailedException(store.name() + ": fsync of " + r.segments
+                    + " failed; writes up to index " + r.coveredIndex + " may be lost. The store refuses further"
+                    + " appends: restart the node (recovery keeps what is really on disk) after checking the disk", error));
+            return;
+        }
+        fsyncCount++;
+        latency.record(r.fsyncNanos);
+        if (r.coveredIndex > syncedIndex) {
+            syncedIndex = r.coveredIndex;
+            store.onSynced(r.coveredIndex);
+        }
+        kick();
+        store.checkIdle();
+    }
+
+    /**
+     * One fsync of the chain: the segments to sync and the write prefix they complete. It is its
+     * future's callback (a failed future passes no value, so the callback must know its request).
+     */
+    private final class FsyncRequest implements BiConsumer<Void, Throwable> {
+        final FiberFuture<Void> future;
+        final List<LogSegment> segments = new ArrayList<>(2);
+        long coveredIndex;
+        /** How long the fsync took: written on the I/O thread before the completion, read on the dispatcher after. */
+        long fsyncNanos;
+
+        FsyncRequest(FiberFuture<Void> future) {
+            this.future = future;
+        }
+
+        @Override
+        public void accept(Void ignored, Throwable error) {
+            chainDone(this, error);
         }
     }
 
@@ -126,10 +270,12 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
     @Override
     public void run() {
         Throwable failure = null;
+        long start = System.nanoTime();
         try {
             for (int i = 0; i < syncing.size(); i++) {
                 syncing.get(i).file.force(false);
             }
+            lastFsyncNanos = System.nanoTime() - start;
         } catch (Throwable e) {
             failure = e;
         } finally {
@@ -155,6 +301,7 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
             return;
         }
         fsyncCount++;
+        latency.record(lastFsyncNanos);
         if (coveredIndex > syncedIndex) {
             syncedIndex = coveredIndex;
             store.onSynced(coveredIndex);

@@ -737,6 +737,11 @@ public final class LogStore {
         return fsync.fsyncCount();
     }
 
+    /** How long the fsyncs took (written on the dispatcher, read racily for metrics). */
+    public io.poyang.common.DurationHistogram fsyncLatency() {
+        return fsync.latency;
+    }
+
     /** Positional writes issued. */
     public long writeCount() {
         return appender.writeCount();

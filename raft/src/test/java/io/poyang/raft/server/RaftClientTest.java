@@ -106,6 +106,27 @@ class RaftClientTest {
         }
     }
 
+    /**
+     * Found by the chaos runner (issue 11): after a membership change moved a group off a node that led it and
+     * the node dropped the group, clients that still took it for the leader got BAD_REQUEST ("hosts no group")
+     * on every request, at once, until something else made them look again — 40 s of failures in a 60 s run.
+     * Such an answer now sends the client looking for the leader among the other nodes.
+     */
+    @Test
+    void aNodeThatNoLongerHostsTheGroupSendsTheClientToTheLeader() throws Exception {
+        RaftCluster cluster = new RaftCluster(dir, 4, 1);
+        cluster.setMembers(1, 1, 2, 3);   // node 4 runs, hosting no group (a member the group was moved off)
+        try (RaftCluster c = cluster.start()) {
+            int leader = c.waitForLeader(1);
+            RaftClient client = clientFor(c);
+            write(client, 1, 3_000);
+            client.updateLeader(1, 4);   // the stale belief a membership change leaves
+            assertTrue(write(client, 2, 3_000) > 0);
+            assertEquals(leader, client.knownLeader(1));
+            assertEquals(2, c.checkIdentical(1).length);
+        }
+    }
+
     @Test
     void aWriteNoLeaderTookIsATimeoutThatSaysNotApplied() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {

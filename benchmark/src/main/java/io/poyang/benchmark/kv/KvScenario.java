@@ -1,0 +1,357 @@
+package io.poyang.benchmark.kv;
+
+import io.poyang.benchmark.BenchOptions;
+import io.poyang.benchmark.OpCallback;
+import io.poyang.benchmark.Outcome;
+import io.poyang.benchmark.Scenario;
+import io.poyang.benchmark.UsageException;
+import io.poyang.common.PoyangTimeoutException;
+import io.poyang.dtkv.KvException;
+import io.poyang.dtkv.KvNode;
+import io.poyang.dtkv.KvReadKind;
+import io.poyang.dtkv.client.KvCallback;
+import io.poyang.dtkv.client.KvClient;
+import io.poyang.dtkv.client.KvClientConfig;
+import io.poyang.dtkv.server.LocalKvCluster;
+import io.poyang.raft.core.RaftConfig;
+import io.poyang.raft.core.RaftGroup;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code --op put|get|mixed}: DtKV through {@link KvClient}s. Without {@code --servers} it starts
+ * {@code --nodes} (1 or 3) DtKV nodes on loopback with {@code --groups} DtKV groups, fsync per
+ * {@code --fsync}, fresh data directories under {@code $POYANG_BENCH_DIR} or the temp directory,
+ * deleted after: as child processes running the node of the server module ({@link NodeProcesses};
+ * the default, what a user deploys), or with {@code --in-process} in this JVM ({@link LocalKvCluster};
+ * one profile shows client and server). With {@code --servers} it uses that cluster and starts and
+ * stops nothing.
+ *
+ * <p>Each of {@code --clients} KvClients (one connection per node) keeps {@code --max-pending}
+ * operations in flight (or {@code --sync --threads N} blocking callers), on {@code --keys} keys
+ * (10,000 unless given) of {@code --value-size} bytes (256 unless given) spread over the groups;
+ * {@code --batch-size N} puts or gets N keys per request (batchPut / batchGet). put writes, get
+ * reads keys written before the run, mixed does half of each. An operation counts when its answer
+ * arrives: a put once applied on the leader after a majority persisted it.
+ */
+public final class KvScenario implements Scenario {
+
+    static final long TIMEOUT_MILLIS = 10_000;
+
+    private final String op;
+    private LocalKvCluster local;
+    private NodeProcesses processes;
+    private Path dir;
+    private KvClient[] roots;
+    /** [client][group - 1]: views of each client on each group. */
+    private KvClient[][] clients;
+    private String[] keys;
+    private byte[] value;
+    private int groups;
+    private int batch;
+    private long startNanos;
+    private BenchOptions options;
+
+    public KvScenario(String op) {
+        this.op = op;
+    }
+
+    @Override
+    public void setUp(BenchOptions o) throws Exception {
+        options = o;
+        if (!o.valueSizeGiven) {
+            o.valueSize = 256;
+        }
+        if (!o.keysGiven) {
+            o.keys = 10_000;
+        }
+        groups = o.groups;
+        batch = o.batchSize;
+        if (batch > 10_000) {
+            throw new UsageException("--batch-size is at most 10000 (DtKV's batch limit)");
+        }
+        String servers;
+        if (!o.servers.isEmpty()) {
+            servers = String.join(",", o.servers);
+        } else {
+            if (o.nodes != 1 && o.nodes != 3) {
+                throw new UsageException("--nodes is 1 or 3");
+            }
+            if (o.inProcess) {
+                String base = System.getenv("POYANG_BENCH_DIR");
+                Path parent = Paths.get(base != null && !base.isEmpty() ? base : System.getProperty("java.io.tmpdir"));
+                dir = Files.createTempDirectory(parent, "poyang-bench-kv-");
+                RaftConfig rc = new RaftConfig().syncForce(o.fsync).snapshotEvery(0, 0);
+                local = new LocalKvCluster(dir, o.nodes, groups, rc, dispatchers(o.nodes), null, null).deleteOnClose(true);
+                local.start();
+                for (int g = 1; g <= groups; g++) {
+                    if (local.waitForLeader(g, 30_000) == 0) {
+                        throw new IllegalStateException("DtKV group " + g + " elected no leader within 30 s");
+                    }
+                }
+                servers = local.serviceAddresses();
+            } else {
+                // Child processes: the node a user runs (./poyang server), in a JVM of its own.
+                processes = NodeProcesses.start(o.nodes, groups, o.fsync, dispatchers(o.nodes));
+                servers = processes.serviceAddresses();
+            }
+        }
+        startNanos = System.nanoTime();
+
+        roots = new KvClient[o.clients];
+        clients = new KvClient[o.clients][groups];
+        for (int c = 0; c < roots.length; c++) {
+            KvClientConfig cc = new KvClientConfig().servers(servers).timeoutMillis(TIMEOUT_MILLIS)
+                    .callbackOnIoThread(true).maxPendingRequests(Math.max(50_000, o.maxPending * Math.max(1, 1) + 1_000))
+                    .readKind(readKind(o.readKind));
+            cc.raft.net.name = "BenchKvClient" + c;
+            roots[c] = new KvClient(cc);
+            roots[c].start();
+            roots[c].waitForConnected(10_000);
+            for (int g = 1; g <= groups; g++) {
+                clients[c][g - 1] = g == 1 && cc.groupId == 1 ? roots[c] : roots[c].forGroup(g);
+            }
+        }
+        keys = new String[o.keys];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = "bench.k" + i;
+        }
+        value = new byte[o.valueSize];
+        new Random(1).nextBytes(value);
+        for (int g = 1; g <= groups; g++) {
+            clients[0][g - 1].mkdir("bench");
+        }
+        if (!op.equals("put")) {
+            preload();
+        }
+    }
+
+    /** Writes every key once (in batches) so reads find values. */
+    private void preload() {
+        List<String> ks = new ArrayList<>();
+        List<byte[]> vs = new ArrayList<>();
+        for (int g = 1; g <= groups; g++) {
+            for (int i = 0; i < keys.length; i++) {
+                if (groupOf(i) != g) {
+                    continue;
+                }
+                ks.add(keys[i]);
+                vs.add(value);
+                if (ks.size() == 1000) {
+                    clients[0][g - 1].batchPut(ks, vs);
+                    ks = new ArrayList<>();
+                    vs = new ArrayList<>();
+                }
+            }
+            if (!ks.isEmpty()) {
+                clients[0][g - 1].batchPut(ks, vs);
+                ks = new ArrayList<>();
+                vs = new ArrayList<>();
+            }
+        }
+    }
+
+    static KvReadKind readKind(String option) {
+        switch (option) {
+            case "read-index":
+                return KvReadKind.READ_INDEX;
+            case "follower":
+                return KvReadKind.FOLLOWER_READ;
+            default:
+                return KvReadKind.LEASE_READ;
+        }
+    }
+
+    private int groupOf(int key) {
+        return groups == 1 ? 1 : 1 + key % groups;
+    }
+
+    /** One dispatcher per core for one node; with three nodes sharing the cores, one each. */
+    static int dispatchers(int nodes) {
+        int cores = Runtime.getRuntime().availableProcessors();
+        return nodes == 1 ? cores : Math.max(1, cores / nodes);
+    }
+
+    @Override
+    public int clients() {
+        return roots.length;
+    }
+
+    private boolean nextIsPut() {
+        return op.equals("put") || (op.equals("mixed") && ThreadLocalRandom.current().nextBoolean());
+    }
+
+    @Override
+    public void issue(int client, OpCallback callback) {
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        int k = r.nextInt(keys.length);
+        KvClient kv = clients[client][groupOf(k) - 1];
+        boolean put = nextIsPut();
+        if (batch <= 1) {
+            if (put) {
+                kv.put(keys[k], value, new Done<>(callback));
+            } else {
+                kv.get(keys[k], new Done<>(callback));
+            }
+            return;
+        }
+        List<String> ks = batchKeys(k, r);
+        if (put) {
+            List<byte[]> vs = new ArrayList<>(ks.size());
+            for (int i = 0; i < ks.size(); i++) {
+                vs.add(value);
+            }
+            kv.batchPut(ks, vs, new Done<>(callback));
+        } else {
+            kv.batchGet(ks, new Done<>(callback));
+        }
+    }
+
+    /** {@code --batch-size} random keys of the same group as {@code first}. */
+    private List<String> batchKeys(int first, ThreadLocalRandom r) {
+        List<String> ks = new ArrayList<>(batch);
+        ks.add(keys[first]);
+        int g = groupOf(first);
+        while (ks.size() < batch) {
+            int k = r.nextInt(keys.length);
+            if (groupOf(k) == g) {
+                ks.add(keys[k]);
+            }
+        }
+        return ks;
+    }
+
+    private static final class Done<T> implements KvCallback<T> {
+        private final OpCallback callback;
+
+        Done(OpCallback callback) {
+            this.callback = callback;
+        }
+
+        @Override
+        public void onSuccess(T result) {
+            callback.done(Outcome.SUCCESS);
+        }
+
+        @Override
+        public void onFailure(Throwable error) {
+            callback.done(error instanceof PoyangTimeoutException ? Outcome.TIMEOUT : Outcome.FAILED);
+        }
+    }
+
+    @Override
+    public void call(int thread) {
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        int k = r.nextInt(keys.length);
+        KvClient kv = clients[thread % clients.length][groupOf(k) - 1];
+        boolean put = nextIsPut();
+        if (batch <= 1) {
+            if (put) {
+                kv.put(keys[k], value);
+            } else {
+                KvNode n = kv.get(keys[k]);
+                if (!n.exists()) {
+                    throw new KvException(io.poyang.dtkv.KvCode.NOT_FOUND, keys[k], "a preloaded key is missing");
+                }
+            }
+            return;
+        }
+        List<String> ks = batchKeys(k, r);
+        if (put) {
+            List<byte[]> vs = new ArrayList<>(ks.size());
+            for (int i = 0; i < ks.size(); i++) {
+                vs.add(value);
+            }
+            kv.batchPut(ks, vs);
+        } else {
+            kv.batchGet(ks);
+        }
+    }
+
+    /** With --servers, {@code POYANG_BENCH_SERVER_PIDS} (comma-separated) names server processes on this machine. */
+    @Override
+    public List<Long> serverPids() {
+        List<Long> pids = new ArrayList<>();
+        String env = System.getenv("POYANG_BENCH_SERVER_PIDS");
+        if (processes != null) {
+            return processes.pids();
+        }
+        if (local == null && env != null) {
+            for (String t : env.split(",")) {
+                if (!t.trim().isEmpty()) {
+                    pids.add(Long.parseLong(t.trim()));
+                }
+            }
+        }
+        return pids;
+    }
+
+    @Override
+    public Map<String, Object> extras(double measuredSeconds) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("keys", options.keys);
+        m.put("batch_size", batch);
+        m.put("read_kind", options.readKind);
+        m.put("fsync", options.fsync);
+        m.put("servers", local != null ? "in-process" : processes != null ? "child processes" : String.join(",", options.servers));
+        if (local != null) {
+            double secs = (System.nanoTime() - startNanos) / 1e9;
+            long fsyncs = 0;
+            long[] p = new long[4];
+            long[] reads = new long[6];
+            for (int n : local.runningNodes()) {
+                for (RaftGroup g : local.server(n).groups()) {
+                    fsyncs += g.logFsyncCount();
+                    long[] c = g.pipelineCounters();
+                    for (int i = 0; i < 4; i++) {
+                        p[i] += c[i];
+                    }
+                    long[] rc = g.readCounters();
+                    for (int i = 0; i < reads.length; i++) {
+                        reads[i] += rc[i];
+                    }
+                }
+            }
+            if (!op.equals("put")) {
+                // what raft's read path did for the reads (preload and warm-up included)
+                m.put("lease_reads_per_sec", Math.round(reads[0] / secs));
+                m.put("read_index_reads_per_sec", Math.round(reads[1] / secs));
+                m.put("read_index_rounds_per_sec", Math.round(reads[2] / secs));
+                m.put("follower_reads_per_sec", Math.round(reads[3] / secs));
+                m.put("read_index_fetches_per_sec", Math.round(reads[4] / secs));
+            }
+            m.put("log_fsyncs_per_sec", Math.round(fsyncs / secs));
+            m.put("writer_batches_per_sec", Math.round(p[0] / secs));
+            m.put("apply_batches_per_sec", Math.round(p[3] / secs));
+            m.put("dispatchers_per_node", dispatchers(options.nodes));
+        }
+        m.put("java", System.getProperty("java.version"));
+        return m;
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (roots != null) {
+            for (KvClient c : roots) {
+                if (c != null) {
+                    c.close();
+                }
+            }
+        }
+        if (local != null) {
+            local.close();
+        }
+        if (processes != null) {
+            processes.close();
+        }
+    }
+}

@@ -1,0 +1,115 @@
+package io.poyang.benchmark.kv;
+
+import io.poyang.benchmark.BenchCommand;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * {@code ./poyang bench} as a user runs it: a benchmark process that starts DtKV node processes of
+ * its own. Checks that it cleans up after itself when it ends normally and when it is interrupted
+ * (SIGINT, as Ctrl-C sends): no node process left, nothing left in its data directory.
+ */
+class BenchProcessTest {
+
+    @TempDir
+    Path benchDir;
+
+    /** Starts a benchmark process; {@code serverJavaOpts} (or null) become its POYANG_SERVER_JAVA_OPTS. */
+    private Process startBench(String serverJavaOpts, String[] args) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(BenchCommand.class.getName());
+        for (String a : args) {
+            cmd.add(a);
+        }
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(benchDir.resolveSibling(benchDir.getFileName() + ".err").toFile());
+        pb.environment().put("POYANG_BENCH_DIR", benchDir.toString());
+        if (serverJavaOpts != null) {
+            pb.environment().put("POYANG_SERVER_JAVA_OPTS", serverJavaOpts);
+        }
+        return pb.start();
+    }
+
+    private static List<ProcessHandle> nodesOf(Process bench) {
+        return bench.descendants().filter(p -> p.info().commandLine().map(c -> c.contains(NodeProcesses.MAIN_CLASS))
+                .orElse(false)).collect(Collectors.toList());
+    }
+
+    private List<String> leftInBenchDir() throws IOException {
+        try (Stream<Path> s = Files.list(benchDir)) {
+            return s.map(Path::toString).collect(Collectors.toList());
+        }
+    }
+
+    private String errOutput() throws IOException {
+        File f = benchDir.resolveSibling(benchDir.getFileName() + ".err").toFile();
+        return f.exists() ? new String(Files.readAllBytes(f.toPath()), StandardCharsets.UTF_8) : "";
+    }
+
+    @Test
+    void aRunStartsANodeProcessMeasuresAndRemovesItAndItsData() throws Exception {
+        // -Xlog:gc makes the node's JVM print on stdout before the ready line: the benchmark must still find it
+        Process bench = startBench("-Xlog:gc", new String[]{"--duration", "1", "--warmup", "0.5", "--keys", "500",
+                "--output", "json", "--strict"});
+        String out;
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(bench.getInputStream(), StandardCharsets.UTF_8))) {
+            out = r.lines().collect(Collectors.joining("\n"));
+        }
+        assertTrue(bench.waitFor(120, TimeUnit.SECONDS), "the benchmark did not end");
+        assertEquals(0, bench.exitValue(), out + "\n" + errOutput());
+        String json = out.substring(out.lastIndexOf('\n') + 1);
+        assertTrue(json.startsWith("{\"op\":\"put\""), json);
+        assertTrue(json.contains("\"servers\":\"child processes\""), json);
+        assertTrue(json.contains("\"failed\":0,\"timeout\":0"), json);
+        assertTrue(json.contains("\"server_cpu_us_per_op\":"), json);
+        assertFalse(json.contains("\"success\":0,"), json);
+        assertEquals(List.of(), leftInBenchDir(), "the data directory is removed");
+        assertTrue(errOutput().contains("node 1: [") && errOutput().contains("[gc"),
+                "the node's JVM output is passed on, marked with the node: " + errOutput());
+    }
+
+    @Test
+    void sigintStopsTheNodeProcessesAndRemovesTheirData() throws Exception {
+        Process bench = startBench(null, new String[]{"--nodes", "3", "--duration", "5m", "--warmup", "0", "--keys", "500"});
+        BufferedReader r = new BufferedReader(new InputStreamReader(bench.getInputStream(), StandardCharsets.UTF_8));
+        // Wait until the run is under way: the first per-second timeline line.
+        String line;
+        StringBuilder seen = new StringBuilder();
+        while ((line = r.readLine()) != null && !line.matches("\\s+\\d+\\.\\ds\\s+.*")) {
+            seen.append(line).append('\n');
+        }
+        assertNotNull(line, "the benchmark ended before running: " + seen + errOutput());
+        List<ProcessHandle> nodes = nodesOf(bench);
+        assertEquals(3, nodes.size(), "three node processes run under the benchmark");
+        assertFalse(leftInBenchDir().isEmpty(), "the nodes' data is under POYANG_BENCH_DIR while they run");
+
+        Process kill = new ProcessBuilder("kill", "-INT", String.valueOf(bench.pid())).start();
+        assertEquals(0, kill.waitFor());
+        Thread reader = new Thread(() -> r.lines().forEach(l -> { }));   // keep the pipe drained
+        reader.setDaemon(true);
+        reader.start();
+        assertTrue(bench.waitFor(60, TimeUnit.SECONDS), "the benchmark did not end after SIGINT");
+        for (ProcessHandle n : nodes) {
+            assertFalse(n.isAlive(), "node process " + n.pid() + " outlived the benchmark");
+        }
+        assertEquals(List.of(), leftInBenchDir(), "nothing is left of the nodes' data");
+    }
+}

@@ -1,0 +1,248 @@
+package io.poyang.dtkv.client;
+
+import io.poyang.dtkv.KvCode;
+import io.poyang.dtkv.KvException;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * An auto-renewing lock for leader election: once started it keeps asking for the lock (waiting in
+ * the queue), and while it holds it renews the lease every third of the lease. The listener hears
+ * {@link Listener#onAcquired} with the fencing token when this client becomes the leader and
+ * {@link Listener#onLost} when it stops being one, on the client's event executor, in order.
+ *
+ * <p>Loss is reported honestly: on a LOST push, on a renewal refused (LEASE_EXPIRED, LOCK_NOT_HELD),
+ * and also when renewals fail (timeouts, no leader) until the lease — counted from when the last
+ * successful renewal was <em>sent</em> — has run out by this client's clock, at that moment (a
+ * timer). The server frees the lock no earlier (see {@link KvLock} for a grant after waiting), so
+ * {@link #isLeader()} is false before another client can be granted it. After a loss it asks for
+ * the lock again. {@link #close()} stops, releasing the lock if held (no onLost for that).
+ */
+public final class ElectionLock implements AutoCloseable {
+
+    private static final PoyangLog log = PoyangLogs.get(ElectionLock.class);
+    /** How long one tryLock waits in the queue before asking again (the queue place is kept by asking again). */
+    private static final long WAIT_ROUND_MILLIS = 10_000;
+
+    /** Election callbacks. */
+    public interface Listener {
+        /** This client holds the lock: it is the leader; {@code fencingToken} orders leaderships. */
+        void onAcquired(long fencingToken);
+
+        /** This client no longer holds the lock (lease ran out, renewal refused, or not renewed in time). */
+        void onLost();
+    }
+
+    private final KvClient client;
+    private final KvLock lock;
+    private final long leaseMillis;
+    private final Listener listener;
+    private boolean started;
+    private boolean closed;
+    private boolean leading;
+    private long leaseDeadlineNanos;
+    private long generation;
+    private ScheduledFuture<?> renewTask;
+    /** Fires when the lease runs out by this client's clock unless a renewal moved it first. */
+    private ScheduledFuture<?> deadlineTask;
+
+    ElectionLock(KvClient client, String name, long leaseMillis, Listener listener) {
+        if (leaseMillis < 300) {
+            throw new IllegalArgumentException("an election lease under 300 ms leaves no time to renew: " + leaseMillis);
+        }
+        this.client = client;
+        this.lock = client.lock(name);
+        this.leaseMillis = leaseMillis;
+        this.listener = listener;
+        lock.lossListener = l -> lost("the server reported the lease ran out");
+    }
+
+    /** Starts competing for the lock. */
+    public synchronized void start() {
+        if (started) {
+            return;
+        }
+        started = true;
+        acquire();
+    }
+
+    /** Whether this client leads now (holds the lock with a live lease by its own clock). */
+    public synchronized boolean isLeader() {
+        return leading && leaseDeadlineNanos - System.nanoTime() > 0;
+    }
+
+    /** The fencing token of the current leadership (0 when not leading). */
+    public long fencingToken() {
+        return isLeader() ? lock.fencingToken() : 0;
+    }
+
+    private void acquire() {
+        final long gen;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            gen = generation;
+        }
+        lock.tryLockAsync(leaseMillis, WAIT_ROUND_MILLIS).whenComplete((ok, e) -> {
+            synchronized (this) {
+                if (closed || gen != generation) {
+                    return;
+                }
+                if (e == null && ok) {
+                    leading = true;
+                    // the lock's own view: from the tryLock's send time for an immediate grant, from the
+                    // push for a grant after waiting (not from `sent`, which may be a whole wait earlier)
+                    leaseDeadlineNanos = lock.leaseDeadlineNanos();
+                    generation++;
+                    long token = lock.fencingToken();
+                    client.shared.eventExecutor.execute(() -> listener.onAcquired(token));
+                    scheduleRenew();
+                    scheduleDeadline();
+                    return;
+                }
+            }
+            if (e != null) {
+                log.debug("election lock '{}': asking failed ({}); asking again", lock.name(), e.toString());
+            }
+            later(this::acquire, e == null ? 0 : Math.min(leaseMillis / 3, 500));
+        });
+    }
+
+    private void scheduleRenew() {
+        final long gen = generation;
+        try {
+            renewTask = client.shared.timer.scheduleAtFixedRate(() -> renew(gen), leaseMillis / 3, leaseMillis / 3,
+                    TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // the client stops
+        }
+    }
+
+    /**
+     * Reports the loss the moment the lease runs out by this client's clock, not at the next renewal
+     * round: the server frees the lock no earlier (its lease counts from when the renewal was applied,
+     * later than it was sent), so the listener hears onLost before another client can be granted it
+     * (give or take this timer's delay). Caller holds the monitor.
+     */
+    private void scheduleDeadline() {
+        if (deadlineTask != null) {
+            deadlineTask.cancel(false);
+        }
+        final long gen = generation;
+        long delayNanos = Math.max(0, leaseDeadlineNanos - System.nanoTime());
+        try {
+            deadlineTask = client.shared.timer.schedule(() -> {
+                synchronized (this) {
+                    if (!closed && gen == generation && leading && leaseDeadlineNanos - System.nanoTime() <= 0) {
+                        lostLocked("the lease ran out before a renewal succeeded");
+                    }
+                }
+            }, delayNanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // the client stops
+        }
+    }
+
+    private void renew(long gen) {
+        synchronized (this) {
+            if (closed || gen != generation || !leading) {
+                return;
+            }
+            if (leaseDeadlineNanos - System.nanoTime() <= 0) {
+                // no renewal got through within the lease: we cannot claim to lead any longer
+                lostLocked("the lease ran out before a renewal succeeded");
+                return;
+            }
+        }
+        long sent = System.nanoTime();
+        lock.updateLeaseAsync(leaseMillis).whenComplete((v, e) -> {
+            if (e == null) {
+                synchronized (this) {
+                    if (gen == generation && leading) {
+                        leaseDeadlineNanos = sent + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+                        scheduleDeadline();
+                    }
+                }
+                return;
+            }
+            if (e instanceof KvException) {
+                KvCode c = ((KvException) e).kvCode();
+                if (c == KvCode.LEASE_EXPIRED || c == KvCode.LOCK_NOT_HELD) {
+                    synchronized (this) {
+                        if (gen == generation) {
+                            lostLocked("a renewal was refused: " + c);
+                        }
+                    }
+                }
+            }
+            // other failures: the next round tries again; the deadline check above reports loss in time
+        });
+    }
+
+    private void lost(String why) {
+        synchronized (this) {
+            lostLocked(why);
+        }
+    }
+
+    private void lostLocked(String why) {
+        if (!leading || closed) {
+            return;
+        }
+        leading = false;
+        generation++;
+        cancelTimers();
+        log.info("election lock '{}': leadership lost: {}", lock.name(), why);
+        client.shared.eventExecutor.execute(listener::onLost);
+        later(this::acquire, 0);
+    }
+
+    private void cancelTimers() {
+        if (renewTask != null) {
+            renewTask.cancel(false);
+            renewTask = null;
+        }
+        if (deadlineTask != null) {
+            deadlineTask.cancel(false);
+            deadlineTask = null;
+        }
+    }
+
+    private void later(Runnable r, long delayMillis) {
+        try {
+            client.shared.timer.schedule(r, delayMillis, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // the client stops
+        }
+    }
+
+    /** Stops competing; releases the lock if held. */
+    @Override
+    public void close() {
+        boolean wasLeading;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            wasLeading = leading;
+            leading = false;
+            generation++;
+            cancelTimers();
+        }
+        lock.lossListener = null;
+        if (wasLeading) {
+            try {
+                lock.unlockAsync().get(client.shared.config.timeoutMillis, TimeUnit.MILLISECONDS);
+            } catch (Exception e) {
+                log.info("election lock '{}': releasing at close failed ({}); its lease will run out", lock.name(),
+                        e.toString());
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+package io.poyang.dtkv.client;
+
+import io.poyang.dtkv.KvReadKind;
+import io.poyang.raft.client.RaftClientConfig;
+
+import java.util.concurrent.Executor;
+
+/** Settings of a {@link KvClient}. Plain fields and chainable setters: set them before creating the client. */
+public final class KvClientConfig {
+
+    /** The raft client underneath: the nodes (id → service "host:port") and network settings. */
+    public final RaftClientConfig raft = new RaftClientConfig();
+    /** The DtKV group operations go to (a client can address others with {@link KvClient#forGroup}). */
+    public int groupId = 1;
+    /** Deadline of an operation unless given per call. */
+    public long timeoutMillis = 5_000;
+    /** Where callbacks, futures, watch listeners and lock listeners run. Null: ForkJoinPool.commonPool(). */
+    public Executor callbackExecutor;
+    /**
+     * Run operation callbacks and futures on the network I/O thread: fastest, but a callback must be
+     * quick and never block (benchmarks, asynchronous pipelines). Watch and lock listeners still run
+     * on the callback executor.
+     */
+    public boolean callbackOnIoThread;
+    /**
+     * How reads (get, batchGet, list) are made linearizable unless a view says otherwise
+     * ({@link KvClient#withReadKind}): {@link KvReadKind#LEASE_READ} (the default) and
+     * {@link KvReadKind#READ_INDEX} go to the leader, {@link KvReadKind#FOLLOWER_READ} to any node.
+     */
+    public KvReadKind readKind = KvReadKind.LEASE_READ;
+    /**
+     * Follower reads go to this node while it is connected (a node near the client, say); 0, the
+     * default, sends them to the connected nodes in turn.
+     */
+    public int readNodeId;
+
+    public KvClientConfig() {
+        raft.net.name = "KvClient";
+    }
+
+    /** Adds a node of the cluster and its service address ("host:port"). */
+    public KvClientConfig node(int nodeId, String serviceHostPort) {
+        raft.node(nodeId, serviceHostPort);
+        return this;
+    }
+
+    /**
+     * Adds the nodes from "host:port,host:port,..." (ids 1, 2, 3 … in order), the form of the
+     * command-line tools' {@code --servers}.
+     */
+    public KvClientConfig servers(String hostPorts) {
+        int id = raft.nodes.size() + 1;
+        for (String s : hostPorts.split(",")) {
+            if (!s.trim().isEmpty()) {
+                raft.node(id++, s.trim());
+            }
+        }
+        return this;
+    }
+
+    public KvClientConfig groupId(int groupId) {
+        this.groupId = groupId;
+        return this;
+    }
+
+    public KvClientConfig timeoutMillis(long timeoutMillis) {
+        this.timeoutMillis = timeoutMillis;
+        return this;
+    }
+
+    public KvClientConfig callbackExecutor(Executor executor) {
+        this.callbackExecutor = executor;
+        return this;
+    }
+
+    public KvClientConfig callbackOnIoThread(boolean onIoThread) {
+        this.callbackOnIoThread = onIoThread;
+        return this;
+    }
+
+    public KvClientConfig readKind(KvReadKind kind) {
+        if (kind == null) {
+            throw new IllegalArgumentException("readKind must not be null (LEASE_READ is the default)");
+        }
+        this.readKind = kind;
+        return this;
+    }
+
+    public KvClientConfig readNodeId(int nodeId) {
+        this.readNodeId = nodeId;
+        return this;
+    }
+
+    /** Most requests sent and not answered (past it an operation fails at once with FlowControlException). */
+    public KvClientConfig maxPendingRequests(int max) {
+        raft.net.maxPendingRequests = max;
+        return this;
+    }
+}

@@ -1,0 +1,332 @@
+package io.poyang.dtkv.client;
+
+import io.poyang.dtkv.KvCode;
+import io.poyang.dtkv.KvException;
+import io.poyang.dtkv.KvLockEvent;
+import io.poyang.dtkv.KvReq;
+import io.poyang.dtkv.KvResp;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A distributed lock of a DtKV group, as this client holds it (get it with
+ * {@link KvClient#lock(String)}; one object per name and group).
+ *
+ * <p>{@link #tryLock(long, long)} asks for the lock with a lease: granted at once when free (the
+ * answer carries the <b>fencing token</b>, the raft index of the grant, which grows from one grant of
+ * the lock to the next — pass it to the storage you protect); when held by another, a wait of 0
+ * returns false, a longer wait queues this client (FIFO) and the server pushes the grant when the
+ * holder unlocks or its lease runs out. If the wait ends first, the client leaves the queue (an
+ * UNLOCK, which also gives back a grant that crossed it) and returns false.
+ *
+ * <p>The holder renews with {@link #updateLease}; a lease that runs out ends the hold for everyone
+ * at once (the server pushes LOST). {@link #isHeld()} is the client's view of the lease: an
+ * immediate grant counts it from when the tryLock was sent (before the server started it, so the
+ * client's view ends first); a grant after waiting in the queue counts it from when the grant push
+ * arrived — the server started it when it applied the grant, a push's transit earlier, so the
+ * client's view may outlast the server's by that much. Pass the fencing token to what the lock
+ * protects: it is what makes a stale holder harmless.
+ */
+public final class KvLock {
+
+    private static final PoyangLog log = PoyangLogs.get(KvLock.class);
+
+    /** Hears a lock lost by lease expiry (not by unlock). Runs on the client's event executor. */
+    interface LossListener {
+        void onLost(KvLock lock);
+    }
+
+    private final KvClient client;
+    private final String name;
+    private long fencingToken;
+    private long leaseDeadlineNanos;
+    private boolean held;
+    /** A queued tryLock waiting for its GRANTED push. */
+    private CompletableFuture<Boolean> waiting;
+    private long waitingLeaseMillis;
+    private long waitingSentNanos;
+    private ScheduledFuture<?> waitTimer;
+    /** A tryLock request is on its way (a grant push may overtake its QUEUED answer). */
+    private boolean requestInFlight;
+    private KvLockEvent earlyGrant;
+    volatile LossListener lossListener;
+
+    KvLock(KvClient client, String name) {
+        this.client = client;
+        this.name = name;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** The fencing token of the current hold (0 when not held). */
+    public synchronized long fencingToken() {
+        return held ? fencingToken : 0;
+    }
+
+    /** Whether this client holds the lock with a lease that has not run out (by its own clock). */
+    public synchronized boolean isHeld() {
+        return held && leaseDeadlineNanos - System.nanoTime() > 0;
+    }
+
+    /** When the current hold's lease runs out by this client's clock ({@link System#nanoTime()}); meaningful while held. */
+    synchronized long leaseDeadlineNanos() {
+        return leaseDeadlineNanos;
+    }
+
+    /**
+     * Takes the lock with a lease of {@code leaseMillis}, waiting in the queue up to
+     * {@code waitMillis} (0: do not wait). True when held (see {@link #fencingToken()}).
+     */
+    public boolean tryLock(long leaseMillis, long waitMillis) {
+        return KvClient.sync(tryLockAsync(leaseMillis, waitMillis));
+    }
+
+    /** {@link #tryLock(long, long)} reporting to {@code callback} (on the callback executor). */
+    public void tryLock(long leaseMillis, long waitMillis, KvCallback<Boolean> callback) {
+        relay(tryLockAsync(leaseMillis, waitMillis), callback);
+    }
+
+    public CompletableFuture<Boolean> tryLockAsync(long leaseMillis, long waitMillis) {
+        CompletableFuture<Boolean> result = new CompletableFuture<>();
+        long sent = System.nanoTime();
+        synchronized (this) {
+            if (waiting != null) {
+                result.completeExceptionally(new IllegalStateException("a tryLock of '" + name
+                        + "' is already waiting; one at a time per lock object"));
+                return result;
+            }
+            requestInFlight = true;
+            earlyGrant = null;
+        }
+        client.write(KvReq.tryLock(name, leaseMillis, waitMillis), null, KvClient.RAW, new KvCallback<KvResp>() {
+            @Override
+            public void onSuccess(KvResp r) {
+                onTryLockAnswer(r, sent, leaseMillis, waitMillis, result);
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                synchronized (KvLock.this) {
+                    requestInFlight = false;
+                }
+                result.completeExceptionally(error);
+            }
+        }, client.shared.config.timeoutMillis);
+        return result;
+    }
+
+    private void onTryLockAnswer(KvResp r, long sentNanos, long leaseMillis, long waitMillis,
+                                 CompletableFuture<Boolean> result) {
+        boolean granted = false;
+        boolean queued = false;
+        synchronized (this) {
+            requestInFlight = false;
+            if (r.lockState() == KvResp.LOCK_GRANTED) {
+                hold(r.fencingToken(), sentNanos, leaseMillis);
+                granted = true;
+            } else if (r.lockState() == KvResp.LOCK_QUEUED) {
+                if (earlyGrant != null) {
+                    hold(earlyGrant.fencingToken(), sentNanos, leaseMillis);
+                    earlyGrant = null;
+                    granted = true;
+                } else {
+                    queued = true;
+                    waiting = result;
+                    waitingLeaseMillis = leaseMillis;
+                    waitingSentNanos = sentNanos;
+                    try {
+                        waitTimer = client.shared.timer.schedule(this::onWaitOver, waitMillis, TimeUnit.MILLISECONDS);
+                    } catch (RejectedExecutionException e) {
+                        waiting = null;
+                        queued = false;
+                    }
+                }
+            }
+        }
+        if (granted) {
+            result.complete(true);
+        } else if (!queued) {
+            result.complete(false);
+        }
+    }
+
+    private void hold(long token, long sentNanos, long leaseMillis) {
+        held = true;
+        fencingToken = token;
+        leaseDeadlineNanos = sentNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+    }
+
+    /** The wait passed with no grant: leave the queue (and give back a grant that crossed it). */
+    private void onWaitOver() {
+        CompletableFuture<Boolean> w;
+        synchronized (this) {
+            w = waiting;
+            waiting = null;
+            waitTimer = null;
+        }
+        if (w == null) {
+            return;
+        }
+        client.write(KvReq.unlock(name), null, KvClient.RAW, new KvCallback<KvResp>() {
+            @Override
+            public void onSuccess(KvResp result) {
+                w.complete(false);
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                w.complete(false);
+            }
+        }, client.shared.config.timeoutMillis);
+    }
+
+    /** A push for this lock (event executor). */
+    void onEvent(KvLockEvent e) {
+        CompletableFuture<Boolean> granted = null;
+        boolean lost = false;
+        synchronized (this) {
+            if (e.type() == KvLockEvent.GRANTED) {
+                if (held && e.fencingToken() <= fencingToken) {
+                    return;   // the same grant pushed by another replica
+                }
+                if (waiting != null) {
+                    hold(e.fencingToken(), System.nanoTime(), waitingLeaseMillis);
+                    granted = waiting;
+                    waiting = null;
+                    if (waitTimer != null) {
+                        waitTimer.cancel(false);
+                        waitTimer = null;
+                    }
+                } else if (requestInFlight) {
+                    earlyGrant = e;
+                }
+            } else if (e.type() == KvLockEvent.LOST) {
+                if (held && e.fencingToken() == fencingToken) {
+                    held = false;
+                    lost = true;
+                }
+            }
+        }
+        if (granted != null) {
+            granted.complete(true);
+        }
+        LossListener l = lossListener;
+        if (lost && l != null) {
+            l.onLost(this);
+        }
+    }
+
+    /** Releases the lock (or leaves its queue). LOCK_NOT_HELD when this client has neither. */
+    public void unlock() {
+        KvClient.sync(unlockAsync());
+    }
+
+    /** {@link #unlock()} reporting to {@code callback} (on the callback executor). */
+    public void unlock(KvCallback<Void> callback) {
+        relay(unlockAsync(), callback);
+    }
+
+    public CompletableFuture<Void> unlockAsync() {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        synchronized (this) {
+            held = false;
+            fencingToken = 0;
+        }
+        client.write(KvReq.unlock(name), null, KvClient.RAW, new KvCallback<KvResp>() {
+            @Override
+            public void onSuccess(KvResp result) {
+                f.complete(null);
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                f.completeExceptionally(error);
+            }
+        }, client.shared.config.timeoutMillis);
+        return f;
+    }
+
+    /** Renews the holder's lease from now: LEASE_EXPIRED when it already ran out, LOCK_NOT_HELD when not the holder. */
+    public void updateLease(long leaseMillis) {
+        KvClient.sync(updateLeaseAsync(leaseMillis));
+    }
+
+    /** {@link #updateLease(long)} reporting to {@code callback} (on the callback executor). */
+    public void updateLease(long leaseMillis, KvCallback<Void> callback) {
+        relay(updateLeaseAsync(leaseMillis), callback);
+    }
+
+    public CompletableFuture<Void> updateLeaseAsync(long leaseMillis) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        long sent = System.nanoTime();
+        client.write(KvReq.updateLease(name, leaseMillis), null, KvClient.RAW, new KvCallback<KvResp>() {
+            @Override
+            public void onSuccess(KvResp result) {
+                synchronized (KvLock.this) {
+                    if (held) {
+                        leaseDeadlineNanos = sent + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+                    }
+                }
+                f.complete(null);
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                if (error instanceof KvException) {
+                    KvCode c = ((KvException) error).kvCode();
+                    if (c == KvCode.LEASE_EXPIRED || c == KvCode.LOCK_NOT_HELD) {
+                        synchronized (KvLock.this) {
+                            held = false;
+                        }
+                    }
+                }
+                f.completeExceptionally(error);
+            }
+        }, client.shared.config.timeoutMillis);
+        return f;
+    }
+
+    /**
+     * Hands a future's outcome to a callback. The futures here are completed on the client's callback
+     * or event executor (never on an I/O thread unless the client is configured so), and so is the
+     * callback; only a future already failed when made (a second tryLock on this object) reports at once.
+     */
+    private static <T> void relay(CompletableFuture<T> f, KvCallback<T> callback) {
+        f.whenComplete((result, error) -> {
+            try {
+                if (error == null) {
+                    callback.onSuccess(result);
+                } else {
+                    callback.onFailure(error instanceof java.util.concurrent.CompletionException
+                            && error.getCause() != null ? error.getCause() : error);
+                }
+            } catch (Throwable t) {
+                log.warn("a KvLock callback threw", t);
+            }
+        });
+    }
+
+    /** The client stops: a waiting tryLock ends with false. */
+    void onClientClosed() {
+        CompletableFuture<Boolean> w;
+        synchronized (this) {
+            w = waiting;
+            waiting = null;
+        }
+        if (w != null) {
+            w.complete(false);
+        }
+    }
+
+    @Override
+    public synchronized String toString() {
+        return "KvLock(" + name + (held ? ", held, token " + fencingToken : "") + ")";
+    }
+}

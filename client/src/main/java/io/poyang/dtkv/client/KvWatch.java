@@ -1,0 +1,46 @@
+package io.poyang.dtkv.client;
+
+import java.util.Collections;
+import java.util.List;
+
+/** A registered watch: its keys and listener. {@link #close()} stops it. */
+public final class KvWatch implements AutoCloseable {
+
+    final int groupId;
+    final List<String> keys;
+    final KvWatchListener listener;
+    private final KvWatches owner;
+    volatile boolean closed;
+
+    KvWatch(KvWatches owner, int groupId, List<String> keys, KvWatchListener listener) {
+        this.owner = owner;
+        this.groupId = groupId;
+        this.keys = Collections.unmodifiableList(keys);
+        this.listener = listener;
+    }
+
+    /** The watched keys and directories. */
+    public List<String> keys() {
+        return keys;
+    }
+
+    /** The watch of {@code key} this client has, the key itself or a directory above it; null if none. */
+    String coveringKey(String key) {
+        for (String k : keys) {
+            if (k.isEmpty() || k.equals(key) || (key.length() > k.length() && key.startsWith(k)
+                    && key.charAt(k.length()) == '.')) {
+                return k;
+            }
+        }
+        return null;
+    }
+
+    /** Stops the watch: no more events reach the listener. */
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            owner.unwatch(this);
+        }
+    }
+}

@@ -1,0 +1,354 @@
+package io.poyang.dtkv.client;
+
+import io.poyang.codec.PbCallback;
+import io.poyang.dtkv.KvCode;
+import io.poyang.dtkv.KvCommands;
+import io.poyang.dtkv.KvException;
+import io.poyang.dtkv.KvKeys;
+import io.poyang.dtkv.KvNode;
+import io.poyang.dtkv.KvResp;
+import io.poyang.dtkv.KvWatchEvent;
+import io.poyang.dtkv.KvWatchNotify;
+import io.poyang.dtkv.KvWatchReq;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+import io.poyang.net.ConnectionListener;
+import io.poyang.net.NioConnection;
+import io.poyang.net.ReqContext;
+import io.poyang.net.ReqProcessor;
+import io.poyang.net.RpcCallback;
+import io.poyang.net.WritePacket;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The client's watches: which keys it watches (per group), the latest state it has of each key
+ * under them and the raft index that state was read at, and the re-registration after a reconnect
+ * or failover.
+ *
+ * <p>Guarantee: a node may push a state older than one already seen (after failing over to a
+ * lagging replica), so a state is passed on only when it was read at a higher index than the one
+ * the client has for that key; re-registration sends those indexes, and the server sends whatever
+ * is newer (a directory whole). So every listener ends with the latest state of every key it
+ * watches. Events go to listeners on one serial executor, in order; a notification is acknowledged
+ * to the server once its listeners ran, so a slow listener makes the server coalesce, not queue.
+ *
+ * <p>State is guarded by this object's monitor (watch traffic is small next to reads and writes).
+ */
+final class KvWatches implements ConnectionListener {
+
+    private static final PoyangLog log = PoyangLogs.get(KvWatches.class);
+    private static final long RESYNC_DELAY_MILLIS = 30;
+    private static final long RESYNC_RETRY_MILLIS = 200;
+
+    private final KvClient.Shared shared;
+    private final Map<Integer, GroupWatches> groups = new HashMap<>();
+    private boolean resyncScheduled;
+
+    private static final class GroupWatches {
+        final List<KvWatch> handles = new ArrayList<>();
+        /** Watched key → handles watching it. */
+        final Map<String, Integer> refCounts = new HashMap<>();
+        /** Key → the raft index of the latest state seen (kept for removed keys too). */
+        final Map<String, Long> seenAt = new HashMap<>();
+        /** Key → its latest state, for keys that exist. */
+        final Map<String, KvNode> latest = new HashMap<>();
+        boolean needsSync;
+    }
+
+    KvWatches(KvClient.Shared shared) {
+        this.shared = shared;
+    }
+
+    // ---------------------------------------------------------------- registering
+
+    KvWatch watch(int groupId, KvWatchListener listener, String... keys) {
+        if (keys.length == 0) {
+            throw new IllegalArgumentException("watch at least one key or directory (\"\" is the root)");
+        }
+        for (String k : keys) {
+            KvCode c = KvKeys.checkDirOrRoot(k);
+            if (c != KvCode.SUCCESS) {
+                throw new KvException(c, k, KvKeys.explain(c, k));
+            }
+        }
+        KvWatch w = new KvWatch(this, groupId, new ArrayList<>(Arrays.asList(keys)), listener);
+        List<String> fresh = new ArrayList<>();
+        List<KvNode> cached = new ArrayList<>();
+        synchronized (this) {
+            GroupWatches g = groups.computeIfAbsent(groupId, id -> new GroupWatches());
+            g.handles.add(w);
+            for (String k : keys) {
+                Integer n = g.refCounts.get(k);
+                if (n == null) {
+                    fresh.add(k);
+                    g.refCounts.put(k, 1);
+                } else {
+                    g.refCounts.put(k, n + 1);
+                    for (KvNode node : g.latest.values()) {
+                        if (w.coveringKey(node.key()) != null) {
+                            cached.add(node);
+                        }
+                    }
+                }
+            }
+        }
+        if (!cached.isEmpty()) {
+            // already watched by another handle: this one starts from what the client has
+            shared.eventExecutor.execute(() -> {
+                for (KvNode n : cached) {
+                    if (!w.closed) {
+                        w.listener.onChange(w.coveringKey(n.key()), n);
+                    }
+                }
+            });
+        }
+        if (!fresh.isEmpty()) {
+            long[] known = new long[fresh.size()];
+            synchronized (this) {
+                GroupWatches g = groups.get(groupId);
+                for (int i = 0; i < known.length; i++) {
+                    Long s = g.seenAt.get(fresh.get(i));
+                    known[i] = s == null ? 0 : s;
+                }
+            }
+            send(groupId, new KvWatchReq(groupId, false, false, fresh, known));
+        }
+        return w;
+    }
+
+    void unwatch(KvWatch w) {
+        List<String> gone = new ArrayList<>();
+        synchronized (this) {
+            GroupWatches g = groups.get(w.groupId);
+            if (g == null || !g.handles.remove(w)) {
+                return;
+            }
+            for (String k : w.keys) {
+                int n = g.refCounts.get(k) - 1;
+                if (n == 0) {
+                    g.refCounts.remove(k);
+                    gone.add(k);
+                } else {
+                    g.refCounts.put(k, n);
+                }
+            }
+            // forget states no watch covers any more
+            for (Iterator<String> it = g.latest.keySet().iterator(); it.hasNext(); ) {
+                if (!covered(g, it.next())) {
+                    it.remove();
+                }
+            }
+        }
+        if (!gone.isEmpty()) {
+            send(w.groupId, new KvWatchReq(w.groupId, true, false, gone, new long[gone.size()]));
+        }
+    }
+
+    private static boolean covered(GroupWatches g, String key) {
+        for (String k : g.refCounts.keySet()) {
+            if (k.isEmpty() || k.equals(key) || KvKeys.isUnder(key, k)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Sends a registration to the group's leader; a failure makes the whole set be sent again. */
+    private void send(int groupId, KvWatchReq req) {
+        try {
+            shared.raft.callLeader(groupId, KvCommands.KV_WATCH, req, KvResp.Decoder::new, shared.config.timeoutMillis,
+                    new RpcCallback<KvResp>() {
+                        @Override
+                        public void onSuccess(KvResp result) {
+                        }
+
+                        @Override
+                        public void onFailure(Throwable error) {
+                            if (req.isRemove()) {
+                                return;
+                            }
+                            log.info("registering watches of group {} failed ({}); trying again", groupId, error.toString());
+                            markNeedsSync(groupId);
+                        }
+                    });
+        } catch (RuntimeException e) {
+            markNeedsSync(groupId);
+        }
+    }
+
+    private void markNeedsSync(int groupId) {
+        synchronized (this) {
+            GroupWatches g = groups.get(groupId);
+            if (g == null) {
+                return;
+            }
+            g.needsSync = true;
+        }
+        scheduleResync(RESYNC_RETRY_MILLIS);
+    }
+
+    // ---------------------------------------------------------------- re-sync after reconnect / failover
+
+    @Override
+    public void onConnected(NioConnection connection) {
+        boolean any;
+        synchronized (this) {
+            any = false;
+            for (GroupWatches g : groups.values()) {
+                any |= g.needsSync;
+            }
+        }
+        if (any) {
+            scheduleResync(RESYNC_DELAY_MILLIS);
+        }
+    }
+
+    @Override
+    public void onClosed(NioConnection connection) {
+        // The node holding our watches may be gone (or its connection only): register everything
+        // again with the leader; the indexes we send make the server send only what is newer.
+        synchronized (this) {
+            if (groups.isEmpty()) {
+                return;
+            }
+            for (GroupWatches g : groups.values()) {
+                g.needsSync = true;
+            }
+        }
+        scheduleResync(RESYNC_DELAY_MILLIS);
+    }
+
+    private void scheduleResync(long delayMillis) {
+        synchronized (this) {
+            if (resyncScheduled) {
+                return;
+            }
+            resyncScheduled = true;
+        }
+        try {
+            shared.timer.schedule(this::resync, delayMillis, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // the client is stopping
+        }
+    }
+
+    private void resync() {
+        Map<Integer, KvWatchReq> reqs = new HashMap<>();
+        synchronized (this) {
+            resyncScheduled = false;
+            for (Map.Entry<Integer, GroupWatches> e : groups.entrySet()) {
+                GroupWatches g = e.getValue();
+                if (!g.needsSync) {
+                    continue;
+                }
+                g.needsSync = false;
+                List<String> keys = new ArrayList<>(g.refCounts.keySet());
+                long[] known = new long[keys.size()];
+                for (int i = 0; i < keys.size(); i++) {
+                    Long s = g.seenAt.get(keys.get(i));
+                    known[i] = s == null ? 0 : s;
+                }
+                reqs.put(e.getKey(), new KvWatchReq(e.getKey(), false, true, keys, known));
+            }
+        }
+        for (Map.Entry<Integer, KvWatchReq> e : reqs.entrySet()) {
+            send(e.getKey(), e.getValue());
+        }
+    }
+
+    // ---------------------------------------------------------------- pushes
+
+    ReqProcessor<KvWatchNotify> processor() {
+        return new ReqProcessor<KvWatchNotify>() {
+            @Override
+            public PbCallback<KvWatchNotify> createDecoder() {
+                return new KvWatchNotify.Decoder();
+            }
+
+            @Override
+            public WritePacket process(ReqContext context, KvWatchNotify notify) {
+                shared.eventExecutor.execute(() -> {
+                    try {
+                        onNotify(notify);
+                    } finally {
+                        context.respond(WritePacket.response(null));
+                    }
+                });
+                return null;
+            }
+        };
+    }
+
+    /** Applies a notification to the client's states and calls the listeners (event executor). */
+    private void onNotify(KvWatchNotify notify) {
+        long index = notify.raftIndex();
+        List<Object[]> calls = new ArrayList<>();
+        synchronized (this) {
+            GroupWatches g = groups.get(notify.groupId());
+            if (g == null) {
+                return;
+            }
+            for (KvWatchEvent e : notify.events()) {
+                if (e.isResync()) {
+                    String dir = e.watchKey();
+                    Set<String> present = new HashSet<>();
+                    if (e.node() != null) {
+                        accept(g, e.node(), index, calls);
+                        present.add(e.node().key());
+                    }
+                    for (KvNode n : e.subtree()) {
+                        accept(g, n, index, calls);
+                        present.add(n.key());
+                    }
+                    for (String k : new ArrayList<>(g.latest.keySet())) {
+                        if ((dir.isEmpty() || KvKeys.isUnder(k, dir)) && !present.contains(k)) {
+                            accept(g, KvNode.absent(k), index, calls);
+                        }
+                    }
+                } else if (e.node() != null) {
+                    accept(g, e.node(), index, calls);
+                }
+            }
+        }
+        for (Object[] c : calls) {
+            KvWatch w = (KvWatch) c[0];
+            if (!w.closed) {
+                try {
+                    w.listener.onChange((String) c[1], (KvNode) c[2]);
+                } catch (Throwable t) {
+                    log.warn("a watch listener threw", t);
+                }
+            }
+        }
+    }
+
+    private static void accept(GroupWatches g, KvNode node, long index, List<Object[]> calls) {
+        String key = node.key();
+        Long seen = g.seenAt.get(key);
+        if (seen != null && index <= seen) {
+            return;   // an older or equal state than the one we have (a lagging replica, a repeat)
+        }
+        g.seenAt.put(key, index);
+        if (node.exists()) {
+            g.latest.put(key, node);
+        } else {
+            g.latest.remove(key);
+        }
+        for (KvWatch w : g.handles) {
+            String wk = w.coveringKey(key);
+            if (wk != null) {
+                calls.add(new Object[]{w, wk, node});
+            }
+        }
+    }
+}

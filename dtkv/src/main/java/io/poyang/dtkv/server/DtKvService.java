@@ -1,0 +1,233 @@
+package io.poyang.dtkv.server;
+
+import io.poyang.codec.Encodable;
+import io.poyang.dtkv.KvCommands;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+import io.poyang.net.CallOptions;
+import io.poyang.net.ConnectionListener;
+import io.poyang.net.Handshake;
+import io.poyang.net.IgnoreBodyDecoder;
+import io.poyang.net.NioConnection;
+import io.poyang.net.NioServer;
+import io.poyang.net.RpcCallback;
+import io.poyang.net.WritePacket;
+import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.server.RaftServer;
+import io.poyang.raft.server.ServiceExtension;
+
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * DtKV on a node's service port: registers the DtKV commands (KV_WRITE, KV_READ, KV_WATCH), knows
+ * which client is on which connection (by the client id of its handshake, the id KvClient also puts
+ * in its requests) and pushes watch notifications and lock events to clients. One per
+ * {@link RaftServer}, shared by the node's DtKV groups:
+ *
+ * <pre>{@code
+ * DtKvService kv = new DtKvService();
+ * RaftServer server = RaftServer.builder()
+ *         .nodeId(1).node(1, "127.0.0.1:9431") ...
+ *         .serviceExtension(kv)
+ *         .group(1, kv.stateMachine(1), 1, 2, 3)
+ *         .build();
+ * }</pre>
+ *
+ * <p>Threads: processors run on the service I/O thread and hand work to the group's dispatcher
+ * (writes through raft's own write path, reads and watch registrations through the state machine's
+ * task channel); the connection maps are concurrent; pushes are queued to the connection's I/O
+ * worker from the dispatcher without waiting.
+ */
+public final class DtKvService implements ServiceExtension, ConnectionListener {
+
+    private static final PoyangLog log = PoyangLogs.get(DtKvService.class);
+    /** A push not acknowledged this long counts as undelivered (its keys are sent again). */
+    static final long PUSH_TIMEOUT_MILLIS = 10_000;
+
+    private volatile RaftServer server;
+    private volatile NioServer service;
+    private final ConcurrentHashMap<NioConnection, ClientConnection> connections = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<UUID, CopyOnWriteArrayList<ClientConnection>> byClient = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Integer, DtKvStateMachine> machines = new ConcurrentHashMap<>();
+    private final AtomicLong nextConnectionId = new AtomicLong(1);
+
+    /** A client connection as DtKV knows it; its id names the connection's watcher in every group. */
+    static final class ClientConnection {
+        final long id;
+        final NioConnection connection;
+        final UUID client;
+
+        ClientConnection(long id, NioConnection connection, UUID client) {
+            this.id = id;
+            this.connection = connection;
+            this.client = client;
+        }
+    }
+
+    /** A supplier of this group's state machine on this node, for {@code RaftServerConfig.Builder.group}. */
+    public java.util.function.Supplier<DtKvStateMachine> stateMachine(int groupId) {
+        return stateMachine(groupId, new KvConfig());
+    }
+
+    /** Like {@link #stateMachine(int)} with settings ({@code config.groupId} is set to {@code groupId}). */
+    public java.util.function.Supplier<DtKvStateMachine> stateMachine(int groupId, KvConfig config) {
+        return () -> {
+            KvConfig c = copy(config);
+            c.groupId = groupId;
+            return new DtKvStateMachine(this, c);
+        };
+    }
+
+    private static KvConfig copy(KvConfig k) {
+        KvConfig c = new KvConfig();
+        c.sessionIdleMillis = k.sessionIdleMillis;
+        c.sessionSweepIntervalMillis = k.sessionSweepIntervalMillis;
+        c.sessionWindowMax = k.sessionWindowMax;
+        c.expireRetryMillis = k.expireRetryMillis;
+        c.snapshotChunkBytes = k.snapshotChunkBytes;
+        c.maxEventsPerNotify = k.maxEventsPerNotify;
+        c.maxNotifyBytes = k.maxNotifyBytes;
+        return c;
+    }
+
+    // ---------------------------------------------------------------- ServiceExtension
+
+    @Override
+    public void install(RaftServer server, NioServer service) {
+        this.server = server;
+        this.service = service;
+        service.register(KvCommands.KV_WRITE, new KvProcessors.Write(this));
+        service.register(KvCommands.KV_READ, new KvProcessors.Read(this));
+        service.register(KvCommands.KV_WATCH, new KvProcessors.Watch(this));
+        service.setConnectionListener(this);
+    }
+
+    @Override
+    public void uninstall(RaftServer server) {
+        connections.clear();
+        byClient.clear();
+    }
+
+    // ---------------------------------------------------------------- groups
+
+    void register(DtKvStateMachine sm) {
+        machines.put(sm.groupId(), sm);
+    }
+
+    void unregister(DtKvStateMachine sm) {
+        machines.remove(sm.groupId(), sm);
+    }
+
+    /** The group of a request: 0 means the node's first DtKV group. Null when this node has none such. */
+    RaftGroup group(int groupId) {
+        RaftServer s = server;
+        if (s == null) {
+            return null;
+        }
+        if (groupId == 0) {
+            int lowest = Integer.MAX_VALUE;
+            for (Integer id : machines.keySet()) {
+                if (id < lowest && s.group(id) != null) {   // a group being removed may not have left yet
+                    lowest = id;
+                }
+            }
+            if (lowest == Integer.MAX_VALUE) {
+                return null;
+            }
+            groupId = lowest;
+        }
+        return s.group(groupId);
+    }
+
+    /** The DtKV groups this node serves now, sorted (a group removed at runtime leaves this list). */
+    public java.util.List<Integer> groupIds() {
+        java.util.List<Integer> ids = new java.util.ArrayList<>(machines.keySet());
+        java.util.Collections.sort(ids);
+        return ids;
+    }
+
+    DtKvStateMachine machine(RaftGroup g) {
+        return g == null ? null : machines.get(g.groupId());
+    }
+
+    int nodeId() {
+        RaftServer s = server;
+        return s == null ? 0 : s.nodeId();
+    }
+
+    // ---------------------------------------------------------------- connections
+
+    @Override
+    public void onConnected(NioConnection connection) {
+        Handshake hs = connection.remoteHandshake();
+        UUID client = hs == null ? new UUID(0, 0) : new UUID(hs.uuidMost(), hs.uuidLeast());
+        ClientConnection c = new ClientConnection(nextConnectionId.getAndIncrement(), connection, client);
+        connections.put(connection, c);
+        byClient.computeIfAbsent(client, k -> new CopyOnWriteArrayList<>()).add(c);
+    }
+
+    @Override
+    public void onClosed(NioConnection connection) {
+        ClientConnection c = connections.remove(connection);
+        if (c == null) {
+            return;
+        }
+        CopyOnWriteArrayList<ClientConnection> list = byClient.get(c.client);
+        if (list != null) {
+            list.remove(c);
+            if (list.isEmpty()) {
+                byClient.remove(c.client, list);
+            }
+        }
+        for (DtKvStateMachine sm : machines.values()) {
+            sm.onConnectionClosed(c.id);
+        }
+    }
+
+    /** The DtKV view of a connection (registered at its handshake), or null. */
+    ClientConnection connection(NioConnection connection) {
+        return connections.get(connection);
+    }
+
+    // ---------------------------------------------------------------- pushes (dispatcher threads)
+
+    /** Pushes {@code body} as {@code command} to a connection; {@code callback} hears the acknowledgement. */
+    void push(ClientConnection c, int command, Encodable body, RpcCallback<Object> callback) {
+        NioServer s = service;
+        if (s == null || !c.connection.isOpen()) {
+            callback.onFailure(new IllegalStateException("connection closed"));
+            return;
+        }
+        try {
+            s.sendRequest(c.connection, WritePacket.request(command, body), IgnoreBodyDecoder.factory(),
+                    PUSH_TIMEOUT_MILLIS, CallOptions.IO_THREAD_CALLBACK, callback);
+        } catch (RuntimeException e) {
+            callback.onFailure(e);
+        }
+    }
+
+    /** Pushes a lock event to every connection of the client it names (a client may be on several nodes' ports). */
+    void pushToClient(long uuidMost, long uuidLeast, int command, Encodable body) {
+        CopyOnWriteArrayList<ClientConnection> list = byClient.get(new UUID(uuidMost, uuidLeast));
+        if (list == null) {
+            return;
+        }
+        for (ClientConnection c : list) {
+            push(c, command, body, IGNORE);
+        }
+    }
+
+    private static final RpcCallback<Object> IGNORE = new RpcCallback<Object>() {
+        @Override
+        public void onSuccess(Object result) {
+        }
+
+        @Override
+        public void onFailure(Throwable error) {
+            log.debug("a lock event push failed: {}", error.toString());
+        }
+    };
+}

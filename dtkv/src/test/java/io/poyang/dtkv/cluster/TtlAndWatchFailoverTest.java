@@ -1,0 +1,109 @@
+package io.poyang.dtkv.cluster;
+
+import io.poyang.dtkv.KvNode;
+import io.poyang.dtkv.client.KvClient;
+import io.poyang.dtkv.client.KvWatch;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** TTL expiry across a leader change, and a watch surviving a leader kill and a client reconnect. */
+class TtlAndWatchFailoverTest {
+
+    @TempDir
+    Path dir;
+
+    private static byte[] b(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void ttlExpiresAcrossALeaderChangeNeitherShortenedNorLost() throws Exception {
+        try (KvTestCluster c = new KvTestCluster(dir, 3).start()) {
+            KvClient kv = c.client();
+            long ttlMillis = 2_000;
+            long created = System.nanoTime();
+            kv.putTemp("session-key", b("v"), ttlMillis);
+            kv.makeTempDir("tdir", ttlMillis);
+            kv.mkdir("tdir.sub");
+            kv.put("tdir.sub.x", b("x"));
+            int oldLeader = c.leader();
+            c.cluster.stopNode(oldLeader);
+            int newLeader = c.leader();
+            assertTrue(newLeader != oldLeader);
+            // not shortened: present on the new leader until the TTL has run (with a margin for this check's own latency)
+            while (System.nanoTime() - created < TimeUnit.MILLISECONDS.toNanos(ttlMillis - 300)) {
+                assertTrue(kv.get("session-key").exists(), "the temp value expired before its TTL");
+                assertTrue(kv.get("tdir.sub.x").exists(), "the temp directory expired before its TTL");
+                java.util.concurrent.locks.LockSupport.parkNanos(50_000_000);
+            }
+            // not lost: the new leader proposes the expiry, the directory goes with everything under it
+            KvTestCluster.waitFor("the temp nodes to expire", () -> !kv.get("session-key").exists()
+                    && !kv.get("tdir").exists());
+            assertFalse(kv.get("tdir.sub.x").exists());
+            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - created);
+            assertTrue(tookMillis < ttlMillis + 15_000, "expired after " + tookMillis + " ms");
+            c.cluster.startNode(oldLeader);
+            c.checkReplicasEqual();
+        }
+    }
+
+    @Test
+    void aWatchSurvivesALeaderKillAndAClientReconnectAndEndsWithTheLatestValues() throws Exception {
+        try (KvTestCluster c = new KvTestCluster(dir, 3).start()) {
+            KvClient writer = c.client();
+            KvClient watcher = c.client();
+            writer.mkdir("cfg");
+            writer.put("cfg.a", b("a0"));
+            writer.put("solo", b("s0"));
+            Map<String, String> seen = new ConcurrentHashMap<>();
+            KvWatch w = watcher.watch((watchKey, node) -> seen.put(node.key(), value(node)), "cfg", "solo");
+            KvTestCluster.waitFor("the first states", () -> "a0".equals(seen.get("cfg.a")) && "s0".equals(seen.get("solo")));
+
+            for (int i = 1; i <= 50; i++) {
+                writer.put("cfg.a", b("a" + i));
+                writer.put("cfg.k" + (i % 5), b("k" + i));
+            }
+            int leader = c.leader();
+            c.cluster.stopNode(leader);      // the node holding the watch goes away
+            for (int i = 51; i <= 100; i++) {
+                writer.put("cfg.a", b("a" + i));
+                writer.put("cfg.k" + (i % 5), b("k" + i));
+            }
+            writer.remove("cfg.k0");
+            writer.put("solo", b("s1"));
+            KvTestCluster.waitFor("the latest values after the leader kill", () -> "a100".equals(seen.get("cfg.a"))
+                    && "s1".equals(seen.get("solo")) && "".equals(seen.get("cfg.k0")) && "k99".equals(seen.get("cfg.k4")));
+
+            c.cluster.startNode(leader);     // the old leader comes back; then every node restarts in turn
+            for (int n : c.cluster.runningNodes()) {
+                c.cluster.stopNode(n);       // the client's connections to it drop and reconnect
+                writer.put("cfg.a", b("after-" + n));
+                c.cluster.startNode(n);
+                c.leader();
+            }
+            writer.put("solo", b("final"));
+            String lastA = new String(writer.get("cfg.a").value(), StandardCharsets.UTF_8);
+            KvTestCluster.waitFor("the final values after reconnects", () -> lastA.equals(seen.get("cfg.a"))
+                    && "final".equals(seen.get("solo")));
+            for (KvNode n : writer.list("cfg")) {
+                assertEquals(value(n), seen.get(n.key()), "the watcher's state of " + n.key());
+            }
+            w.close();
+            c.checkReplicasEqual();
+        }
+    }
+
+    private static String value(KvNode n) {
+        return n.exists() && !n.isDir() ? new String(n.value(), StandardCharsets.UTF_8) : n.exists() ? "<dir>" : "";
+    }
+}

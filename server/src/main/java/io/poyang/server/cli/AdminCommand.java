@@ -1,0 +1,639 @@
+package io.poyang.server.cli;
+
+import io.poyang.common.PoyangTimeoutException;
+import io.poyang.net.NetConnectionException;
+import io.poyang.raft.client.AdminClient;
+import io.poyang.raft.client.AdminClientConfig;
+import io.poyang.raft.client.GroupMembers;
+import io.poyang.raft.client.GroupStatus;
+import io.poyang.raft.client.NodeStatus;
+import io.poyang.raft.client.NotLeaderException;
+import io.poyang.raft.client.RaftAdminException;
+import io.poyang.server.Json;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code ./poyang admin}: administers a cluster over {@link AdminClient}, through the nodes'
+ * replication (admin) ports.
+ *
+ * <pre>
+ * poyang admin [--servers ID=HOST:PORT,...] [--timeout MS] [--json] COMMAND ARGS
+ *   status [--group G]                                  list-nodes                list-groups
+ *   transfer-leader GROUP NODE
+ *   prepare-change GROUP --members IDS [--observers IDS]  commit-change (same)      abort-change GROUP
+ *   add-group GROUP --members IDS [--observers IDS] [--on IDS]
+ *   remove-group GROUP [--on IDS] [--delete-data]
+ *   add-node NODE HOST:PORT                             remove-node NODE
+ * </pre>
+ *
+ * <p>Every node changes its own {@code servers.properties} when it sees a change (see the node's
+ * ServersFileSync), so the command line only talks to the nodes. Exit codes: {@value #EXIT_OK}
+ * done; {@value #EXIT_ERROR} an error (the message says which and what to do);
+ * {@value #EXIT_UNREACHABLE} for {@code status} when a node could not be reached (the table is still
+ * printed).
+ */
+public final class AdminCommand {
+
+    public static final int EXIT_OK = 0;
+    public static final int EXIT_ERROR = 2;
+    public static final int EXIT_UNREACHABLE = 4;
+
+    static final String DEFAULT_SERVERS = "127.0.0.1:9431";
+
+    private static final Set<String> VALUED = new HashSet<>(Arrays.asList("--servers", "--timeout", "--group",
+            "--members", "--observers", "--on"));
+    private static final Set<String> FLAGS = new HashSet<>(Arrays.asList("--json", "--verbose", "--help", "-h",
+            "--delete-data"));
+
+    private final PrintStream out;
+    private final PrintStream err;
+    private boolean json;
+    private Map<Integer, String> servers;
+    private long timeoutMillis;
+
+    AdminCommand(PrintStream out, PrintStream err) {
+        this.out = out;
+        this.err = err;
+    }
+
+    public static void main(String[] args) {
+        CliLogging.configure(!Arrays.asList(args).contains("--verbose"));
+        System.exit(run(args, System.out, System.err));
+    }
+
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        return new AdminCommand(out, err).execute(args);
+    }
+
+    int execute(String[] args) {
+        CliArgs a;
+        try {
+            a = CliArgs.parse(args, VALUED, FLAGS);
+            json = a.flag("--json");
+            if (a.flag("--help") || a.flag("-h")) {
+                usage(out);
+                return EXIT_OK;
+            }
+            if (a.positional().isEmpty()) {
+                throw new CliArgs.UsageException("name a command");
+            }
+            String s = a.value("--servers", envOr("POYANG_ADMIN_SERVERS", DEFAULT_SERVERS));
+            servers = ServerList.parse("--servers", s);
+            timeoutMillis = a.longValue("--timeout", 30_000, 1, 3_600_000);
+        } catch (CliArgs.UsageException e) {
+            return usageError(e.getMessage());
+        }
+        AdminClientConfig cfg = new AdminClientConfig();
+        servers.forEach(cfg::node);
+        cfg.requestTimeoutMillis = Math.min(timeoutMillis, cfg.requestTimeoutMillis);
+        cfg.net.name = "admin";
+        String command = a.positional().get(0);
+        List<String> rest = a.positional().subList(1, a.positional().size());
+        try (AdminClient admin = new AdminClient(cfg)) {
+            admin.start();
+            switch (command) {
+                case "status":
+                    expect(rest, 0);
+                    return status(admin, a.has("--group") ? (int) a.longValue("--group", 0, 1, Integer.MAX_VALUE) : 0);
+                case "transfer-leader":
+                    expect(rest, 2);
+                    return transferLeader(admin, id(rest.get(0), "GROUP"), id(rest.get(1), "NODE"));
+                case "prepare-change":
+                case "commit-change": {
+                    expect(rest, 1);
+                    int group = id(rest.get(0), "GROUP");
+                    int[] voters = ids(a, "--members", true);
+                    int[] observers = ids(a, "--observers", false);
+                    GroupMembers m = command.equals("prepare-change")
+                            ? admin.prepareMembers(group, voters, observers, timeoutMillis)
+                            : admin.commitMembers(group, voters, observers, timeoutMillis);
+                    return members(command, group, m);
+                }
+                case "abort-change": {
+                    expect(rest, 1);
+                    int group = id(rest.get(0), "GROUP");
+                    return members(command, group, admin.abortMembers(group, timeoutMillis));
+                }
+                case "add-group":
+                    expect(rest, 1);
+                    return addGroup(admin, a, id(rest.get(0), "GROUP"));
+                case "remove-group":
+                    expect(rest, 1);
+                    return removeGroup(admin, a, id(rest.get(0), "GROUP"));
+                case "add-node":
+                    expect(rest, 2);
+                    return addNode(admin, id(rest.get(0), "NODE"), rest.get(1));
+                case "remove-node":
+                    expect(rest, 1);
+                    return removeNode(admin, id(rest.get(0), "NODE"));
+                case "list-nodes":
+                    expect(rest, 0);
+                    return listNodes(admin);
+                case "list-groups":
+                    expect(rest, 0);
+                    return listGroups(admin);
+                default:
+                    return usageError("unknown command '" + command + "'");
+            }
+        } catch (CliArgs.UsageException e) {
+            return usageError(e.getMessage());
+        } catch (RuntimeException e) {
+            return failure(e);
+        }
+    }
+
+    // ------------------------------------------------------------------ commands
+
+    /** One row of the status table: a group on a node. */
+    private static final class Row {
+        final int group;
+        final int node;
+        final GroupStatus status;
+        final String error;
+
+        Row(int group, int node, GroupStatus status, String error) {
+            this.group = group;
+            this.node = node;
+            this.status = status;
+            this.error = error;
+        }
+    }
+
+    private int status(AdminClient admin, int onlyGroup) {
+        Map<Integer, CompletableFuture<NodeStatus>> nodeAsks = new LinkedHashMap<>();
+        for (int n : servers.keySet()) {
+            nodeAsks.put(n, admin.nodeStatusAsync(n));
+        }
+        Map<Integer, String> unreachable = new TreeMap<>();
+        TreeMap<Integer, TreeSet<Integer>> hosts = new TreeMap<>();   // group → nodes hosting it
+        for (Map.Entry<Integer, CompletableFuture<NodeStatus>> e : nodeAsks.entrySet()) {
+            try {
+                NodeStatus ns = get(e.getValue());
+                for (int g : ns.groupIds()) {
+                    if (onlyGroup == 0 || g == onlyGroup) {
+                        hosts.computeIfAbsent(g, k -> new TreeSet<>()).add(e.getKey());
+                    }
+                }
+            } catch (RuntimeException ex) {
+                unreachable.put(e.getKey(), describe(ex));
+            }
+        }
+        List<Row> rows = new ArrayList<>();
+        Map<Integer, GroupStatus> leaders = new TreeMap<>();
+        for (Map.Entry<Integer, TreeSet<Integer>> e : hosts.entrySet()) {
+            Map<Integer, CompletableFuture<GroupStatus>> asks = new LinkedHashMap<>();
+            for (int n : e.getValue()) {
+                asks.put(n, admin.groupStatusAsync(n, e.getKey()));
+            }
+            for (Map.Entry<Integer, CompletableFuture<GroupStatus>> a : asks.entrySet()) {
+                try {
+                    GroupStatus s = get(a.getValue());
+                    rows.add(new Row(e.getKey(), a.getKey(), s, null));
+                    if (s.role() == io.poyang.raft.client.RaftRole.LEADER) {
+                        GroupStatus prev = leaders.get(e.getKey());
+                        if (prev == null || prev.term() < s.term()) {
+                            leaders.put(e.getKey(), s);
+                        }
+                    }
+                } catch (RuntimeException ex) {
+                    rows.add(new Row(e.getKey(), a.getKey(), null, describe(ex)));
+                }
+            }
+        }
+        if (json) {
+            printStatusJson(rows, leaders, unreachable);
+        } else {
+            printStatusTable(rows, leaders, unreachable);
+        }
+        return unreachable.isEmpty() ? EXIT_OK : EXIT_UNREACHABLE;
+    }
+
+    private static String lagOf(GroupStatus leader, Row r) {
+        if (leader == null) {
+            return "?";
+        }
+        if (leader.nodeId() == r.node) {
+            return "-";
+        }
+        for (GroupStatus.Follower f : leader.followers()) {
+            if (f.nodeId() == r.node) {
+                return String.valueOf(f.lag());
+            }
+        }
+        return "?";
+    }
+
+    private void printStatusTable(List<Row> rows, Map<Integer, GroupStatus> leaders, Map<Integer, String> unreachable) {
+        TextTable table = new TextTable("GROUP", "NODE", "ROLE", "TERM", "LEADER", "FIRST", "LAST", "PERSISTED",
+                "COMMIT", "APPLIED", "LAG", "CONFIGURATION");
+        for (Row r : rows) {
+            if (r.status == null) {
+                table.row(String.valueOf(r.group), String.valueOf(r.node), "?", "", "", "", "", "", "", "", "",
+                        "no answer: " + r.error);
+                continue;
+            }
+            GroupStatus s = r.status;
+            boolean observer = contains(s.observers(), r.node);
+            String role = s.failure().isEmpty() ? s.role().name() + (observer ? " (observer)" : "") : "FAILED";
+            table.row(String.valueOf(r.group), String.valueOf(r.node), role, String.valueOf(s.term()),
+                    s.leaderId() == 0 ? "none" : String.valueOf(s.leaderId()), String.valueOf(s.firstLogIndex()),
+                    String.valueOf(s.lastLogIndex()), String.valueOf(s.persistedIndex()), String.valueOf(s.commitIndex()),
+                    String.valueOf(s.lastApplied()), lagOf(leaders.get(r.group), r), configuration(s));
+        }
+        table.print(out);
+        if (rows.isEmpty()) {
+            out.println("(no groups)");
+        }
+        for (Map.Entry<Integer, String> u : unreachable.entrySet()) {
+            out.println("node " + u.getKey() + " (" + servers.get(u.getKey()) + "): unreachable: " + u.getValue());
+        }
+        for (Row r : rows) {
+            if (r.status != null && !r.status.failure().isEmpty()) {
+                out.println("group " + r.group + " on node " + r.node + " failed: " + r.status.failure());
+            }
+        }
+    }
+
+    private static String configuration(GroupStatus s) {
+        String c = "voters " + join(s.voters());
+        if (s.isJoint()) {
+            c += " -> " + join(s.newVoters()) + " (change prepared)";
+        }
+        if (s.observers().length > 0) {
+            c += ", observers " + join(s.observers());
+        }
+        if (s.transferTarget() != 0) {
+            c += ", transferring to " + s.transferTarget();
+        }
+        return c;
+    }
+
+    private void printStatusJson(List<Row> rows, Map<Integer, GroupStatus> leaders, Map<Integer, String> unreachable) {
+        List<String> items = new ArrayList<>();
+        for (Row r : rows) {
+            Json j = new Json().field("group", r.group).field("node", r.node);
+            if (r.status == null) {
+                j.field("error", r.error);
+            } else {
+                GroupStatus s = r.status;
+                String lag = lagOf(leaders.get(r.group), r);
+                j.field("role", s.role().name()).field("observer", contains(s.observers(), r.node))
+                        .field("term", s.term()).field("leader", s.leaderId())
+                        .field("firstLogIndex", s.firstLogIndex()).field("lastLogIndex", s.lastLogIndex())
+                        .field("persistedIndex", s.persistedIndex()).field("commitIndex", s.commitIndex())
+                        .field("appliedIndex", s.lastApplied())
+                        .raw("lag", lag.matches("\\d+") ? lag : "null")
+                        .raw("voters", intArray(s.voters())).field("joint", s.isJoint())
+                        .raw("newVoters", intArray(s.newVoters())).raw("observers", intArray(s.observers()))
+                        .field("failure", s.failure().isEmpty() ? null : s.failure());
+            }
+            items.add(j.toString());
+        }
+        List<String> down = new ArrayList<>();
+        for (Map.Entry<Integer, String> u : unreachable.entrySet()) {
+            down.add(new Json().field("node", u.getKey()).field("error", u.getValue()).toString());
+        }
+        out.println(new Json().raw("groups", Json.array(items)).raw("unreachable", Json.array(down)));
+    }
+
+    private int transferLeader(AdminClient admin, int group, int node) {
+        admin.transferLeader(group, node, timeoutMillis);
+        if (json) {
+            out.println(new Json().field("ok", true).field("op", "transfer-leader").field("group", group)
+                    .field("leader", node));
+        } else {
+            out.println("OK: node " + node + " leads group " + group);
+        }
+        return EXIT_OK;
+    }
+
+    private int members(String op, int group, GroupMembers m) {
+        if (json) {
+            out.println(new Json().field("ok", true).field("op", op).field("group", group)
+                    .raw("voters", intArray(m.voters())).field("joint", m.isJoint())
+                    .raw("newVoters", intArray(m.newVoters())).raw("observers", intArray(m.observers())));
+        } else {
+            out.println("OK: group " + group + " voters " + join(m.voters())
+                    + (m.isJoint() ? " -> " + join(m.newVoters()) + " (prepared; commit-change or abort-change next)" : "")
+                    + (m.observers().length > 0 ? ", observers " + join(m.observers()) : ""));
+        }
+        return EXIT_OK;
+    }
+
+    private int addGroup(AdminClient admin, CliArgs a, int group) {
+        int[] voters = ids(a, "--members", true);
+        int[] observers = ids(a, "--observers", false);
+        int[] on = a.has("--on") ? ids(a, "--on", true) : union(voters, observers);
+        for (int n : on) {
+            admin.addGroup(n, group, voters, observers);
+        }
+        return done("add-group", "group " + group + " runs on node" + (on.length > 1 ? "s " : " ") + join(on),
+                new Json().field("group", group).raw("on", intArray(on)));
+    }
+
+    private int removeGroup(AdminClient admin, CliArgs a, int group) {
+        int[] on;
+        if (a.has("--on")) {
+            on = ids(a, "--on", true);
+        } else {
+            List<Integer> hosting = new ArrayList<>();
+            for (int n : servers.keySet()) {
+                if (contains(admin.nodeStatus(n).groupIds(), group)) {
+                    hosting.add(n);
+                }
+            }
+            on = hosting.stream().mapToInt(Integer::intValue).toArray();
+        }
+        boolean delete = a.flag("--delete-data");
+        for (int n : on) {
+            admin.removeGroup(n, group, delete);
+        }
+        return done("remove-group", "group " + group + " removed from node" + (on.length == 1 ? " " : "s ") + join(on)
+                + (delete ? " and its data deleted" : " (its data kept)"),
+                new Json().field("group", group).raw("on", intArray(on)).field("dataDeleted", delete));
+    }
+
+    private int addNode(AdminClient admin, int node, String address) {
+        ServerList.parse("NODE HOST:PORT", address);   // checks host:port
+        List<Integer> told = new ArrayList<>();
+        for (int n : servers.keySet()) {
+            if (n != node) {
+                admin.addNode(n, node, address);
+                told.add(n);
+            }
+        }
+        return done("add-node", "node " + node + " at " + address + " known to node" + (told.size() == 1 ? " " : "s ")
+                        + joinList(told), new Json().field("node", node).field("address", address)
+                        .raw("on", told.toString().replace(" ", "")));
+    }
+
+    private int removeNode(AdminClient admin, int node) {
+        List<Integer> told = new ArrayList<>();
+        for (int n : servers.keySet()) {
+            if (n != node) {
+                admin.removeNode(n, node);
+                told.add(n);
+            }
+        }
+        return done("remove-node", "node " + node + " forgotten by node" + (told.size() == 1 ? " " : "s ")
+                + joinList(told), new Json().field("node", node).raw("on", told.toString().replace(" ", "")));
+    }
+
+    private int listNodes(AdminClient admin) {
+        // node id → address → the nodes that know it so
+        TreeMap<Integer, TreeMap<String, TreeSet<Integer>>> known = new TreeMap<>();
+        Map<Integer, String> unreachable = new TreeMap<>();
+        for (int n : servers.keySet()) {
+            try {
+                for (Map.Entry<Integer, String> e : admin.listNodes(n).entrySet()) {
+                    known.computeIfAbsent(e.getKey(), k -> new TreeMap<>())
+                            .computeIfAbsent(e.getValue(), k -> new TreeSet<>()).add(n);
+                }
+            } catch (RuntimeException e) {
+                unreachable.put(n, describe(e));
+            }
+        }
+        if (json) {
+            List<String> items = new ArrayList<>();
+            known.forEach((id, addrs) -> addrs.forEach((addr, by) -> items.add(new Json().field("node", id)
+                    .field("address", addr).raw("knownBy", by.toString().replace(" ", "")).toString())));
+            List<String> down = new ArrayList<>();
+            unreachable.forEach((id, why) -> down.add(new Json().field("node", id).field("error", why).toString()));
+            out.println(new Json().raw("nodes", Json.array(items)).raw("unreachable", Json.array(down)));
+        } else {
+            TextTable t = new TextTable("NODE", "ADDRESS", "KNOWN BY");
+            known.forEach((id, addrs) -> addrs.forEach((addr, by) -> t.row(String.valueOf(id), addr,
+                    joinList(new ArrayList<>(by)))));
+            t.print(out);
+            unreachable.forEach((id, why) -> out.println("node " + id + " (" + servers.get(id) + "): unreachable: " + why));
+        }
+        return unreachable.isEmpty() ? EXIT_OK : EXIT_UNREACHABLE;
+    }
+
+    private int listGroups(AdminClient admin) {
+        TreeMap<Integer, TreeSet<Integer>> hosts = new TreeMap<>();
+        Map<Integer, String> unreachable = new TreeMap<>();
+        for (int n : servers.keySet()) {
+            try {
+                for (int g : admin.nodeStatus(n).groupIds()) {
+                    hosts.computeIfAbsent(g, k -> new TreeSet<>()).add(n);
+                }
+            } catch (RuntimeException e) {
+                unreachable.put(n, describe(e));
+            }
+        }
+        if (json) {
+            List<String> items = new ArrayList<>();
+            hosts.forEach((g, on) -> items.add(new Json().field("group", g).raw("on", on.toString().replace(" ", ""))
+                    .toString()));
+            List<String> down = new ArrayList<>();
+            unreachable.forEach((id, why) -> down.add(new Json().field("node", id).field("error", why).toString()));
+            out.println(new Json().raw("groups", Json.array(items)).raw("unreachable", Json.array(down)));
+        } else {
+            TextTable t = new TextTable("GROUP", "ON NODES");
+            hosts.forEach((g, on) -> t.row(String.valueOf(g), joinList(new ArrayList<>(on))));
+            t.print(out);
+            unreachable.forEach((id, why) -> out.println("node " + id + " (" + servers.get(id) + "): unreachable: " + why));
+        }
+        return unreachable.isEmpty() ? EXIT_OK : EXIT_UNREACHABLE;
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private int done(String op, String text, Json details) {
+        if (json) {
+            out.println(new Json().field("ok", true).field("op", op).raw("details", details.toString()));
+        } else {
+            out.println("OK: " + text);
+        }
+        return EXIT_OK;
+    }
+
+    private int usageError(String message) {
+        err.println("poyang admin: " + message);
+        err.println("run 'poyang admin --help' for the commands and options");
+        return EXIT_ERROR;
+    }
+
+    private int failure(RuntimeException e) {
+        String name;
+        if (e instanceof RaftAdminException) {
+            name = ((RaftAdminException) e).error().name();
+        } else if (e instanceof NotLeaderException) {
+            name = "NOT_LEADER";
+        } else if (e instanceof PoyangTimeoutException) {
+            name = "TIMEOUT";
+        } else if (e instanceof NetConnectionException) {
+            name = "UNREACHABLE";
+        } else if (e instanceof IllegalArgumentException) {
+            name = "BAD_ARGUMENT";
+        } else {
+            name = "ERROR";
+        }
+        String message = describe(e);
+        if (json) {
+            out.println(new Json().field("ok", false).field("error", name).field("message", message));
+        }
+        err.println("poyang admin: " + name + ": " + message);
+        return EXIT_ERROR;
+    }
+
+    private static String describe(Throwable e) {
+        if (e instanceof java.util.concurrent.CompletionException && e.getCause() != null) {
+            e = e.getCause();
+        }
+        String m = e.getMessage();
+        return m == null ? e.toString() : m;
+    }
+
+    private <T> T get(CompletableFuture<T> f) {
+        try {
+            return f.get(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof RuntimeException) {
+                throw (RuntimeException) c;
+            }
+            throw new IllegalStateException(String.valueOf(c), c);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new PoyangTimeoutException("no answer within " + timeoutMillis + " ms");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted");
+        }
+    }
+
+    private static void expect(List<String> args, int count) {
+        if (args.size() < count) {
+            throw new CliArgs.UsageException("missing argument" + (count - args.size() > 1 ? "s" : "")
+                    + "; see --help");
+        }
+        if (args.size() > count) {
+            throw new CliArgs.UsageException("unexpected argument '" + args.get(count) + "'");
+        }
+    }
+
+    private static int id(String s, String what) {
+        try {
+            int v = Integer.parseInt(s);
+            if (v > 0) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // below
+        }
+        throw new CliArgs.UsageException(what + " must be a positive id, not '" + s + "'");
+    }
+
+    private static int[] ids(CliArgs a, String option, boolean required) {
+        String v = a.value(option, null);
+        if (v == null || v.trim().isEmpty()) {
+            if (required) {
+                throw new CliArgs.UsageException(option + " IDS is required (node ids separated by commas)");
+            }
+            return new int[0];
+        }
+        String[] parts = v.split(",");
+        int[] r = new int[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            r[i] = id(parts[i].trim(), option);
+        }
+        return r;
+    }
+
+    private static int[] union(int[] a, int[] b) {
+        TreeSet<Integer> s = new TreeSet<>();
+        for (int x : a) {
+            s.add(x);
+        }
+        for (int x : b) {
+            s.add(x);
+        }
+        return s.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    private static boolean contains(int[] a, int v) {
+        for (int x : a) {
+            if (x == v) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String join(int[] ids) {
+        if (ids.length == 0) {
+            return "none";
+        }
+        StringBuilder sb = new StringBuilder();
+        for (int id : ids) {
+            if (sb.length() > 0) {
+                sb.append(',');
+            }
+            sb.append(id);
+        }
+        return sb.toString();
+    }
+
+    private static String joinList(List<Integer> ids) {
+        return join(ids.stream().mapToInt(Integer::intValue).toArray());
+    }
+
+    private static String intArray(int[] ids) {
+        return Arrays.toString(ids).replace(" ", "");
+    }
+
+    private static String envOr(String name, String dflt) {
+        String v = System.getenv(name);
+        return v == null || v.trim().isEmpty() ? dflt : v.trim();
+    }
+
+    static void usage(PrintStream out) {
+        out.println("usage: poyang admin [--servers ID=HOST:PORT,...] [--timeout MS] [--json] COMMAND ARGS");
+        out.println();
+        out.println("Talks to the nodes' replication (admin) ports. Each node writes membership, group and node");
+        out.println("changes it sees into its own servers.properties.");
+        out.println();
+        out.println("commands:");
+        out.println("  status [--group G]             every group on every node: role, term, leader, indexes,");
+        out.println("                                 lag behind the leader, configuration (a table)");
+        out.println("  transfer-leader GROUP NODE     make NODE (a voter) the leader of GROUP");
+        out.println("  prepare-change GROUP --members IDS [--observers IDS]");
+        out.println("                                 start a membership change (joint consensus) to these voters");
+        out.println("                                 and observers; new members must run the group (add-group)");
+        out.println("  commit-change GROUP --members IDS [--observers IDS]   finish it (the same IDS)");
+        out.println("  abort-change GROUP             abandon a prepared change");
+        out.println("  add-group GROUP --members IDS [--observers IDS] [--on IDS]");
+        out.println("                                 start GROUP on nodes IDS (default: members and observers)");
+        out.println("                                 with this configuration (for a node joining an existing");
+        out.println("                                 group: its current configuration, --on the new node)");
+        out.println("  remove-group GROUP [--on IDS] [--delete-data]   stop running GROUP on nodes IDS");
+        out.println("                                 (default: every node running it)");
+        out.println("  add-node NODE HOST:PORT        tell every other node NODE's replication address");
+        out.println("  remove-node NODE               make every other node forget NODE");
+        out.println("  list-nodes                     the nodes each node knows, with addresses");
+        out.println("  list-groups                    the groups and the nodes running them");
+        out.println();
+        out.println("options:");
+        out.println("  --servers ...                  replication addresses of the nodes: ID=HOST:PORT,... or");
+        out.println("                                 HOST:PORT,... in node-id order (default $POYANG_ADMIN_SERVERS,");
+        out.println("                                 else " + DEFAULT_SERVERS + ")");
+        out.println("  --timeout MS                   deadline of each command (default 30000)");
+        out.println("  --json                         one JSON object on stdout");
+        out.println();
+        out.println("exit codes: 0 done, 2 error, 4 a node could not be reached (status, list-*)");
+    }
+}

@@ -1,0 +1,296 @@
+package io.poyang.server.config;
+
+import io.poyang.raft.core.RaftConfig;
+
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.Set;
+
+/**
+ * This node's settings, from {@code config.properties}: who it is, where it listens, where its data
+ * lives and its raft timing. Every key is optional except {@code nodeId}; an unknown key is an error
+ * (a typo must not silently fall back to a default). Relative paths are relative to the directory
+ * the node is started in.
+ *
+ * <table>
+ *   <caption>keys</caption>
+ *   <tr><td>nodeId</td><td>this node's id (positive; required in a file)</td></tr>
+ *   <tr><td>host</td><td>address the ports bind to (default 127.0.0.1; 0.0.0.0 for all interfaces)</td></tr>
+ *   <tr><td>replicationPort, servicePort, metricsPort</td><td>9431, 9432, 9433; 0 picks a free one, metricsPort -1 disables HTTP</td></tr>
+ *   <tr><td>dataDir</td><td>default ./data</td></tr>
+ *   <tr><td>electionTimeoutMillis, heartbeatIntervalMillis, syncForce</td><td>raft timing and durability</td></tr>
+ *   <tr><td>snapshotIntervalMillis, snapshotEveryEntries, snapshotsToKeep, snapshotOnStop</td><td>snapshots</td></tr>
+ *   <tr><td>dispatchers, logIoThreads, serviceIoThreads, replicationIoThreads, fsyncPermits</td><td>threads</td></tr>
+ *   <tr><td>segmentBytes</td><td>log segment size</td></tr>
+ *   <tr><td>shutdownTimeoutMillis, drainTimeoutMillis</td><td>graceful stop bounds</td></tr>
+ * </table>
+ */
+public final class NodeConfig {
+
+    public static final int DEFAULT_REPLICATION_PORT = 9431;
+    public static final int DEFAULT_SERVICE_PORT = 9432;
+    public static final int DEFAULT_METRICS_PORT = 9433;
+    /** metricsPort value that turns the HTTP endpoint off. */
+    public static final int METRICS_OFF = -1;
+
+    /** Every key config.properties may hold. */
+    public static final Set<String> KEYS = Collections.unmodifiableSet(new LinkedHashSet<>(Arrays.asList(
+            "nodeId", "host", "replicationPort", "servicePort", "metricsPort", "dataDir",
+            "electionTimeoutMillis", "heartbeatIntervalMillis", "syncForce",
+            "snapshotIntervalMillis", "snapshotEveryEntries", "snapshotsToKeep", "snapshotOnStop",
+            "dispatchers", "logIoThreads", "serviceIoThreads", "replicationIoThreads", "fsyncPermits",
+            "segmentBytes", "shutdownTimeoutMillis", "drainTimeoutMillis")));
+
+    /** Where the settings came from (null: built-in defaults). */
+    public final Path file;
+    public final int nodeId;
+    public final String host;
+    public final int replicationPort;
+    public final int servicePort;
+    public final int metricsPort;
+    public final Path dataDir;
+    public final int dispatchers;
+    public final int logIoThreads;
+    public final int serviceIoThreads;
+    public final int replicationIoThreads;
+    public final int fsyncPermits;
+    public final boolean snapshotOnStop;
+    /** How long a graceful stop may take in all before the process is halted. */
+    public final long shutdownTimeoutMillis;
+    /** How long a stop waits for writes already taken to be answered before it stops the groups. */
+    public final long drainTimeoutMillis;
+    /** The raft settings built from the timing, durability and snapshot keys. */
+    public final RaftConfig raft;
+
+    private NodeConfig(Path file, int nodeId, String host, int replicationPort, int servicePort, int metricsPort,
+                       Path dataDir, int dispatchers, int logIoThreads, int serviceIoThreads, int replicationIoThreads,
+                       int fsyncPermits, boolean snapshotOnStop, long shutdownTimeoutMillis, long drainTimeoutMillis,
+                       RaftConfig raft) {
+        this.file = file;
+        this.nodeId = nodeId;
+        this.host = host;
+        this.replicationPort = replicationPort;
+        this.servicePort = servicePort;
+        this.metricsPort = metricsPort;
+        this.dataDir = dataDir;
+        this.dispatchers = dispatchers;
+        this.logIoThreads = logIoThreads;
+        this.serviceIoThreads = serviceIoThreads;
+        this.replicationIoThreads = replicationIoThreads;
+        this.fsyncPermits = fsyncPermits;
+        this.snapshotOnStop = snapshotOnStop;
+        this.shutdownTimeoutMillis = shutdownTimeoutMillis;
+        this.drainTimeoutMillis = drainTimeoutMillis;
+        this.raft = raft;
+    }
+
+    /** The settings of a node started without {@code --conf}: node 1 on 127.0.0.1, data in ./data. */
+    public static NodeConfig defaults() {
+        return from(PropertiesFile.empty(null), false);
+    }
+
+    /** Reads {@code config.properties}; {@link ConfigException} names the key and the reason of the first problem. */
+    public static NodeConfig load(Path file) {
+        return from(PropertiesFile.read(file), true);
+    }
+
+    /** The settings in {@code p}; {@code nodeIdRequired} for a real file. */
+    public static NodeConfig from(PropertiesFile p, boolean nodeIdRequired) {
+        for (String k : p.keys()) {
+            if (!KEYS.contains(k)) {
+                throw new ConfigException(p.path(), k, p.locate(k) + ": unknown key '" + k + "'"
+                        + suggestion(k) + "; the keys are: " + String.join(", ", KEYS));
+            }
+        }
+        Settings s = new Settings(p);
+        if (nodeIdRequired && !p.contains("nodeId")) {
+            throw new ConfigException(p.path(), "nodeId", p.path() + ": nodeId is missing; every node needs its own"
+                    + " id (a positive integer, the same as its node.<id> line in servers.properties)");
+        }
+        int nodeId = s.intValue("nodeId", 1, 1, Integer.MAX_VALUE);
+        String host = s.string("host", "127.0.0.1");
+        if (host.isEmpty() || host.contains(" ") || host.contains(",")) {
+            throw p.invalid("host", "not a host name or IP address");
+        }
+        int replicationPort = s.intValue("replicationPort", DEFAULT_REPLICATION_PORT, 0, 65535);
+        int servicePort = s.intValue("servicePort", DEFAULT_SERVICE_PORT, 0, 65535);
+        int metricsPort = s.intValue("metricsPort", DEFAULT_METRICS_PORT, METRICS_OFF, 65535);
+        if (replicationPort != 0 && replicationPort == servicePort) {
+            throw p.invalid("servicePort", "the same port as replicationPort; a node needs two different ports");
+        }
+        if (metricsPort > 0 && (metricsPort == servicePort || metricsPort == replicationPort)) {
+            throw p.invalid("metricsPort", "the same port as " + (metricsPort == servicePort ? "servicePort"
+                    : "replicationPort") + "; give the HTTP endpoint its own port (or -1 to turn it off)");
+        }
+        String dir = s.string("dataDir", "./data");
+        Path dataDir;
+        try {
+            dataDir = Paths.get(dir);
+        } catch (java.nio.file.InvalidPathException e) {
+            throw p.invalid("dataDir", "not a valid path: " + e.getReason());
+        }
+        if (dir.isEmpty()) {
+            throw p.invalid("dataDir", "empty; name the directory the node keeps its data in");
+        }
+        int cores = Runtime.getRuntime().availableProcessors();
+        int dispatchers = s.intValue("dispatchers", cores, 1, 1024);
+        int logIoThreads = s.intValue("logIoThreads", 4, 2, 1024);
+        int serviceIoThreads = s.intValue("serviceIoThreads", 1, 1, 1024);
+        int replicationIoThreads = s.intValue("replicationIoThreads", 1, 1, 1024);
+        int fsyncPermits = s.intValue("fsyncPermits", 0, 0, 1024);
+        boolean snapshotOnStop = s.bool("snapshotOnStop", false);
+        long shutdownTimeoutMillis = s.longValue("shutdownTimeoutMillis", 30_000, 100, 24L * 3600 * 1000);
+        long drainTimeoutMillis = s.longValue("drainTimeoutMillis", 5_000, 0, 24L * 3600 * 1000);
+        if (drainTimeoutMillis >= shutdownTimeoutMillis) {
+            throw p.invalid("drainTimeoutMillis", "must be shorter than shutdownTimeoutMillis ("
+                    + shutdownTimeoutMillis + "): the drain is one step of the graceful stop");
+        }
+
+        RaftConfig raft = new RaftConfig();
+        s.apply("electionTimeoutMillis", () -> raft.electionTimeoutMillis(s.longValue("electionTimeoutMillis",
+                raft.electionTimeoutMillis(), 10, 600_000)));
+        s.apply("heartbeatIntervalMillis", () -> raft.heartbeatIntervalMillis(s.longValue("heartbeatIntervalMillis",
+                raft.heartbeatIntervalMillis(), 1, 600_000)));
+        s.apply("syncForce", () -> raft.syncForce(s.bool("syncForce", true)));
+        long everyEntries = s.longValue("snapshotEveryEntries", raft.snapshotEveryEntries(), 0, Long.MAX_VALUE);
+        long everyMillis = s.longValue("snapshotIntervalMillis", raft.snapshotIntervalMillis(), 0, Long.MAX_VALUE);
+        raft.snapshotEvery(everyEntries, everyMillis);
+        s.apply("snapshotsToKeep", () -> raft.snapshotsToKeep(s.intValue("snapshotsToKeep", 2, 1, 1000)));
+        s.apply("segmentBytes", () -> raft.segmentBytes(s.longValue("segmentBytes", raft.segmentBytes(), 4096,
+                1L << 40)));
+        try {
+            raft.validate();
+        } catch (IllegalArgumentException e) {
+            String key = raft.heartbeatIntervalMillis() >= raft.electionTimeoutMillis() ? "heartbeatIntervalMillis"
+                    : "electionTimeoutMillis";
+            throw new ConfigException(p.path(), key, (p.path() == null ? "config" : p.locate(key)) + ": "
+                    + e.getMessage());
+        }
+        return new NodeConfig(p.path(), nodeId, host, replicationPort, servicePort, metricsPort, dataDir, dispatchers,
+                logIoThreads, serviceIoThreads, replicationIoThreads, fsyncPermits, snapshotOnStop,
+                shutdownTimeoutMillis, drainTimeoutMillis, raft);
+    }
+
+    /**
+     * " (did you mean 'x'?)" for the known key most like {@code key}: one within two edits of it, else
+     * the one sharing the longest prefix with it (ignoring case) when that prefix is at least 6
+     * characters.
+     */
+    static String suggestion(String key) {
+        String lower = key.toLowerCase(java.util.Locale.ROOT);
+        for (String k : KEYS) {
+            if (editDistance(k.toLowerCase(java.util.Locale.ROOT), lower) <= 2) {
+                return " (did you mean '" + k + "'?)";
+            }
+        }
+        String best = null;
+        int bestPrefix = 0;
+        for (String k : KEYS) {
+            String kl = k.toLowerCase(java.util.Locale.ROOT);
+            int n = 0;
+            while (n < kl.length() && n < lower.length() && kl.charAt(n) == lower.charAt(n)) {
+                n++;
+            }
+            if (n > bestPrefix) {
+                bestPrefix = n;
+                best = k;
+            }
+        }
+        if (best != null && bestPrefix >= Math.min(6, key.length())) {
+            return " (did you mean '" + best + "'?)";
+        }
+        return "";
+    }
+
+    private static int editDistance(String a, String b) {
+        int[] prev = new int[b.length() + 1];
+        int[] cur = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            prev[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            cur[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+                cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+            }
+            int[] t = prev;
+            prev = cur;
+            cur = t;
+        }
+        return prev[b.length()];
+    }
+
+    /** Typed reads of a {@link PropertiesFile} with errors that name the key, the value and the valid range. */
+    static final class Settings {
+        private final PropertiesFile p;
+
+        Settings(PropertiesFile p) {
+            this.p = p;
+        }
+
+        String string(String key, String dflt) {
+            String v = p.get(key);
+            return v == null ? dflt : v;
+        }
+
+        int intValue(String key, int dflt, int min, int max) {
+            return (int) longValue(key, dflt, min, max);
+        }
+
+        long longValue(String key, long dflt, long min, long max) {
+            String v = p.get(key);
+            if (v == null) {
+                return dflt;
+            }
+            long n;
+            try {
+                n = Long.parseLong(v.replace("_", ""));
+            } catch (NumberFormatException e) {
+                throw p.invalid(key, "not a whole number");
+            }
+            if (n < min || n > max) {
+                throw p.invalid(key, "out of range; it must be " + range(min, max));
+            }
+            return n;
+        }
+
+        boolean bool(String key, boolean dflt) {
+            String v = p.get(key);
+            if (v == null) {
+                return dflt;
+            }
+            if (v.equalsIgnoreCase("true")) {
+                return true;
+            }
+            if (v.equalsIgnoreCase("false")) {
+                return false;
+            }
+            throw p.invalid(key, "must be true or false");
+        }
+
+        /** Runs a RaftConfig setter for a key that is set, turning its refusal into an error naming the key. */
+        void apply(String key, Runnable setter) {
+            if (!p.contains(key)) {
+                return;
+            }
+            try {
+                setter.run();
+            } catch (ConfigException e) {
+                throw e;
+            } catch (IllegalArgumentException e) {
+                throw p.invalid(key, e.getMessage());
+            }
+        }
+
+        private static String range(long min, long max) {
+            if (max == Long.MAX_VALUE || max == Integer.MAX_VALUE) {
+                return "at least " + min;
+            }
+            return "between " + min + " and " + max;
+        }
+    }
+}

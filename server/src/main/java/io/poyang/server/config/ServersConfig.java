@@ -1,0 +1,328 @@
+package io.poyang.server.config;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * The cluster as {@code servers.properties} describes it: every node's replication address and
+ * every DtKV group with its voting members and observers.
+ *
+ * <pre>
+ * node.1 = 127.0.0.1:9431
+ * node.2 = 127.0.0.1:9441
+ * group.1.members = 1,2,3
+ * group.1.observers = 4
+ * </pre>
+ *
+ * <p>The file bootstraps: a group starts from these members only while it has neither a snapshot
+ * nor a membership entry in its log; after that raft's own record wins, and the node writes what it
+ * runs with back into this file ({@link #writeTo}), keeping comments and order.
+ */
+public final class ServersConfig {
+
+    /** A group: its voters and observers (ascending, disjoint). */
+    public static final class Group {
+        public final int id;
+        public final int[] members;
+        public final int[] observers;
+
+        public Group(int id, int[] members, int[] observers) {
+            this.id = id;
+            this.members = sortedCopy(members);
+            this.observers = sortedCopy(observers);
+        }
+
+        /** Whether {@code nodeId} votes in or observes this group. */
+        public boolean hosts(int nodeId) {
+            return contains(members, nodeId) || contains(observers, nodeId);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            if (!(o instanceof Group)) {
+                return false;
+            }
+            Group g = (Group) o;
+            return id == g.id && Arrays.equals(members, g.members) && Arrays.equals(observers, g.observers);
+        }
+
+        @Override
+        public int hashCode() {
+            return id * 31 + Arrays.hashCode(members);
+        }
+
+        @Override
+        public String toString() {
+            return "group " + id + " members " + join(members) + (observers.length > 0 ? " observers "
+                    + join(observers) : "");
+        }
+    }
+
+    /** node id → replication "host:port", ascending by id. */
+    private final TreeMap<Integer, String> nodes;
+    /** group id → group, ascending by id. */
+    private final TreeMap<Integer, Group> groups;
+
+    public ServersConfig(Map<Integer, String> nodes, Map<Integer, Group> groups) {
+        this.nodes = new TreeMap<>(nodes);
+        this.groups = new TreeMap<>(groups);
+    }
+
+    /** One node ({@code nodeId} at {@code host:replicationPort}) and DtKV group 1 with it as the only member. */
+    public static ServersConfig singleNode(int nodeId, String replicationHostPort) {
+        TreeMap<Integer, String> n = new TreeMap<>();
+        n.put(nodeId, replicationHostPort);
+        TreeMap<Integer, Group> g = new TreeMap<>();
+        g.put(1, new Group(1, new int[]{nodeId}, new int[0]));
+        return new ServersConfig(n, g);
+    }
+
+    public Map<Integer, String> nodes() {
+        return Collections.unmodifiableMap(nodes);
+    }
+
+    public Map<Integer, Group> groups() {
+        return Collections.unmodifiableMap(groups);
+    }
+
+    /** The groups {@code nodeId} is a member or an observer of. */
+    public List<Group> groupsOf(int nodeId) {
+        List<Group> r = new ArrayList<>();
+        for (Group g : groups.values()) {
+            if (g.hosts(nodeId)) {
+                r.add(g);
+            }
+        }
+        return r;
+    }
+
+    /** Reads and checks {@code servers.properties}; {@link ConfigException} names the key and the reason. */
+    public static ServersConfig load(Path file) {
+        return from(PropertiesFile.read(file));
+    }
+
+    static ServersConfig from(PropertiesFile p) {
+        TreeMap<Integer, String> nodes = new TreeMap<>();
+        TreeMap<Integer, int[]> members = new TreeMap<>();
+        TreeMap<Integer, int[]> observers = new TreeMap<>();
+        for (String key : p.keys()) {
+            String[] parts = key.split("\\.", -1);
+            if (parts.length == 2 && parts[0].equals("node")) {
+                int id = id(p, key, parts[1], "node");
+                nodes.put(id, hostPort(p, key));
+            } else if (parts.length == 3 && parts[0].equals("group")
+                    && (parts[2].equals("members") || parts[2].equals("observers"))) {
+                int id = id(p, key, parts[1], "group");
+                int[] ids = idList(p, key);
+                (parts[2].equals("members") ? members : observers).put(id, ids);
+            } else {
+                throw new ConfigException(p.path(), key, p.locate(key) + ": unknown key '" + key + "'; servers.properties"
+                        + " holds node.<id> = host:replicationPort, group.<id>.members = id,id,... and"
+                        + " group.<id>.observers = id,...");
+            }
+        }
+        if (nodes.isEmpty()) {
+            throw new ConfigException(p.path(), null, p.path() + ": no nodes; list every node of the cluster as"
+                    + " node.<id> = host:replicationPort");
+        }
+        for (Integer g : observers.keySet()) {
+            if (!members.containsKey(g)) {
+                throw new ConfigException(p.path(), "group." + g + ".observers", p.locate("group." + g + ".observers")
+                        + ": group " + g + " has observers but no group." + g + ".members line");
+            }
+        }
+        TreeMap<Integer, Group> groups = new TreeMap<>();
+        for (Map.Entry<Integer, int[]> e : members.entrySet()) {
+            int g = e.getKey();
+            String mkey = "group." + g + ".members";
+            String okey = "group." + g + ".observers";
+            int[] m = e.getValue();
+            int[] o = observers.getOrDefault(g, new int[0]);
+            if (m.length == 0) {
+                throw p.invalid(mkey, "a group needs at least one voting member");
+            }
+            for (int id : m) {
+                if (!nodes.containsKey(id)) {
+                    throw p.invalid(mkey, "node " + id + " has no node." + id + " line (its replication address)");
+                }
+            }
+            for (int id : o) {
+                if (!nodes.containsKey(id)) {
+                    throw p.invalid(okey, "node " + id + " has no node." + id + " line (its replication address)");
+                }
+                if (contains(m, id)) {
+                    throw p.invalid(okey, "node " + id + " is also a voting member; a node either votes or observes");
+                }
+            }
+            groups.put(g, new Group(g, m, o));
+        }
+        Set<String> seen = new LinkedHashSet<>();
+        for (Map.Entry<Integer, String> e : nodes.entrySet()) {
+            if (!seen.add(e.getValue())) {
+                throw p.invalid("node." + e.getKey(), "another node has the same address; every node needs its own"
+                        + " host:port");
+            }
+        }
+        return new ServersConfig(nodes, groups);
+    }
+
+    private static int id(PropertiesFile p, String key, String text, String what) {
+        try {
+            int id = Integer.parseInt(text);
+            if (id > 0) {
+                return id;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new ConfigException(p.path(), key, p.locate(key) + ": '" + key + "': " + what + " ids are positive"
+                + " integers, found '" + text + "'");
+    }
+
+    private static String hostPort(PropertiesFile p, String key) {
+        String v = p.get(key);
+        int i = v.lastIndexOf(':');
+        if (i <= 0 || i == v.length() - 1) {
+            throw p.invalid(key, "expected host:port (the node's replication address)");
+        }
+        try {
+            int port = Integer.parseInt(v.substring(i + 1));
+            if (port < 1 || port > 65535) {
+                throw p.invalid(key, "port out of range (1..65535)");
+            }
+        } catch (NumberFormatException e) {
+            throw p.invalid(key, "the port is not a number; expected host:port");
+        }
+        return v;
+    }
+
+    private static int[] idList(PropertiesFile p, String key) {
+        String v = p.get(key);
+        if (v.isEmpty()) {
+            return new int[0];
+        }
+        String[] parts = v.split(",");
+        int[] ids = new int[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            try {
+                ids[i] = Integer.parseInt(parts[i].trim());
+            } catch (NumberFormatException e) {
+                throw p.invalid(key, "'" + parts[i].trim() + "' is not a node id; expected ids separated by commas");
+            }
+            if (ids[i] <= 0) {
+                throw p.invalid(key, "node ids are positive: " + ids[i]);
+            }
+            for (int j = 0; j < i; j++) {
+                if (ids[j] == ids[i]) {
+                    throw p.invalid(key, "node " + ids[i] + " is listed twice");
+                }
+            }
+        }
+        return ids;
+    }
+
+    /**
+     * Checks that this layout is one {@link #load} would accept (every group member has an address,
+     * no node both votes and observes …); {@link ConfigException} says what is wrong.
+     */
+    public void checkWritable() {
+        PropertiesFile p = PropertiesFile.empty(null);
+        applyTo(p);
+        from(p);
+    }
+
+    /**
+     * Writes this layout into {@code file}, keeping its comments and the order of the lines that stay
+     * (new nodes and groups are appended, removed ones dropped), atomically.
+     */
+    public void writeTo(Path file) throws IOException {
+        PropertiesFile p;
+        try {
+            p = PropertiesFile.read(file);
+        } catch (ConfigException e) {
+            p = PropertiesFile.empty(file);
+        }
+        applyTo(p);
+        p.writeAtomically();
+    }
+
+    /** Makes {@code p}'s settings equal this layout. */
+    void applyTo(PropertiesFile p) {
+        for (String key : new ArrayList<>(p.keys())) {
+            String[] parts = key.split("\\.", -1);
+            boolean keep = false;
+            try {
+                if (parts.length == 2 && parts[0].equals("node")) {
+                    keep = nodes.containsKey(Integer.parseInt(parts[1]));
+                } else if (parts.length == 3 && parts[0].equals("group")) {
+                    Group g = groups.get(Integer.parseInt(parts[1]));
+                    keep = g != null && (parts[2].equals("members") || (parts[2].equals("observers")));
+                }
+            } catch (NumberFormatException e) {
+                keep = false;
+            }
+            if (!keep) {
+                p.remove(key);
+            }
+        }
+        for (Map.Entry<Integer, String> e : nodes.entrySet()) {
+            p.set("node." + e.getKey(), e.getValue());
+        }
+        for (Group g : groups.values()) {
+            p.set("group." + g.id + ".members", join(g.members));
+            if (g.observers.length > 0 || p.contains("group." + g.id + ".observers")) {
+                p.set("group." + g.id + ".observers", join(g.observers));
+            }
+        }
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ServersConfig && nodes.equals(((ServersConfig) o).nodes)
+                && groups.equals(((ServersConfig) o).groups);
+    }
+
+    @Override
+    public int hashCode() {
+        return nodes.hashCode() * 31 + groups.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return "nodes " + nodes + ", groups " + groups.values();
+    }
+
+    static String join(int[] ids) {
+        StringBuilder sb = new StringBuilder();
+        for (int id : ids) {
+            if (sb.length() > 0) {
+                sb.append(',');
+            }
+            sb.append(id);
+        }
+        return sb.toString();
+    }
+
+    private static int[] sortedCopy(int[] a) {
+        int[] c = a.clone();
+        Arrays.sort(c);
+        return c;
+    }
+
+    private static boolean contains(int[] a, int v) {
+        for (int x : a) {
+            if (x == v) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,224 @@
+package io.poyang.server.node;
+
+import io.poyang.server.config.ConfigException;
+import io.poyang.server.config.PropertiesFile;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * A node's data directory, held for the life of the node process:
+ *
+ * <ul>
+ *   <li>{@code poyang.pid} — the PID file: the running node's process id, and an exclusive OS lock
+ *       on it ({@link FileChannel#tryLock()}) while the node runs, so a second node on the same
+ *       directory refuses to start. The lock goes with the process (even on {@code kill -9}); a PID
+ *       file left behind by a killed node is stale and simply taken over.</li>
+ *   <li>{@code node.properties} — which node the directory belongs to ({@code nodeId}) and the data
+ *       format version ({@code dataFormat}), written once, atomically, when the directory is first
+ *       used. A directory of another node id, or written by a newer format, is refused.</li>
+ *   <li>{@code group-<id>/} — each raft group's log, index, status and snapshots (raft's own).</li>
+ * </ul>
+ */
+public final class DataDir implements AutoCloseable {
+
+    /** The data format this version writes and reads. Raise it when the layout changes incompatibly. */
+    public static final int DATA_FORMAT = 1;
+    public static final String PID_FILE = "poyang.pid";
+    public static final String NODE_FILE = "node.properties";
+
+    /**
+     * Data directories this JVM holds. Checked before the PID file is even opened: on POSIX systems
+     * closing any channel of a file drops every lock this process has on it, so a second attempt in
+     * the same JVM must not open (and then close) the PID file at all.
+     */
+    private static final java.util.Set<Path> HELD = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    private final Path dir;
+    private final FileChannel pidChannel;
+    private final FileLock lock;
+
+    private DataDir(Path dir, FileChannel pidChannel, FileLock lock) {
+        this.dir = dir;
+        this.pidChannel = pidChannel;
+        this.lock = lock;
+    }
+
+    /**
+     * Takes {@code dir} for node {@code nodeId}: creates it if needed, locks the PID file and writes
+     * this process's id into it, checks (or, for a new directory, writes) {@code node.properties}.
+     *
+     * @throws NodeStartException when another process holds it, it belongs to another node, it was
+     *                            written by a newer format, or it cannot be created or written
+     */
+    public static DataDir open(Path dir, int nodeId) {
+        Path abs = dir.toAbsolutePath().normalize();
+        try {
+            Files.createDirectories(abs);
+        } catch (IOException e) {
+            throw new NodeStartException("cannot create the data directory " + abs + ": " + e
+                    + "; check dataDir and the permissions of its parent", e);
+        }
+        if (!Files.isWritable(abs)) {
+            throw new NodeStartException("the data directory " + abs + " is not writable by this user");
+        }
+        Path pid = abs.resolve(PID_FILE);
+        if (!HELD.add(abs)) {
+            throw new NodeStartException("the data directory " + abs + " is in use by another node in this process ("
+                    + pid + " is locked); give each node its own dataDir");
+        }
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(pid, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        } catch (IOException e) {
+            HELD.remove(abs);
+            throw new NodeStartException("cannot open the PID file " + pid + ": " + e, e);
+        }
+        FileLock lock;
+        try {
+            lock = ch.tryLock();
+        } catch (OverlappingFileLockException e) {
+            lock = null;   // not expected after the HELD check; treated as held
+        } catch (IOException e) {
+            HELD.remove(abs);
+            closeQuietly(ch);
+            throw new NodeStartException("cannot lock the PID file " + pid + ": " + e, e);
+        }
+        if (lock == null) {
+            String holder = readQuietly(ch).trim();
+            HELD.remove(abs);
+            closeQuietly(ch);
+            throw new NodeStartException("the data directory " + abs + " is in use by another node process"
+                    + (holder.isEmpty() ? "" : " (pid " + holder + ")") + ": " + pid + " is locked. Stop that"
+                    + " node first, or give this one another dataDir");
+        }
+        DataDir d = new DataDir(abs, ch, lock);
+        try {
+            d.writePid();
+            d.checkOwner(nodeId);
+        } catch (RuntimeException e) {
+            d.release(false);
+            throw e;
+        }
+        return d;
+    }
+
+    public Path path() {
+        return dir;
+    }
+
+    public Path pidFile() {
+        return dir.resolve(PID_FILE);
+    }
+
+    private void writePid() {
+        byte[] b = (ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII);
+        try {
+            pidChannel.truncate(0);
+            pidChannel.write(ByteBuffer.wrap(b), 0);
+            pidChannel.force(true);
+        } catch (IOException e) {
+            throw new NodeStartException("cannot write the PID file " + pidFile() + ": " + e, e);
+        }
+    }
+
+    private void checkOwner(int nodeId) {
+        Path f = dir.resolve(NODE_FILE);
+        if (!Files.exists(f)) {
+            PropertiesFile p = PropertiesFile.empty(f);
+            p.addComment("Written by the Poyang node when it first used this directory. Do not edit:");
+            p.addComment("a node refuses a data directory of another node id or of a newer data format.");
+            p.set("nodeId", String.valueOf(nodeId));
+            p.set("dataFormat", String.valueOf(DATA_FORMAT));
+            try {
+                p.writeAtomically();
+            } catch (IOException e) {
+                throw new NodeStartException("cannot write " + f + ": " + e, e);
+            }
+            return;
+        }
+        PropertiesFile p;
+        try {
+            p = PropertiesFile.read(f);
+        } catch (ConfigException e) {
+            throw new NodeStartException("the data directory's " + NODE_FILE + " is damaged: " + e.getMessage()
+                    + ". It records which node owns " + dir + "; restore it (nodeId = N, dataFormat = " + DATA_FORMAT
+                    + ") if you know this is the right directory", e);
+        }
+        int owner = intOf(p, f, "nodeId");
+        int format = intOf(p, f, "dataFormat");
+        if (format > DATA_FORMAT) {
+            throw new NodeStartException("the data directory " + dir + " was written by a newer Poyang (data format "
+                    + format + "; this version reads up to " + DATA_FORMAT + "). Run the newer version, or restore"
+                    + " a backup made before the upgrade (see docs/operations.md)");
+        }
+        if (owner != nodeId) {
+            throw new NodeStartException("the data directory " + dir + " belongs to node " + owner + " (" + f
+                    + "), not to node " + nodeId + ". Point dataDir at node " + nodeId + "'s directory, or fix nodeId"
+                    + " in config.properties; never start a node on another node's data");
+        }
+    }
+
+    private static int intOf(PropertiesFile p, Path f, String key) {
+        String v = p.get(key);
+        try {
+            if (v != null) {
+                return Integer.parseInt(v);
+            }
+        } catch (NumberFormatException e) {
+            // below
+        }
+        throw new NodeStartException(f + ": " + key + " is " + (v == null ? "missing" : "'" + v + "', not a number")
+                + "; the file records which node owns this directory; restore it if you know the right value");
+    }
+
+    /** Deletes the PID file and releases the lock (at a clean stop). */
+    @Override
+    public void close() {
+        release(true);
+    }
+
+    private void release(boolean deletePid) {
+        if (deletePid) {
+            try {
+                // deleted while still locked, so no other node can have taken it in between
+                Files.deleteIfExists(pidFile());
+            } catch (IOException e) {
+                // a stale PID file is harmless: the lock is what counts
+            }
+        }
+        try {
+            lock.release();
+        } catch (IOException e) {
+            // closing the channel releases it too
+        }
+        closeQuietly(pidChannel);
+        HELD.remove(dir);
+    }
+
+    private static String readQuietly(FileChannel ch) {
+        try {
+            ByteBuffer b = ByteBuffer.allocate(64);
+            ch.read(b, 0);
+            b.flip();
+            return StandardCharsets.US_ASCII.decode(b).toString();
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    private static void closeQuietly(FileChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException e) {
+            // nothing to do
+        }
+    }
+}

@@ -1,0 +1,467 @@
+package io.poyang.server.node;
+
+import io.poyang.dtkv.server.DtKvService;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+import io.poyang.raft.core.Members;
+import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.server.RaftServer;
+import io.poyang.raft.server.RaftServerConfig;
+import io.poyang.raft.server.TestingFaultsService;
+import io.poyang.raft.store.LogCorruptedException;
+import io.poyang.server.config.ConfigException;
+import io.poyang.server.config.NodeConfig;
+import io.poyang.server.config.ServersConfig;
+
+import java.io.IOException;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A DtKV node as {@code ./poyang server} runs it: the data directory (PID lock, owner check), a
+ * {@link RaftServer} with a {@link DtKvService} and the DtKV groups {@code servers.properties} gives
+ * this node, and the HTTP endpoint for {@code /metrics} and {@code /health}.
+ *
+ * <p>{@link #start()} fails fast with a {@link NodeStartException} (or a {@link ConfigException})
+ * whose message names the cause and what to do; nothing is left running or locked after a failed
+ * start. {@link #stop()} is graceful: new writes are refused, writes already taken are answered (up
+ * to {@code drainTimeoutMillis}), a snapshot is taken when {@code snapshotOnStop} is set, then the
+ * groups stop (their logs get a last fsync and close) and the data directory is released.
+ */
+public final class PoyangNode {
+
+    private static final PoyangLog log = PoyangLogs.get(PoyangNode.class);
+    /** How long start waits for the groups to recover their logs and snapshots. */
+    private static final long GROUP_START_TIMEOUT_SECONDS = 600;
+
+    private final NodeConfig config;
+    private final ServersConfig servers;
+    private final Path serversFile;
+    private DataDir dataDir;
+    private DtKvService kv;
+    private RaftServer raft;
+    private NodeHttpEndpoint http;
+    private ServersFileSync serversSync;
+    private volatile boolean stopped;
+    private boolean testingFaults;
+
+    /**
+     * @param serversFile where {@code servers} came from (the node writes membership and group
+     *                    changes back into it), or null when it came from no file
+     */
+    public PoyangNode(NodeConfig config, ServersConfig servers, Path serversFile) {
+        this.config = config;
+        this.servers = servers;
+        this.serversFile = serversFile;
+    }
+
+    public NodeConfig config() {
+        return config;
+    }
+
+    /** Checks that the two files agree about this node: it is listed, at the port it listens on. */
+    static void checkLayout(NodeConfig config, ServersConfig servers, Path serversFile) {
+        String where = serversFile == null ? "the cluster layout" : serversFile.toString();
+        String self = servers.nodes().get(config.nodeId);
+        if (self == null) {
+            throw new ConfigException(serversFile, "node." + config.nodeId, where + " has no node." + config.nodeId
+                    + " line; list this node (nodeId " + config.nodeId + ") with its replication address, e.g. node."
+                    + config.nodeId + " = " + config.host + ":" + config.replicationPort);
+        }
+        int i = self.lastIndexOf(':');
+        String host = self.substring(0, i);
+        int port = Integer.parseInt(self.substring(i + 1));
+        boolean wildcard = config.host.equals("0.0.0.0") || config.host.equals("::") || config.host.equals("[::]");
+        if ((config.replicationPort != 0 && port != config.replicationPort) || (!wildcard && !host.equals(config.host))) {
+            throw new ConfigException(serversFile, "node." + config.nodeId, where + ": node." + config.nodeId + " = "
+                    + self + ", but config.properties says this node listens on " + config.host + ":"
+                    + config.replicationPort + " (host, replicationPort); make them agree");
+        }
+    }
+
+    /**
+     * Starts the node; returns once it serves (ports open, every group recovered). A leader may not be
+     * elected yet (a three-node group needs two of its nodes up).
+     */
+    public synchronized void start() {
+        checkLayout(config, servers, serversFile);
+        dataDir = DataDir.open(config.dataDir, config.nodeId);
+        try {
+            checkPortFree("replicationPort", config.replicationPort);
+            checkPortFree("servicePort", config.servicePort);
+            if (config.metricsPort > 0) {
+                checkPortFree("metricsPort", config.metricsPort);
+            }
+            startRaft();
+            startGroups();
+            if (serversFile != null) {
+                serversSync = new ServersFileSync(config.nodeId, raft, serversFile, servers);
+                serversSync.start();
+            }
+            if (config.metricsPort != NodeConfig.METRICS_OFF) {
+                http = new NodeHttpEndpoint(this, config.host, config.metricsPort);
+                http.start();
+            }
+        } catch (RuntimeException | Error e) {
+            abortStart();
+            throw e;
+        }
+        log.info("{}", readyLine());
+    }
+
+    private void checkPortFree(String key, int port) {
+        if (port == 0) {
+            return;
+        }
+        try (ServerSocketChannel ch = ServerSocketChannel.open()) {
+            ch.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            ch.bind(new InetSocketAddress(config.host, port));
+        } catch (BindException e) {
+            throw portInUse(key, port, e);
+        } catch (IOException e) {
+            throw new NodeStartException("cannot listen on " + config.host + ":" + port + " (" + key + "): " + e, e);
+        }
+    }
+
+    private NodeStartException portInUse(String key, int port, Throwable cause) {
+        return new NodeStartException("port " + port + " on " + config.host + " is already in use (" + key
+                + (config.file != null ? " in " + config.file : ", the default") + "): " + cause.getMessage()
+                + ". Stop the process listening there (another node?) or choose another " + key, cause);
+    }
+
+    private void startRaft() {
+        kv = new DtKvService();
+        RaftServerConfig.Builder b = RaftServer.builder()
+                .nodeId(config.nodeId)
+                .node(config.nodeId, config.host + ":" + config.replicationPort)
+                .servicePort(config.host, config.servicePort)
+                .dataDir(dataDir.path())
+                .dispatchers(config.dispatchers)
+                .logIoThreads(config.logIoThreads)
+                .ioThreads(config.serviceIoThreads, config.replicationIoThreads)
+                .fsyncPermits(config.fsyncPermits)
+                .raftConfig(config.raft)
+                .serviceExtension(kv)
+                // groups added at runtime (AdminClient.addGroup, e.g. a node joining a group) are DtKV groups too
+                .stateMachineFactory(g -> kv.stateMachine(g).get());
+        if (testingFaults) {
+            TestingFaultsService.enable(b);
+        }
+        servers.nodes().forEach((id, addr) -> {
+            if (id != config.nodeId) {
+                b.node(id, addr);
+            }
+        });
+        raft = b.build();
+        try {
+            raft.start();
+        } catch (RuntimeException e) {
+            BindException bind = causeOf(e, BindException.class);
+            if (bind != null) {
+                String msg = String.valueOf(e.getMessage());
+                boolean service = msg.contains("service");
+                throw portInUse(service ? "servicePort" : "replicationPort", service ? config.servicePort
+                        : config.replicationPort, bind);
+            }
+            throw new NodeStartException("the raft server of node " + config.nodeId + " failed to start: " + e, e);
+        }
+    }
+
+    private void startGroups() {
+        List<ServersConfig.Group> mine = servers.groupsOf(config.nodeId);
+        List<CompletableFuture<RaftGroup>> starts = new ArrayList<>();
+        for (ServersConfig.Group g : mine) {
+            starts.add(raft.addGroup(g.id, kv.stateMachine(g.id), new Members(g.members, g.observers)));
+        }
+        for (int i = 0; i < starts.size(); i++) {
+            int groupId = mine.get(i).id;
+            try {
+                starts.get(i).get(GROUP_START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                Throwable c = e.getCause();
+                LogCorruptedException corrupt = causeOf(c, LogCorruptedException.class);
+                if (corrupt != null) {
+                    throw new NodeStartException("group " + groupId + " cannot start: its log is corrupted: "
+                            + corrupt.getMessage(), corrupt);
+                }
+                throw new NodeStartException("group " + groupId + " cannot start: " + c + " (data in "
+                        + dataDir.path().resolve("group-" + groupId) + ")", c);
+            } catch (TimeoutException e) {
+                throw new NodeStartException("group " + groupId + " did not finish recovering its log within "
+                        + GROUP_START_TIMEOUT_SECONDS + " s");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new NodeStartException("interrupted while group " + groupId + " was starting");
+            }
+        }
+        for (ServersConfig.Group g : mine) {
+            awaitReplay(raft.group(g.id));
+        }
+    }
+
+    /**
+     * Waits until the group has applied what its log holds as committed at start (the snapshot is
+     * loaded and the log after it replayed), so a node is ready only with its state in memory, and a
+     * log damaged in its trusted part (checked by CRC as it is read back) fails the start here rather
+     * than leaving a failed group behind a "ready" line.
+     */
+    private void awaitReplay(RaftGroup g) {
+        long target = g.commitIndex();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(GROUP_START_TIMEOUT_SECONDS);
+        while (g.failure() == null && g.lastApplied() < target) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new NodeStartException("group " + g.groupId() + " did not replay its log up to index " + target
+                        + " within " + GROUP_START_TIMEOUT_SECONDS + " s (applied " + g.lastApplied() + ")");
+            }
+            sleepMillis(2);
+        }
+        Throwable f = g.failure();
+        if (f != null) {
+            LogCorruptedException corrupt = causeOf(f, LogCorruptedException.class);
+            if (corrupt != null) {
+                throw new NodeStartException("group " + g.groupId() + " cannot start: its log is corrupted below its"
+                        + " commit index (found while replaying it): " + corrupt.getMessage(), corrupt);
+            }
+            throw new NodeStartException("group " + g.groupId() + " failed while replaying its log: " + f, f);
+        }
+    }
+
+    private void abortStart() {
+        stopped = true;
+        if (serversSync != null) {
+            serversSync.stop();
+        }
+        if (http != null) {
+            http.stop();
+        }
+        if (raft != null) {
+            try {
+                raft.stop();
+            } catch (RuntimeException e) {
+                log.warn("node {}: cleaning up after a failed start failed", config.nodeId, e);
+            }
+        }
+        if (dataDir != null) {
+            dataDir.close();
+        }
+    }
+
+    static <T extends Throwable> T causeOf(Throwable e, Class<T> type) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (type.isInstance(t)) {
+                return type.cast(t);
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * What the node prints on stdout once it serves, on one line, for people and for tools that wait
+     * for it: {@code poyang node 1 ready: service 127.0.0.1:9432, replication 127.0.0.1:9431, metrics
+     * 127.0.0.1:9433, groups 1, data /abs/data, pid 4242} ("metrics off" when the endpoint is off,
+     * "groups none" when it hosts none). Ports are the ones listened on (chosen ones for 0).
+     */
+    /**
+     * FOR TESTING ONLY ({@code ./poyang server --testing-faults}): installs
+     * {@link TestingFaultsService}, which lets anyone reaching the service port cut this node's replication
+     * traffic with chosen nodes (the chaos runner's partitions). Call before {@link #start()}.
+     */
+    public PoyangNode enableTestingFaults() {
+        this.testingFaults = true;
+        return this;
+    }
+
+    public String readyLine() {
+        StringBuilder groups = new StringBuilder();
+        for (RaftGroup g : raft.groups()) {
+            if (groups.length() > 0) {
+                groups.append(',');
+            }
+            groups.append(g.groupId());
+        }
+        return "poyang node " + config.nodeId + " ready: service " + config.host + ":" + raft.servicePort()
+                + ", replication " + config.host + ":" + raft.replicationPort()
+                + ", metrics " + (http == null ? "off" : config.host + ":" + http.port())
+                + ", groups " + (groups.length() == 0 ? "none" : groups)
+                + ", data " + dataDir.path() + ", pid " + ProcessHandle.current().pid();
+    }
+
+    public RaftServer raftServer() {
+        return raft;
+    }
+
+    public DtKvService kvService() {
+        return kv;
+    }
+
+    public Path dataDir() {
+        return dataDir.path();
+    }
+
+    public int servicePort() {
+        return raft.servicePort();
+    }
+
+    public int replicationPort() {
+        return raft.replicationPort();
+    }
+
+    /** The HTTP port (metrics, health), or -1 when off. */
+    public int metricsPort() {
+        return http == null ? -1 : http.port();
+    }
+
+    public boolean isStopped() {
+        return stopped;
+    }
+
+    /**
+     * Stops the node gracefully (idempotent; waits for a stop already running): new writes are refused
+     * with STOPPING (clients retry another node), writes already taken are answered — up to
+     * {@code drainTimeoutMillis}, after which the rest end as outcome-unknown — a snapshot of every
+     * group is taken when {@code snapshotOnStop} is set, the groups stop (last fsync, files closed),
+     * the ports close and the data directory is released. The caller bounds the whole with
+     * {@code shutdownTimeoutMillis} (see ServerCommand).
+     */
+    public synchronized void stop() {
+        if (stopped) {
+            return;
+        }
+        stopped = true;
+        List<RaftGroup> groups = raft.groups();
+        handOverLeadership(groups);
+        log.info("node {}: stopping: new writes refused, draining the writes in flight", config.nodeId);
+        for (RaftGroup g : groups) {
+            g.refuseNewWrites();
+        }
+        long drainDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.drainTimeoutMillis);
+        while (pendingWrites(groups) > 0 && System.nanoTime() - drainDeadline < 0) {
+            sleepMillis(5);
+        }
+        int left = pendingWrites(groups);
+        if (left > 0) {
+            log.warn("node {}: {} writes still unanswered after {} ms; they end as outcome-unknown", config.nodeId,
+                    left, config.drainTimeoutMillis);
+        }
+        if (config.snapshotOnStop) {
+            snapshotAll(groups);
+        }
+        if (http != null) {
+            http.stop();
+        }
+        if (serversSync != null) {
+            serversSync.stop();
+        }
+        raft.stop();
+        dataDir.close();
+        log.info("node {} stopped", config.nodeId);
+    }
+
+    /**
+     * Before it stops, a leader hands each group it leads to the most up-to-date other voter (leader
+     * transfer: its writes in flight are finished or answered NOT_LEADER, which clients follow), so
+     * the group has a new leader within a round trip instead of after an election timeout. Bounded by
+     * {@code min(drainTimeoutMillis, 2 x electionTimeoutMillis)} for all groups together; a group
+     * whose hand-over fails (no voter reachable) just goes on to the drain.
+     */
+    private void handOverLeadership(List<RaftGroup> groups) {
+        long budgetMillis = Math.min(config.drainTimeoutMillis, 2 * config.raft.electionTimeoutMillis());
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(budgetMillis);
+        List<CompletableFuture<Void>> transfers = new ArrayList<>();
+        List<String> what = new ArrayList<>();
+        for (RaftGroup g : groups) {
+            if (!g.isLeader() || g.failure() != null) {
+                continue;
+            }
+            int target = bestTransferTarget(g, deadline);
+            if (target == 0) {
+                continue;
+            }
+            transfers.add(g.transferLeadership(target, budgetMillis));
+            what.add("group " + g.groupId() + " to node " + target);
+        }
+        for (int i = 0; i < transfers.size(); i++) {
+            try {
+                transfers.get(i).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                log.info("node {}: handed the leadership of {}", config.nodeId, what.get(i));
+            } catch (ExecutionException | TimeoutException e) {
+                log.warn("node {}: could not hand over the leadership of {} ({}); the group elects a new leader"
+                        + " after this node stops", config.nodeId, what.get(i), e instanceof ExecutionException
+                        ? e.getCause() : "timed out");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** The other voter of {@code g} whose log is furthest along (lowest lag), or 0 when there is none. */
+    private static int bestTransferTarget(RaftGroup g, long deadlineNanos) {
+        io.poyang.raft.client.GroupStatus s;
+        try {
+            s = g.detailedStatus().get(Math.max(1, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (Exception e) {
+            return 0;
+        }
+        int best = 0;
+        long bestLag = Long.MAX_VALUE;
+        for (io.poyang.raft.client.GroupStatus.Follower f : s.followers()) {
+            if (!f.isObserver() && f.lag() < bestLag) {
+                best = f.nodeId();
+                bestLag = f.lag();
+            }
+        }
+        return best;
+    }
+
+    private static int pendingWrites(List<RaftGroup> groups) {
+        int n = 0;
+        for (RaftGroup g : groups) {
+            n += g.pendingWrites();
+        }
+        return n;
+    }
+
+    private void snapshotAll(List<RaftGroup> groups) {
+        List<CompletableFuture<?>> snaps = new ArrayList<>();
+        for (RaftGroup g : groups) {
+            if (g.failure() == null) {
+                snaps.add(g.takeSnapshot());
+            }
+        }
+        for (int i = 0; i < snaps.size(); i++) {
+            try {
+                Object meta = snaps.get(i).get(config.shutdownTimeoutMillis, TimeUnit.MILLISECONDS);
+                log.info("node {}: snapshot at stop: {}", config.nodeId, meta == null ? "nothing applied yet" : meta);
+            } catch (ExecutionException e) {
+                log.warn("node {}: the snapshot at stop failed; the log still holds everything", config.nodeId,
+                        e.getCause());
+            } catch (TimeoutException e) {
+                log.warn("node {}: the snapshot at stop did not finish in time", config.nodeId);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private static void sleepMillis(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

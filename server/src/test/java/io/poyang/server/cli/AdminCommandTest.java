@@ -1,0 +1,256 @@
+package io.poyang.server.cli;
+
+import io.poyang.server.config.NodeConfig;
+import io.poyang.server.config.PropertiesFile;
+import io.poyang.server.config.ServersConfig;
+import io.poyang.server.node.PoyangNode;
+import io.poyang.server.process.FreePorts;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The admin command's output, errors and exit codes against three nodes in this JVM. */
+class AdminCommandTest {
+
+    private static Path tmp;
+    private static final List<PoyangNode> nodes = new ArrayList<>();
+    private static String admin;
+    private static String kvServers;
+    private static int[] ports;
+
+    @BeforeAll
+    static void start() throws Exception {
+        tmp = Files.createTempDirectory("admin-command-test");
+        ports = FreePorts.pick(6);
+        TreeMap<Integer, String> addrs = new TreeMap<>();
+        StringBuilder a = new StringBuilder();
+        StringBuilder k = new StringBuilder();
+        for (int i = 1; i <= 3; i++) {
+            addrs.put(i, "127.0.0.1:" + ports[2 * i - 2]);
+            a.append(a.length() > 0 ? "," : "").append(i).append("=127.0.0.1:").append(ports[2 * i - 2]);
+            k.append(k.length() > 0 ? "," : "").append(i).append("=127.0.0.1:").append(ports[2 * i - 1]);
+        }
+        admin = a.toString();
+        kvServers = k.toString();
+        TreeMap<Integer, ServersConfig.Group> groups = new TreeMap<>();
+        groups.put(1, new ServersConfig.Group(1, new int[]{1, 2, 3}, new int[0]));
+        ServersConfig servers = new ServersConfig(addrs, groups);
+        for (int i = 1; i <= 3; i++) {
+            Path conf = Files.createDirectories(tmp.resolve("conf-" + i));
+            servers.writeTo(conf.resolve("servers.properties"));
+            PropertiesFile f = PropertiesFile.empty(conf.resolve("config.properties"));
+            f.set("nodeId", String.valueOf(i));
+            f.set("replicationPort", String.valueOf(ports[2 * i - 2]));
+            f.set("servicePort", String.valueOf(ports[2 * i - 1]));
+            f.set("metricsPort", "-1");
+            f.set("dataDir", tmp.resolve("data-" + i).toString());
+            f.set("dispatchers", "1");
+            f.writeAtomically();
+            PoyangNode n = new PoyangNode(NodeConfig.load(f.path()), ServersConfig.load(conf.resolve(
+                    "servers.properties")), conf.resolve("servers.properties"));
+            n.start();
+            nodes.add(n);
+        }
+        await("a leader of group 1", () -> nodes.stream().anyMatch(n -> n.raftServer().group(1).isLeader()));
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        for (PoyangNode n : nodes) {
+            n.stop();
+        }
+        try (Stream<Path> s = Files.walk(tmp)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+
+    static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    static final class Result {
+        final int code;
+        final String out;
+        final String err;
+
+        Result(int code, String out, String err) {
+            this.code = code;
+            this.out = out;
+            this.err = err;
+        }
+
+        @Override
+        public String toString() {
+            return "exit " + code + "; stdout: " + out + "; stderr: " + err;
+        }
+    }
+
+    private static Result run(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = AdminCommand.run(args, new PrintStream(out, true), new PrintStream(err, true));
+        return new Result(code, new String(out.toByteArray(), StandardCharsets.UTF_8),
+                new String(err.toByteArray(), StandardCharsets.UTF_8));
+    }
+
+    private static Result admin(String... args) {
+        List<String> all = new ArrayList<>(Arrays.asList("--servers", admin, "--timeout", "30000"));
+        all.addAll(Arrays.asList(args));
+        return run(all.toArray(new String[0]));
+    }
+
+    private static Result ok(String... args) {
+        Result r = admin(args);
+        assertEquals(AdminCommand.EXIT_OK, r.code, r.toString());
+        return r;
+    }
+
+    @Test
+    void statusIsATableOfEveryGroupOnEveryNode() {
+        String[] lines = ok("status").out.split("\n");
+        assertEquals(4, lines.length, String.join("\n", lines));
+        assertTrue(lines[0].matches("GROUP\\s+NODE\\s+ROLE\\s+TERM\\s+LEADER\\s+FIRST\\s+LAST\\s+PERSISTED\\s+COMMIT"
+                + "\\s+APPLIED\\s+LAG\\s+CONFIGURATION"), lines[0]);
+        int leaders = 0;
+        for (int i = 1; i <= 3; i++) {
+            String[] cells = lines[i].split("\\s+");
+            assertEquals("1", cells[0]);
+            assertEquals(String.valueOf(i), cells[1]);
+            if (cells[2].equals("LEADER")) {
+                leaders++;
+                assertEquals("-", cells[10], "the leader has no lag: " + lines[i]);
+            } else {
+                assertEquals("FOLLOWER", cells[2]);
+                assertTrue(cells[10].matches("\\d+"), "a follower's lag: " + lines[i]);
+            }
+            assertTrue(lines[i].endsWith("voters 1,2,3"), lines[i]);
+        }
+        assertEquals(1, leaders);
+        Result json = ok("--json", "status");
+        assertTrue(json.out.startsWith("{\"groups\":[{\"group\":1,\"node\":1,\"role\":"), json.out);
+        assertTrue(json.out.endsWith("\"unreachable\":[]}\n"), json.out);
+        assertEquals("(no groups)\n", ok("status", "--group", "77").out.substring(
+                ok("status", "--group", "77").out.indexOf('\n') + 1));
+    }
+
+    @Test
+    void listNodesAndGroups() {
+        String nodesOut = ok("list-nodes").out;
+        assertTrue(nodesOut.startsWith("NODE  ADDRESS"), nodesOut);
+        for (int i = 1; i <= 3; i++) {
+            assertTrue(nodesOut.contains(i + "     127.0.0.1:" + ports[2 * i - 2] + "  1,2,3"), nodesOut);
+        }
+        String groupsOut = ok("list-groups").out;
+        assertTrue(groupsOut.contains("1      1,2,3"), groupsOut);
+    }
+
+    @Test
+    void aGroupAddedAndRemovedAtRuntimeServesDtKvAndIsWrittenBackToServersProperties() throws Exception {
+        assertEquals("OK: group 2 runs on nodes 1,2,3\n", ok("add-group", "2", "--members", "1,2,3").out);
+        await("a leader of group 2", () -> nodes.stream().anyMatch(n -> n.raftServer().group(2) != null
+                && n.raftServer().group(2).isLeader()));
+        Result put = kv("--group", "2", "put", "g2key", "v");
+        assertEquals(0, put.code, put.toString());
+        assertEquals("v\n", kv("--group", "2", "get", "g2key").out);
+        for (int i = 1; i <= 3; i++) {
+            Path f = tmp.resolve("conf-" + i).resolve("servers.properties");
+            await("group 2 in " + f, () -> "1,2,3".equals(PropertiesFile.read(f).get("group.2.members")));
+        }
+        assertTrue(ok("list-groups").out.contains("2      1,2,3"));
+        Result removed = ok("remove-group", "2", "--delete-data");
+        assertEquals("OK: group 2 removed from nodes 1,2,3 and its data deleted\n", removed.out);
+        for (int i = 1; i <= 3; i++) {
+            Path f = tmp.resolve("conf-" + i).resolve("servers.properties");
+            await("group 2 gone from " + f, () -> !PropertiesFile.read(f).contains("group.2.members"));
+            Path dir = tmp.resolve("data-" + i).resolve("group-2");
+            await(dir + " deleted", () -> !Files.exists(dir));
+        }
+        assertFalse(ok("list-groups").out.contains("2      "));
+    }
+
+    @Test
+    void aPreparedChangeCanBeAbortedAndAbortingNothingIsFine() {
+        ok("abort-change", "1");
+        // a change to fewer voters needs no new member: prepared, then abandoned
+        Result prepared = ok("prepare-change", "1", "--members", "1,2");
+        assertTrue(prepared.out.contains("voters 1,2,3 -> 1,2 (prepared; commit-change or abort-change next)"),
+                prepared.out);
+        assertTrue(ok("status").out.contains("voters 1,2,3 -> 1,2 (change prepared)"));
+        Result conflict = admin("prepare-change", "1", "--members", "2,3");
+        assertEquals(AdminCommand.EXIT_ERROR, conflict.code);
+        assertTrue(conflict.err.startsWith("poyang admin: CONFLICT: "), conflict.err);
+        assertEquals("OK: group 1 voters 1,2,3\n", ok("abort-change", "1").out);
+        assertTrue(ok("status").out.contains("voters 1,2,3\n"));
+    }
+
+    @Test
+    void refusalsAreNamedAndExitTwo() {
+        Result notVoter = admin("transfer-leader", "1", "9");
+        assertEquals(AdminCommand.EXIT_ERROR, notVoter.code);
+        assertTrue(notVoter.err.startsWith("poyang admin: BAD_ARGUMENT: node 9 is not a voter"), notVoter.err);
+        Result unknown = admin("prepare-change", "1", "--members", "1,2,3,8");
+        assertEquals(AdminCommand.EXIT_ERROR, unknown.code);
+        assertTrue(unknown.err.startsWith("poyang admin: UNKNOWN_NODE: node 8"), unknown.err);
+        Result json = admin("--json", "transfer-leader", "1", "9");
+        assertTrue(json.out.startsWith("{\"ok\":false,\"error\":\"BAD_ARGUMENT\""), json.out);
+    }
+
+    @Test
+    void aNodeThatCannotBeReachedIsReportedWithExitFour() throws Exception {
+        int dead = FreePorts.pick(1)[0];
+        Result r = run("--servers", admin + ",4=127.0.0.1:" + dead, "--timeout", "3000", "status");
+        assertEquals(AdminCommand.EXIT_UNREACHABLE, r.code, r.toString());
+        assertTrue(r.out.contains("node 4 (127.0.0.1:" + dead + "): unreachable: "), r.out);
+        assertTrue(r.out.contains("voters 1,2,3"), "the others are still listed: " + r.out);
+    }
+
+    @Test
+    void usageErrorsExitTwo() {
+        assertEquals(AdminCommand.EXIT_ERROR, admin("frobnicate").code);
+        Result noMembers = admin("prepare-change", "1");
+        assertEquals(AdminCommand.EXIT_ERROR, noMembers.code);
+        assertTrue(noMembers.err.contains("--members IDS is required"), noMembers.err);
+        assertEquals(AdminCommand.EXIT_ERROR, admin("transfer-leader", "1").code);
+        assertEquals(AdminCommand.EXIT_ERROR, admin("transfer-leader", "x", "1").code);
+        Result help = run("--help");
+        assertEquals(0, help.code);
+        assertTrue(help.out.contains("exit codes: 0 done, 2 error, 4 a node could not be reached"));
+    }
+
+    private static Result kv(String... args) {
+        List<String> all = new ArrayList<>(Arrays.asList("--servers", kvServers, "--timeout", "30000"));
+        all.addAll(Arrays.asList(args));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = KvCommand.run(all.toArray(new String[0]), new PrintStream(out, true), new PrintStream(err, true),
+                new ByteArrayInputStream(new byte[0]));
+        return new Result(code, new String(out.toByteArray(), StandardCharsets.UTF_8),
+                new String(err.toByteArray(), StandardCharsets.UTF_8));
+    }
+}

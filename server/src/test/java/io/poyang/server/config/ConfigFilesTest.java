@@ -1,0 +1,119 @@
+package io.poyang.server.config;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** config.properties and servers.properties: parsing, the errors, and servers.properties rewritten in place. */
+class ConfigFilesTest {
+
+    @TempDir
+    Path tmp;
+
+    private Path file(String name, String text) throws Exception {
+        Path p = tmp.resolve(name);
+        Files.write(p, text.getBytes(StandardCharsets.UTF_8));
+        return p;
+    }
+
+    @Test
+    void defaultsAreTheDocumentedOnes() {
+        NodeConfig c = NodeConfig.defaults();
+        assertEquals(1, c.nodeId);
+        assertEquals("127.0.0.1", c.host);
+        assertEquals(9431, c.replicationPort);
+        assertEquals(9432, c.servicePort);
+        assertEquals(9433, c.metricsPort);
+        assertEquals("data", c.dataDir.normalize().toString());
+        assertEquals(1000, c.raft.electionTimeoutMillis());
+        assertTrue(c.raft.syncForce());
+    }
+
+    @Test
+    void everySampleConfigurationLoads() throws Exception {
+        Path samples = java.nio.file.Paths.get("conf");
+        for (String dir : new String[]{"single", "three-nodes/node1", "three-nodes/node2", "three-nodes/node3"}) {
+            NodeConfig c = NodeConfig.load(samples.resolve(dir).resolve("config.properties"));
+            ServersConfig s = ServersConfig.load(samples.resolve(dir).resolve("servers.properties"));
+            assertEquals(c.host + ":" + c.replicationPort, s.nodes().get(c.nodeId), dir);
+            assertEquals(1, s.groupsOf(c.nodeId).size(), dir);
+        }
+    }
+
+    @Test
+    void valuesAreCheckedWithKeyLineAndReason() throws Exception {
+        ConfigException e = assertThrows(ConfigException.class, () -> NodeConfig.load(file("c1",
+                "nodeId = 1\n# comment\nheartbeatIntervalMillis = 2000\n")));
+        assertEquals("heartbeatIntervalMillis", e.key());
+        assertTrue(e.getMessage().contains("c1:3: "), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> NodeConfig.load(file("c2", "nodeId = 1\nsyncForce = yes\n")));
+        assertTrue(e.getMessage().endsWith("syncForce = 'yes': must be true or false"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> NodeConfig.load(file("c3", "host = 127.0.0.1\n")));
+        assertTrue(e.getMessage().contains("nodeId is missing"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> NodeConfig.load(file("c4", "nodeId = 1\nnodeId = 2\n")));
+        assertTrue(e.getMessage().contains("c4:2: nodeId is set twice (also on line 1)"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> NodeConfig.load(file("c5", "nodeId = 1\nservicePort = 9431\n")));
+        assertTrue(e.getMessage().contains("the same port as replicationPort"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> NodeConfig.load(file("c6", "nodeId\n")));
+        assertTrue(e.getMessage().contains("c6:1: expected 'key = value'"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> NodeConfig.load(file("c7", "nodeId = 1\ndrainTimeoutMillis = 60000\n")));
+        assertTrue(e.getMessage().contains("must be shorter than shutdownTimeoutMillis"), e.getMessage());
+        assertEquals(" (did you mean 'snapshotsToKeep'?)", NodeConfig.suggestion("snapshotToKeep"));
+        assertEquals("", NodeConfig.suggestion("color"));
+    }
+
+    @Test
+    void serversFileIsChecked() throws Exception {
+        ConfigException e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("s1",
+                "node.1 = h:1\ngroup.1.members = 1\ngroup.1.observers = 1\n")));
+        assertTrue(e.getMessage().contains("node 1 is also a voting member"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("s2", "node.x = h:1\n")));
+        assertTrue(e.getMessage().contains("node ids are positive integers, found 'x'"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("s3", "node.1 = h\n")));
+        assertTrue(e.getMessage().contains("expected host:port"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("s4", "node.1 = h:1\nnode.2 = h:1\n")));
+        assertTrue(e.getMessage().contains("another node has the same address"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("s5", "node.1 = h:1\ngroup.1.voters = 1\n")));
+        assertTrue(e.getMessage().contains("unknown key 'group.1.voters'"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("s6", "group.1.members = 1\n")));
+        assertTrue(e.getMessage().contains("no nodes; list every node"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("s7", "node.1 = h:1\ngroup.1.members = 1,2\n")));
+        assertTrue(e.getMessage().contains("s7:2: group.1.members = '1,2': node 2 has no node.2 line"), e.getMessage());
+    }
+
+    @Test
+    void aRewriteKeepsCommentsAndOrderAndIsAtomic() throws Exception {
+        Path f = file("servers.properties", "# the cluster\nnode.1 = h:1\n\n# old node\nnode.2 = h:2\n"
+                + "# groups\ngroup.1.members = 1,2\n");
+        ServersConfig s = ServersConfig.load(f);
+        Map<Integer, String> nodes = new TreeMap<>(s.nodes());
+        nodes.remove(2);
+        nodes.put(3, "h:3");
+        Map<Integer, ServersConfig.Group> groups = new TreeMap<>();
+        groups.put(1, new ServersConfig.Group(1, new int[]{3, 1}, new int[0]));
+        groups.put(2, new ServersConfig.Group(2, new int[]{1}, new int[]{3}));
+        new ServersConfig(nodes, groups).writeTo(f);
+        assertEquals("# the cluster\nnode.1 = h:1\n\n# old node\n# groups\ngroup.1.members = 1,3\nnode.3 = h:3\n"
+                + "group.2.members = 1\ngroup.2.observers = 3\n", new String(Files.readAllBytes(f), StandardCharsets.UTF_8));
+        assertEquals(new ServersConfig(nodes, groups), ServersConfig.load(f));
+        assertFalse(Files.exists(tmp.resolve("servers.properties.tmp")), "no temp file left");
+    }
+
+    @Test
+    void atomicWriteReplacesTheWholeFile() throws Exception {
+        Path f = file("x.properties", "a = 1\n");
+        PropertiesFile.writeAtomically(f, "b = 2\n".getBytes(StandardCharsets.UTF_8));
+        assertArrayEquals("b = 2\n".getBytes(StandardCharsets.UTF_8), Files.readAllBytes(f));
+    }
+}

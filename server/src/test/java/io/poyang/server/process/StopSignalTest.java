@@ -1,0 +1,153 @@
+package io.poyang.server.process;
+
+import io.poyang.dtkv.client.KvClient;
+import io.poyang.server.ServerCommand;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * SIGTERM on a node process: a graceful stop answers the writes it already took before it stops,
+ * and a second SIGTERM forces the stop at once. To have writes in flight for as long as the test
+ * needs, the leader's two followers are paused (SIGSTOP) while the writes go in, so none can commit
+ * until they are resumed (SIGCONT).
+ */
+class StopSignalTest {
+
+    @TempDir
+    Path tmp;
+
+    private static Map<String, String> settings() {
+        Map<String, String> s = new HashMap<>();
+        s.put("drainTimeoutMillis", "25000");
+        s.put("shutdownTimeoutMillis", "40000");
+        return s;
+    }
+
+    private static void signal(long pid, String name) throws Exception {
+        Process k = new ProcessBuilder("kill", "-" + name, String.valueOf(pid)).start();
+        assertTrue(k.waitFor(10, TimeUnit.SECONDS));
+        assertEquals(0, k.exitValue(), "kill -" + name + " " + pid);
+    }
+
+    private static int[] others(int id) {
+        return id == 1 ? new int[]{2, 3} : id == 2 ? new int[]{1, 3} : new int[]{1, 2};
+    }
+
+    /** Sends {@code count} puts to the cluster without waiting for their answers. */
+    private static List<CompletableFuture<Long>> putAsync(KvClient kv, String prefix, int count) {
+        List<CompletableFuture<Long>> f = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            f.add(kv.putAsync(prefix + i, ("v" + i).getBytes()));
+        }
+        return f;
+    }
+
+    private static void awaitStderr(NodeProcess p, String text, long timeoutMillis) throws Exception {
+        Cluster.await("node " + p.nodeId + " to log '" + text + "'", timeoutMillis, () -> p.stderrTail().contains(text));
+    }
+
+    @Test
+    void aGracefulStopAnswersTheWritesItTookThenExitsZero() throws Exception {
+        try (Cluster c = new Cluster(tmp, 3, settings())) {
+            c.run(() -> {
+                for (int id = 1; id <= 3; id++) {
+                    c.start(id);
+                }
+                for (int id = 1; id <= 3; id++) {
+                    c.awaitReady(id);
+                }
+                int leader = c.awaitLeader(60_000, 1, 2, 3);
+                try (KvClient kv = new KvClient(c.clientConfig(40_000))) {
+                    kv.start();
+                    kv.mkdir("inflight");
+                    for (int f : others(leader)) {
+                        signal(c.nodes.get(f).pid(), "STOP");
+                    }
+                    List<CompletableFuture<Long>> writes;
+                    try {
+                        writes = putAsync(kv, "inflight.k", 50);
+                        Thread.sleep(200);   // the leader takes them; they cannot commit
+                        assertTrue(writes.stream().noneMatch(CompletableFuture::isDone), "nothing commits without followers");
+                        c.nodes.get(leader).terminate();
+                        awaitStderr(c.nodes.get(leader), "draining the writes in flight", 30_000);
+                        Thread.sleep(500);
+                        assertTrue(c.nodes.get(leader).isAlive(), "the leader waits for its writes");
+                    } finally {
+                        for (int f : others(leader)) {
+                            signal(c.nodes.get(f).pid(), "CONT");
+                        }
+                    }
+                    for (CompletableFuture<Long> w : writes) {
+                        assertTrue(w.get(60, TimeUnit.SECONDS) > 0, "every write taken before the stop succeeds");
+                    }
+                    assertEquals(ServerCommand.EXIT_STOPPED, c.nodes.get(leader).waitForExit(60_000));
+                    for (int i = 0; i < 50; i++) {
+                        assertEquals("v" + i, kv.getString("inflight.k" + i));
+                    }
+                }
+                Path data = c.dir.resolve("data-" + leader);
+                assertTrue(Files.notExists(data.resolve("poyang.pid")), "the PID file is removed");
+                try (Stream<Path> snaps = Files.list(data.resolve("group-1").resolve("snapshot"))) {
+                    assertTrue(snaps.anyMatch(p -> p.toString().endsWith(".meta")), "snapshotOnStop wrote a snapshot");
+                }
+                assertTrue(c.nodes.get(leader).stderrTail().contains("node " + leader + " stopped"));
+            });
+        }
+    }
+
+    @Test
+    void aSecondSigtermForcesTheStop() throws Exception {
+        try (Cluster c = new Cluster(tmp, 3, settings())) {
+            c.run(() -> {
+                for (int id = 1; id <= 3; id++) {
+                    c.start(id);
+                }
+                for (int id = 1; id <= 3; id++) {
+                    c.awaitReady(id);
+                }
+                int leader = c.awaitLeader(60_000, 1, 2, 3);
+                NodeProcess l = c.nodes.get(leader);
+                try (KvClient kv = new KvClient(c.clientConfig(40_000))) {
+                    kv.start();
+                    kv.mkdir("forced");
+                    for (int f : others(leader)) {
+                        signal(c.nodes.get(f).pid(), "STOP");
+                    }
+                    try {
+                        putAsync(kv, "forced.k", 20);
+                        Thread.sleep(200);
+                        signal(l.pid(), "TERM");
+                        awaitStderr(l, "draining the writes in flight", 30_000);
+                        long sent = System.nanoTime();
+                        signal(l.pid(), "TERM");
+                        assertEquals(ServerCommand.EXIT_FORCED, l.waitForExit(20_000));
+                        assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent) < 15_000,
+                                "forced, not drained (the drain would wait 25 s)");
+                        assertTrue(l.stderrTail().contains("SIGTERM again: stopping at once"), l.stderrTail());
+                    } finally {
+                        for (int f : others(leader)) {
+                            signal(c.nodes.get(f).pid(), "CONT");
+                        }
+                    }
+                }
+                // the forced node starts again on its data and rejoins
+                c.start(leader);
+                c.awaitReady(leader);
+                c.awaitLeader(60_000, 1, 2, 3);
+            });
+        }
+    }
+}
