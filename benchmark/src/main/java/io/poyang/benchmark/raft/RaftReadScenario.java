@@ -20,11 +20,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * {@code --op raft-read}: linearizable reads of one raft group on {@code --nodes} in-process nodes
- * ({@link BenchCluster}), of the kind {@code --read} names:
+ * ({@link BenchCluster}), of the kind {@code --read-kind} names:
  * <ul>
  * <li>{@code lease}: {@link ReadKind#LEASE_READ} on the leader (served under the lease; ReadIndex
  * when the lease is not valid);</li>
- * <li>{@code index}: {@link ReadKind#READ_INDEX} on the leader (each batch of queued reads waits
+ * <li>{@code read-index}: {@link ReadKind#READ_INDEX} on the leader (each batch of queued reads waits
  * for one heartbeat round a majority acknowledges);</li>
  * <li>{@code follower}: {@link ReadKind#FOLLOWER_READ} on the followers, clients spread over them
  * (each batch asks the leader for a read index once, then waits to have applied it).</li>
