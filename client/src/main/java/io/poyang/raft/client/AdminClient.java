@@ -16,7 +16,6 @@ import io.poyang.net.RpcCallback;
 import io.poyang.net.WritePacket;
 
 import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -250,7 +249,7 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
 
     public CompletableFuture<Integer> findLeaderAsync(int groupId) {
         CompletableFuture<Integer> f = new CompletableFuture<>();
-        new LeaderSearch(groupId, f).start();
+        searchLeader(groupId, f);
         return f.thenApplyAsync(l -> l, callbackExecutor);
     }
 
@@ -576,7 +575,7 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
                         retryLater();
                     }
                 });
-                new LeaderSearch(groupId, search).start();
+                searchLeader(groupId, search);
                 return;
             }
             node = leader;
@@ -658,67 +657,9 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
         }
     }
 
-    /** Asks every known node where a group stands; completes with its leader (0: none known). */
-    private final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
-        private final int groupId;
-        private final CompletableFuture<Integer> result;
-        private final AtomicInteger waiting = new AtomicInteger();
-        private int bestLeader;
-        private int bestTerm = -1;
-        private int namedLeader;
-        private int namedTerm = -1;
-
-        LeaderSearch(int groupId, CompletableFuture<Integer> result) {
-            this.groupId = groupId;
-            this.result = result;
-        }
-
-        void start() {
-            List<Peer> asked = new ArrayList<>(peers.values());
-            if (asked.isEmpty()) {
-                result.complete(0);
-                return;
-            }
-            waiting.set(asked.size());
-            for (Peer p : asked) {
-                try {
-                    net.sendRequest(p, WritePacket.request(RaftCommands.RAFT_STATUS, new RaftStatusRequest(groupId)),
-                            RaftStatusResponse.DECODER, config.statusTimeoutMillis, CallOptions.IO_THREAD_CALLBACK,
-                            this);
-                } catch (RuntimeException e) {
-                    onFailure(e);
-                }
-            }
-        }
-
-        @Override
-        public void onSuccess(RaftStatusResponse s) {
-            synchronized (this) {
-                if (s.role() == RaftRole.LEADER && s.term() > bestTerm) {
-                    bestLeader = s.nodeId();
-                    bestTerm = s.term();
-                }
-                if (s.leaderId() != 0 && s.term() > namedTerm) {
-                    namedLeader = s.leaderId();
-                    namedTerm = s.term();
-                }
-            }
-            arrived();
-        }
-
-        @Override
-        public void onFailure(Throwable error) {
-            arrived();
-        }
-
-        private void arrived() {
-            if (waiting.decrementAndGet() == 0) {
-                int leader;
-                synchronized (this) {
-                    leader = bestLeader != 0 ? bestLeader : namedLeader;
-                }
-                result.complete(leader);
-            }
-        }
+    /** Asks every known node where a group stands (waiting for all); completes with its leader (0: none known). */
+    private void searchLeader(int groupId, CompletableFuture<Integer> result) {
+        new LeaderSearch(net, groupId, config.statusTimeoutMillis, false, null, result)
+                .start(new ArrayList<>(peers.values()));
     }
 }

@@ -30,7 +30,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -580,8 +579,14 @@ public final class RaftClient extends LifeCycle {
             return running;
         }
         f.whenComplete((l, e) -> searches.remove(groupId, f));
-        LeaderSearch s = new LeaderSearch(groupId, f);
-        s.start();
+        List<Peer> asked = new ArrayList<>();
+        for (int id : nodeIds) {
+            Peer p = peers.get(id);
+            if (p.isConnected()) {
+                asked.add(p);
+            }
+        }
+        new LeaderSearch(net, groupId, config.statusTimeoutMillis, true, leaders, f).start(asked);
         return f;
     }
 
@@ -595,83 +600,5 @@ public final class RaftClient extends LifeCycle {
         }
         return net.sendRequest(p, WritePacket.request(RaftCommands.RAFT_STATUS, new RaftStatusRequest(groupId)),
                 RaftStatusResponse.DECODER, timeoutMillis);
-    }
-
-    private final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
-        private final int groupId;
-        private final CompletableFuture<Integer> result;
-        private final AtomicInteger waiting = new AtomicInteger();
-        private int bestLeader;
-        private int bestTerm = -1;
-        private int namedLeader;
-        private int namedTerm = -1;
-
-        LeaderSearch(int groupId, CompletableFuture<Integer> result) {
-            this.groupId = groupId;
-            this.result = result;
-        }
-
-        void start() {
-            List<Peer> asked = new ArrayList<>();
-            for (int id : nodeIds) {
-                Peer p = peers.get(id);
-                if (p.isConnected()) {
-                    asked.add(p);
-                }
-            }
-            if (asked.isEmpty()) {
-                result.complete(0);
-                return;
-            }
-            waiting.set(asked.size());
-            for (Peer p : asked) {
-                try {
-                    net.sendRequest(p, WritePacket.request(RaftCommands.RAFT_STATUS, new RaftStatusRequest(groupId)),
-                            RaftStatusResponse.DECODER, config.statusTimeoutMillis, CallOptions.IO_THREAD_CALLBACK, this);
-                } catch (RuntimeException e) {
-                    onFailure(e);
-                }
-            }
-        }
-
-        @Override
-        public void onSuccess(RaftStatusResponse s) {
-            synchronized (this) {
-                if (s.role() == RaftRole.LEADER && s.term() > bestTerm) {
-                    bestLeader = s.nodeId();
-                    bestTerm = s.term();
-                }
-                if (s.leaderId() != 0 && s.term() > namedTerm) {
-                    namedLeader = s.leaderId();
-                    namedTerm = s.term();
-                }
-            }
-            if (s.role() == RaftRole.LEADER) {
-                finish();   // a node that leads answers for itself; no need to wait for the rest
-            }
-            arrived();
-        }
-
-        @Override
-        public void onFailure(Throwable error) {
-            arrived();
-        }
-
-        private void arrived() {
-            if (waiting.decrementAndGet() == 0) {
-                finish();
-            }
-        }
-
-        private void finish() {
-            int leader;
-            synchronized (this) {
-                leader = bestLeader != 0 ? bestLeader : namedLeader;
-            }
-            if (leader != 0) {
-                leaders.put(groupId, leader);
-            }
-            result.complete(leader);
-        }
     }
 }

@@ -1,0 +1,112 @@
+package io.poyang.raft.client;
+
+import io.poyang.net.CallOptions;
+import io.poyang.net.NioClient;
+import io.poyang.net.Peer;
+import io.poyang.net.RpcCallback;
+import io.poyang.net.WritePacket;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One round of asking nodes where a raft group stands (RAFT_STATUS), shared by {@link RaftClient}
+ * and {@link AdminClient}. It completes its future with the leader: the node that says it leads in
+ * the highest term, else the leader named with the highest term, else 0 (none known, or no node
+ * asked). Nodes that fail to answer count as answered with nothing.
+ *
+ * <p>The callers differ in which nodes they ask (the caller passes them to {@link #start}), whether
+ * the search ends as soon as a node says it leads ({@code finishOnLeader}), and whether the leader
+ * found is written into the caller's map of known leaders before the future completes (so that
+ * whatever runs on completion already sees it). Answers arrive on I/O threads; the tallies are
+ * guarded by this object's monitor.
+ */
+final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
+    private final NioClient net;
+    private final int groupId;
+    private final long statusTimeoutMillis;
+    private final boolean finishOnLeader;
+    /** group id → leader, written with a leader found (not 0); null: the caller records it itself. */
+    private final Map<Integer, Integer> leaders;
+    private final CompletableFuture<Integer> result;
+    private final AtomicInteger waiting = new AtomicInteger();
+    private int bestLeader;
+    private int bestTerm = -1;
+    private int namedLeader;
+    private int namedTerm = -1;
+
+    /**
+     * @param statusTimeoutMillis how long each node's answer is waited for
+     * @param finishOnLeader      complete as soon as a node says it leads, without waiting for the rest
+     * @param leaders             where to record a leader found (not 0) before completing, or null
+     * @param result              completed with the leader's node id, or 0
+     */
+    LeaderSearch(NioClient net, int groupId, long statusTimeoutMillis, boolean finishOnLeader,
+                 Map<Integer, Integer> leaders, CompletableFuture<Integer> result) {
+        this.net = net;
+        this.groupId = groupId;
+        this.statusTimeoutMillis = statusTimeoutMillis;
+        this.finishOnLeader = finishOnLeader;
+        this.leaders = leaders;
+        this.result = result;
+    }
+
+    /** Asks every node of {@code asked} (completes with 0 at once when it is empty). Call once. */
+    void start(List<Peer> asked) {
+        if (asked.isEmpty()) {
+            result.complete(0);
+            return;
+        }
+        waiting.set(asked.size());
+        for (Peer p : asked) {
+            try {
+                net.sendRequest(p, WritePacket.request(RaftCommands.RAFT_STATUS, new RaftStatusRequest(groupId)),
+                        RaftStatusResponse.DECODER, statusTimeoutMillis, CallOptions.IO_THREAD_CALLBACK, this);
+            } catch (RuntimeException e) {
+                onFailure(e);
+            }
+        }
+    }
+
+    @Override
+    public void onSuccess(RaftStatusResponse s) {
+        synchronized (this) {
+            if (s.role() == RaftRole.LEADER && s.term() > bestTerm) {
+                bestLeader = s.nodeId();
+                bestTerm = s.term();
+            }
+            if (s.leaderId() != 0 && s.term() > namedTerm) {
+                namedLeader = s.leaderId();
+                namedTerm = s.term();
+            }
+        }
+        if (finishOnLeader && s.role() == RaftRole.LEADER) {
+            finish();   // a node that leads answers for itself; no need to wait for the rest
+        }
+        arrived();
+    }
+
+    @Override
+    public void onFailure(Throwable error) {
+        arrived();
+    }
+
+    private void arrived() {
+        if (waiting.decrementAndGet() == 0) {
+            finish();
+        }
+    }
+
+    private void finish() {
+        int leader;
+        synchronized (this) {
+            leader = bestLeader != 0 ? bestLeader : namedLeader;
+        }
+        if (leaders != null && leader != 0) {
+            leaders.put(groupId, leader);
+        }
+        result.complete(leader);
+    }
+}
