@@ -56,7 +56,7 @@ public final class BenchOptions {
                 "  --max-pending N           requests in flight per client, asynchronous mode (default 1000)",
                 "  --clients N               clients, one connection each (default 1)",
                 "  --batch-size N            keys per request (default 1)",
-                "  --duration TIME           measured time: 10, 10s, 500ms, 2m (default 10s)",
+                "  --duration TIME           measured time: 10, 10s, 500ms, 2m, 1h (default 10s)",
                 "  --warmup TIME             time run first and left out of the totals (default 3s)",
                 "  --sync                    blocking calls from --threads threads instead of asynchronous ones",
                 "  --threads N               caller threads for --sync; virtual threads on JDK 21+ (default 64)",
@@ -149,13 +149,13 @@ public final class BenchOptions {
                     o.batchSize = positive(name, value);
                     break;
                 case "duration":
-                    o.durationSeconds = seconds(name, value);
+                    o.durationSeconds = TimeArgument.seconds(name, value);
                     if (o.durationSeconds <= 0) {
                         throw new UsageException("--duration must be positive, got " + value);
                     }
                     break;
                 case "warmup":
-                    o.warmupSeconds = seconds(name, value);
+                    o.warmupSeconds = TimeArgument.seconds(name, value);
                     break;
                 case "threads":
                     o.threads = positive(name, value);
@@ -222,30 +222,6 @@ public final class BenchOptions {
             throw new UsageException("--" + name + " must be at least 1, got " + v);
         }
         return n;
-    }
-
-    /** "10", "10s", "500ms", "2m" → seconds. */
-    private static double seconds(String name, String v) throws UsageException {
-        String s = v.trim().toLowerCase(Locale.ROOT);
-        double scale = 1;
-        if (s.endsWith("ms")) {
-            scale = 0.001;
-            s = s.substring(0, s.length() - 2);
-        } else if (s.endsWith("s")) {
-            s = s.substring(0, s.length() - 1);
-        } else if (s.endsWith("m")) {
-            scale = 60;
-            s = s.substring(0, s.length() - 1);
-        }
-        try {
-            double d = Double.parseDouble(s) * scale;
-            if (d < 0 || Double.isNaN(d) || Double.isInfinite(d)) {
-                throw new NumberFormatException();
-            }
-            return d;
-        } catch (NumberFormatException e) {
-            throw new UsageException("--" + name + " takes a time such as 10, 10s, 500ms or 2m, got '" + v + "'");
-        }
     }
 
     public boolean json() {

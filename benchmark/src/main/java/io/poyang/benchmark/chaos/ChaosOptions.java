@@ -1,5 +1,6 @@
 package io.poyang.benchmark.chaos;
 
+import io.poyang.benchmark.TimeArgument;
 import io.poyang.benchmark.UsageException;
 
 import java.nio.file.Path;
@@ -122,7 +123,7 @@ public final class ChaosOptions {
                     }
                     break;
                 case "duration":
-                    o.durationSeconds = seconds(name, value);
+                    o.durationSeconds = TimeArgument.seconds(name, value);
                     if (o.durationSeconds <= 0) {
                         throw new UsageException("--duration must be positive, got " + value);
                     }
@@ -154,7 +155,7 @@ public final class ChaosOptions {
                     o.maxStatesPerKey = positive(name, value);
                     break;
                 case "max-time":
-                    o.maxSecondsPerKey = seconds(name, value);
+                    o.maxSecondsPerKey = TimeArgument.seconds(name, value);
                     if (o.maxSecondsPerKey < 0.001) {
                         throw new UsageException("--max-time must be at least 1ms, got " + value);
                     }
@@ -226,32 +227,5 @@ public final class ChaosOptions {
             throw new UsageException("--" + name + " must be between 1 and " + Integer.MAX_VALUE + ", got " + v);
         }
         return (int) n;
-    }
-
-    /** "60", "60s", "500ms", "10m", "1h" to seconds. */
-    private static double seconds(String name, String v) throws UsageException {
-        String s = v.trim().toLowerCase(Locale.ROOT);
-        double scale = 1;
-        if (s.endsWith("ms")) {
-            scale = 0.001;
-            s = s.substring(0, s.length() - 2);
-        } else if (s.endsWith("s")) {
-            s = s.substring(0, s.length() - 1);
-        } else if (s.endsWith("m")) {
-            scale = 60;
-            s = s.substring(0, s.length() - 1);
-        } else if (s.endsWith("h")) {
-            scale = 3600;
-            s = s.substring(0, s.length() - 1);
-        }
-        try {
-            double d = Double.parseDouble(s) * scale;
-            if (d < 0 || Double.isNaN(d) || Double.isInfinite(d)) {
-                throw new NumberFormatException();
-            }
-            return d;
-        } catch (NumberFormatException e) {
-            throw new UsageException("--" + name + " takes a time such as 60, 60s, 500ms, 10m or 1h, got '" + v + "'");
-        }
     }
 }
