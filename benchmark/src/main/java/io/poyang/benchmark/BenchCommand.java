@@ -81,6 +81,10 @@ public final class BenchCommand {
         long warmupEnd = start + toNanos(o.warmupSeconds);
         long end = warmupEnd + toNanos(o.durationSeconds);
         RunStats.Counts atWarmupEnd = null;
+        // the middle of the measured time: the report compares the rates of the two halves
+        RunStats.Counts atMiddle = null;
+        long middleNanos = 0;
+        long middle = warmupEnd + toNanos(o.durationSeconds) / 2;
         long measureStart = start;
         ProcessCpu cpu = new ProcessCpu(scenario.serverPids());
         long ownCpuStart = 0;
@@ -98,7 +102,7 @@ public final class BenchCommand {
         long nextTick = start + TimeUnit.SECONDS.toNanos(1);
         while (true) {
             long now = System.nanoTime();
-            long wake = Math.min(nextTick, atWarmupEnd == null ? warmupEnd : end);
+            long wake = Math.min(nextTick, atWarmupEnd == null ? warmupEnd : atMiddle == null ? middle : end);
             if (wake - now > 0) {
                 TimeUnit.NANOSECONDS.sleep(wake - now);
                 continue;
@@ -109,6 +113,10 @@ public final class BenchCommand {
                 measureStart = now;
                 ownCpuStart = cpu.ownNanos();
                 serverCpuStart = cpu.serversNanos();
+            }
+            if (atWarmupEnd != null && atMiddle == null && now - middle >= 0) {
+                atMiddle = stats.snapshot();
+                middleNanos = now;
             }
             boolean finished = atWarmupEnd != null && now - end >= 0;
             if (now - nextTick >= 0 || finished) {
@@ -152,6 +160,10 @@ public final class BenchCommand {
         r.failed = window.failed;
         r.timeout = window.timeout;
         r.latencies(stats.histogram());
+        if (atMiddle != null && middleNanos - measureStart > 0 && measureEnd - middleNanos > 0) {
+            r.firstHalfOpsPerSecond = atMiddle.minus(atWarmupEnd).success / ((middleNanos - measureStart) / 1e9);
+            r.secondHalfOpsPerSecond = atEnd.minus(atMiddle).success / ((measureEnd - middleNanos) / 1e9);
+        }
         r.extras.putAll(scenario.extras(r.durationSeconds));
         cpuPerOp(r, ownCpu, serverCpuStart < 0 ? -1 : serverCpu, window.total());
         return r;

@@ -27,10 +27,30 @@ public final class Report {
     public double p99Ms;
     public double p999Ms;
     public double maxMs;
+    /**
+     * Successful ops/s in the first and the second half of the measured time (0 when unknown). A
+     * run whose halves differ much was not steady: still warming up, or slowed down as it went.
+     */
+    public double firstHalfOpsPerSecond;
+    public double secondHalfOpsPerSecond;
     public final Map<String, Object> extras = new LinkedHashMap<>();
+
+    /** How far the halves may differ, in percent of the first, before the report says the run was not steady. */
+    static final double UNSTEADY_PERCENT = 20;
 
     public double opsPerSecond() {
         return durationSeconds <= 0 ? 0 : success / durationSeconds;
+    }
+
+    /**
+     * The second half's rate against the first's, in percent (+25 = 25 % faster in the second
+     * half), or NaN when either half is unknown or empty.
+     */
+    public double secondHalfChangePercent() {
+        if (firstHalfOpsPerSecond <= 0 || secondHalfOpsPerSecond < 0) {
+            return Double.NaN;
+        }
+        return (secondHalfOpsPerSecond / firstHalfOpsPerSecond - 1) * 100;
     }
 
     public void latencies(LatencyHistogram h) {
@@ -58,6 +78,20 @@ public final class Report {
                 fmt(p50Ms), fmt(p95Ms), fmt(p99Ms), fmt(p999Ms), fmt(maxMs)));
         for (Map.Entry<String, Object> e : extras.entrySet()) {
             row(sb, e.getKey(), String.valueOf(e.getValue()));
+        }
+        double change = secondHalfChangePercent();
+        if (!Double.isNaN(change)) {
+            row(sb, "halves", String.format(Locale.ROOT, "%,.0f then %,.0f ops/s (%+.0f %%)", firstHalfOpsPerSecond,
+                    secondHalfOpsPerSecond, change));
+            if (change >= UNSTEADY_PERCENT) {
+                sb.append(String.format(Locale.ROOT, "  NOT STEADY: the second half ran %.0f %% faster than the first;"
+                        + " the processes were still warming up (JIT compilation, caches). A longer --warmup"
+                        + " (e.g. 15s with three nodes) gives the steady figure%n", change));
+            } else if (change <= -UNSTEADY_PERCENT) {
+                sb.append(String.format(Locale.ROOT, "  NOT STEADY: the second half ran %.0f %% slower than the first;"
+                        + " something slowed the run down as it went (disk bandwidth after a burst, collections,"
+                        + " other load on the machine)%n", -change));
+            }
         }
         if (failed + timeout > 0) {
             // Said in words too: a run with failures is not a clean figure, whatever its ops/s.
@@ -96,6 +130,12 @@ public final class Report {
         m.put("p99_ms", round(p99Ms, 4));
         m.put("p999_ms", round(p999Ms, 4));
         m.put("max_ms", round(maxMs, 4));
+        double change = secondHalfChangePercent();
+        if (!Double.isNaN(change)) {
+            m.put("first_half_ops_per_sec", round(firstHalfOpsPerSecond, 1));
+            m.put("second_half_ops_per_sec", round(secondHalfOpsPerSecond, 1));
+            m.put("second_half_change_pct", round(change, 1));
+        }
         m.putAll(extras);
         StringBuilder sb = new StringBuilder("{");
         boolean first = true;

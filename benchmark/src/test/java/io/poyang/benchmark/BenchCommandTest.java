@@ -69,9 +69,11 @@ class BenchCommandTest {
         String[] lines = out().trim().split("\n");
         String json = lines[lines.length - 1];
         assertTrue(json.startsWith("{\"op\":\"raft\""), json);
-        for (String key : new String[]{"log_fsyncs_per_sec", "appends_sent_per_sec", "leaders", "p99_ms"}) {
+        for (String key : new String[]{"log_fsyncs_per_sec", "log_mb_per_sec", "appends_sent_per_sec", "leaders",
+                "p99_ms", "first_half_ops_per_sec", "second_half_ops_per_sec", "second_half_change_pct"}) {
             assertTrue(json.contains("\"" + key + "\":"), key + " missing in " + json);
         }
+        assertFalse(json.contains("\"log_mb_per_sec\":0,"), json);
         assertTrue(json.contains("\"nodes\":3"), json);
         assertTrue(json.contains("\"value_size\":256"), json);
         assertTrue(json.contains("\"failed\":0,\"timeout\":0"), json);

@@ -779,6 +779,11 @@ public final class RaftGroup {
         return store.writeCount();
     }
 
+    /** Bytes written to this group's log so far, items and segment markers (for metrics; read racily). */
+    public long logWrittenBytes() {
+        return store.writtenBytes();
+    }
+
     /** Counters of the group's pipeline, for metrics: batches taken by the leader writer, AppendEntries
      * sent and received, apply calls. Plain fields written by the dispatcher; read racily. */
     long writerBatches;
