@@ -336,9 +336,7 @@ public final class KvStore {
             e = tree.create(key, resolvedParent, v);
             watchManager.onCreated(e);
         } else {
-            KvVersion v = new KvVersion(value, false, false, e.latest.createIndex, index, index, most, least, ttl,
-                    expireAt);
-            tree.update(e, v);
+            tree.putValue(e, value, index, most, least, ttl, expireAt);
         }
         if (temp) {
             ttlHeap.set(e, expireAt);

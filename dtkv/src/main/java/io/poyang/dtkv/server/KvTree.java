@@ -16,7 +16,8 @@ import java.util.List;
  *
  * <h3>Versions and snapshots</h3>
  * With no snapshot open, installing a version drops the previous one and a removal unlinks the
- * entry at once: a put costs one hash lookup and one version object. While snapshots are open, a
+ * entry at once: a put over an existing key costs one hash lookup and overwrites the current version
+ * in place ({@link #putValue}). While snapshots are open, a
  * version some open snapshot can see (its modIndex is at or below the newest open snapshot's index)
  * is kept behind the new one ({@link KvVersion#prev}), a removal leaves a tombstone version and the
  * entry stays on the index and the list, and the entry is remembered; when the last snapshot
@@ -100,6 +101,22 @@ final class KvTree {
     /** Installs a new version of a live entry. */
     void update(KvEntry e, KvVersion v) {
         install(e, v);
+    }
+
+    /**
+     * A put over a live value entry at {@code index} (its create index stays). With no snapshot
+     * open the current version is overwritten in place: no version object per put. With one open,
+     * a new version is installed in front of the current one, which the snapshot may still read.
+     */
+    void putValue(KvEntry e, byte[] value, long index, long ownerMost, long ownerLeast, long ttlMillis,
+                  long expireAtMillis) {
+        KvVersion current = e.latest;
+        if (openSnapshots.isEmpty()) {
+            current.overwriteValue(value, index, ownerMost, ownerLeast, ttlMillis, expireAtMillis);
+        } else {
+            install(e, new KvVersion(value, false, false, current.createIndex, index, index, ownerMost, ownerLeast,
+                    ttlMillis, expireAtMillis));
+        }
     }
 
     /** Removes a live entry (the caller checked it has no children). */

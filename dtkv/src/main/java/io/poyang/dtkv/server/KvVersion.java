@@ -4,8 +4,11 @@ import io.poyang.dtkv.KvNode;
 
 /**
  * The state of one key from one raft index on: a value or a directory, its create and update
- * indexes and, for temp nodes, owner and TTL. Immutable except for {@link #prev}, so an open
- * snapshot can keep reading a version while later applies install newer ones.
+ * indexes and, for temp nodes, owner and TTL. While a snapshot is open a version is never changed
+ * (later applies install newer ones in front of it, so the snapshot keeps reading it); with none
+ * open, nothing can read an older state any more, and a put over a value overwrites the current
+ * version in place ({@link #overwriteValue}) instead of allocating a new one — the hot path of a
+ * put. Only the apply thread touches versions.
  *
  * <p>{@link #modIndex} is the index of the entry that installed this version (a put, or an
  * updateTtl that changed only the TTL); a snapshot at index S sees, for each key, the newest
@@ -14,17 +17,17 @@ import io.poyang.dtkv.KvNode;
  */
 final class KvVersion {
 
-    final byte[] value;
+    byte[] value;
     final boolean dir;
     final boolean removed;
     final long createIndex;
-    final long updateIndex;
-    final long modIndex;
-    final long ownerMost;
-    final long ownerLeast;
+    long updateIndex;
+    long modIndex;
+    long ownerMost;
+    long ownerLeast;
     /** 0 for permanent nodes. */
-    final long ttlMillis;
-    final long expireAtMillis;
+    long ttlMillis;
+    long expireAtMillis;
     /** The version an open snapshot may still need, or null. Trimmed when snapshots close. */
     KvVersion prev;
 
@@ -36,6 +39,20 @@ final class KvVersion {
         this.createIndex = createIndex;
         this.updateIndex = updateIndex;
         this.modIndex = modIndex;
+        this.ownerMost = ownerMost;
+        this.ownerLeast = ownerLeast;
+        this.ttlMillis = ttlMillis;
+        this.expireAtMillis = expireAtMillis;
+    }
+
+    /**
+     * A put over this value version at {@code index}, in place: its create index stays. Only when
+     * no snapshot is open ({@link KvTree#putValue} decides).
+     */
+    void overwriteValue(byte[] value, long index, long ownerMost, long ownerLeast, long ttlMillis, long expireAtMillis) {
+        this.value = value;
+        this.updateIndex = index;
+        this.modIndex = index;
         this.ownerMost = ownerMost;
         this.ownerLeast = ownerLeast;
         this.ttlMillis = ttlMillis;

@@ -186,6 +186,36 @@ class SnapshotTest {
     }
 
     @Test
+    void aPutOverwritesTheVersionInPlaceOnlyWhileNoSnapshotIsOpen() {
+        KvLog log = new KvLog();
+        KvStore store = log.store;
+        log.apply(KvReq.put("a", b("1")));
+        long created = log.index;
+        KvVersion first = store.tree.lookup("a").latest;
+        log.apply(KvReq.put("a", b("2")));
+        assertSame(first, store.tree.lookup("a").latest, "no snapshot open: the version is overwritten");
+        assertEquals("2", new String(first.value, java.nio.charset.StandardCharsets.UTF_8));
+        assertEquals(created, first.createIndex);
+        assertEquals(log.index, first.updateIndex);
+        assertEquals(log.index, first.modIndex);
+
+        KvSnapshot snap = store.openSnapshot();
+        log.apply(KvReq.put("a", b("3")));
+        KvVersion during = store.tree.lookup("a").latest;
+        assertNotSame(first, during, "a snapshot is open: a new version is installed");
+        assertEquals("2", new String(first.value, java.nio.charset.StandardCharsets.UTF_8),
+                "the version the snapshot reads is left as it was");
+        assertEquals(created, during.createIndex);
+        assertEquals("2", snap.nextChunk().nodes().get(0).valueAsString());
+        snap.close();
+
+        log.apply(KvReq.put("a", b("4")));
+        assertSame(during, store.tree.lookup("a").latest, "closed again: back to overwriting");
+        assertEquals("4", store.nodeOf("a").valueAsString());
+        assertEquals(0, store.tree.keptVersions());
+    }
+
+    @Test
     void withoutSnapshotsNoVersionIsKept() {
         KvLog log = new KvLog();
         for (int i = 0; i < 1000; i++) {
