@@ -179,6 +179,8 @@ public final class NodeMetrics {
         counter(out, groups, "poyang_log_fsyncs_total", "fsyncs of the group's log.", g -> g.logFsyncCount());
         counter(out, groups, "poyang_log_writes_total", "Positional writes to the group's log.",
                 g -> g.logWriteCount());
+        counter(out, groups, "poyang_log_written_bytes_total", "Bytes written to the group's log (items and"
+                + " segment markers): with the other groups', what the node asks of its disk.", g -> g.logWrittenBytes());
         histogram(out, "poyang_log_fsync_latency_seconds", "How long the group's log fsyncs took.", groups,
                 RaftGroup::logFsyncLatency);
     }

@@ -111,6 +111,7 @@ class MetricsEndpointTest {
         double applied0 = before.value("poyang_raft_writes_total", "group", "1", "outcome", "applied");
         double latency0 = before.value("poyang_raft_write_latency_seconds_count", "group", "1");
         double fsyncs0 = before.value("poyang_log_fsyncs_total", "group", "1");
+        double logBytes0 = before.value("poyang_log_written_bytes_total", "group", "1");
         double fsyncLatency0 = before.value("poyang_log_fsync_latency_seconds_count", "group", "1");
         double serviceBytes0 = before.value("poyang_net_bytes_read_total", "port", "service");
 
@@ -150,6 +151,9 @@ class MetricsEndpointTest {
             assertTrue(after.value("poyang_raft_write_latency_seconds_sum", "group", "1") > 0);
             assertTrue(after.value("poyang_raft_write_ops_per_second", "group", "1") > 0, "ops/s while writing");
             assertTrue(after.value("poyang_log_fsyncs_total", "group", "1") > fsyncs0);
+            // 200 puts of a few bytes each: every entry is at least its fixed header on disk
+            assertTrue(after.value("poyang_log_written_bytes_total", "group", "1") >= logBytes0 + 200 * 32,
+                    "the log's byte counter moved by the writes");
             assertTrue(after.value("poyang_log_fsync_latency_seconds_count", "group", "1") > fsyncLatency0);
             assertTrue(after.value("poyang_net_bytes_read_total", "port", "service") > serviceBytes0);
             assertTrue(after.value("poyang_net_requests_received_total", "port", "service") >= 203);
