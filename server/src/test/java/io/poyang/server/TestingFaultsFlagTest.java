@@ -1,5 +1,6 @@
 package io.poyang.server;
 
+import io.poyang.net.LoopbackPorts;
 import io.poyang.net.NioClient;
 import io.poyang.net.NioClientConfig;
 import io.poyang.net.Peer;
@@ -15,8 +16,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.ExecutionException;
@@ -40,10 +39,7 @@ class TestingFaultsFlagTest {
     private PoyangNode load(String name, boolean flag) throws Exception {
         Path conf = tmp.resolve(name);
         Files.createDirectories(conf);
-        int replicationPort;
-        try (ServerSocket free = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            replicationPort = free.getLocalPort();
-        }
+        int replicationPort = LoopbackPorts.pick(1)[0];
         PropertiesFile p = PropertiesFile.empty(conf.resolve("config.properties"));
         p.set("nodeId", "1");
         p.set("replicationPort", Integer.toString(replicationPort));

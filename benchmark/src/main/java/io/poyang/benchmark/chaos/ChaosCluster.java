@@ -5,6 +5,7 @@ import io.poyang.dtkv.KvNode;
 import io.poyang.dtkv.KvReadKind;
 import io.poyang.dtkv.KvReq;
 import io.poyang.dtkv.KvResp;
+import io.poyang.net.LoopbackPorts;
 import io.poyang.net.NioClient;
 import io.poyang.raft.client.AdminClient;
 import io.poyang.raft.client.AdminClientConfig;
@@ -21,7 +22,6 @@ import io.poyang.raft.server.TestingFaultsService;
 
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -79,21 +79,11 @@ final class ChaosCluster implements AutoCloseable {
         Files.createDirectories(runDir);
         int[] servicePorts = new int[processes + 1];
         int[] replicationPorts = new int[processes + 1];
-        List<ServerSocket> held = new ArrayList<>();
-        try {
-            // Held open together so no two nodes get the same port; closed just before the nodes bind them.
-            for (int i = 1; i <= processes; i++) {
-                ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
-                ServerSocket r = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
-                held.add(s);
-                held.add(r);
-                servicePorts[i] = s.getLocalPort();
-                replicationPorts[i] = r.getLocalPort();
-            }
-        } finally {
-            for (ServerSocket s : held) {
-                s.close();
-            }
+        // outside the ephemeral range: a killed node restarts on its port, which an outgoing connection could take
+        int[] picked = LoopbackPorts.pick(2 * processes);
+        for (int i = 1; i <= processes; i++) {
+            servicePorts[i] = picked[2 * i - 2];
+            replicationPorts[i] = picked[2 * i - 1];
         }
         // servers.properties, the same for every node: every node's replication address; the group's voters are
         // 1..N (the spare is listed as a node, so every node can reach it, and is in no group).

@@ -1,13 +1,13 @@
 package io.poyang.benchmark.kv;
 
+import io.poyang.net.LoopbackPorts;
+
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.io.Writer;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -80,7 +80,7 @@ final class NodeProcesses implements AutoCloseable {
     }
 
     private void launch(int nodes, int groups, boolean fsync, int dispatchers) throws IOException {
-        int[] replication = freePorts(nodes);
+        int[] replication = LoopbackPorts.pick(nodes);
         StringBuilder servers = new StringBuilder("# written by ./poyang bench\n");
         for (int i = 1; i <= nodes; i++) {
             servers.append("node.").append(i).append(" = 127.0.0.1:").append(replication[i - 1]).append('\n');
@@ -255,25 +255,6 @@ final class NodeProcesses implements AutoCloseable {
             Thread.currentThread().interrupt();
             return "(unknown)";
         }
-    }
-
-    /** Ports the OS reports free now; the nodes bind them a moment later (another process could take one first). */
-    private static int[] freePorts(int n) throws IOException {
-        int[] ports = new int[n];
-        List<ServerSocket> held = new ArrayList<>();
-        try {
-            for (int i = 0; i < n; i++) {
-                ServerSocket s = new ServerSocket();
-                held.add(s);
-                s.bind(new InetSocketAddress("127.0.0.1", 0));
-                ports[i] = s.getLocalPort();
-            }
-        } finally {
-            for (ServerSocket s : held) {
-                s.close();
-            }
-        }
-        return ports;
     }
 
     private static void write(Path file, String text) throws IOException {

@@ -4,7 +4,7 @@ import io.poyang.server.config.NodeConfig;
 import io.poyang.server.config.PropertiesFile;
 import io.poyang.server.config.ServersConfig;
 import io.poyang.server.node.PoyangNode;
-import io.poyang.server.process.FreePorts;
+import io.poyang.net.LoopbackPorts;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -41,7 +41,7 @@ class AdminCommandTest {
     @BeforeAll
     static void start() throws Exception {
         tmp = Files.createTempDirectory("admin-command-test");
-        ports = FreePorts.pick(6);
+        ports = LoopbackPorts.pick(6);
         TreeMap<Integer, String> addrs = new TreeMap<>();
         StringBuilder a = new StringBuilder();
         StringBuilder k = new StringBuilder();
@@ -223,7 +223,7 @@ class AdminCommandTest {
 
     @Test
     void aNodeThatCannotBeReachedIsReportedWithExitFour() throws Exception {
-        int dead = FreePorts.pick(1)[0];
+        int dead = LoopbackPorts.pick(1)[0];
         Result r = run("--servers", admin + ",4=127.0.0.1:" + dead, "--timeout", "3000", "status");
         assertEquals(AdminCommand.EXIT_UNREACHABLE, r.code, r.toString());
         assertTrue(r.out.contains("node 4 (127.0.0.1:" + dead + "): unreachable: "), r.out);

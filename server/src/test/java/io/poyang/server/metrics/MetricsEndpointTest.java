@@ -6,7 +6,7 @@ import io.poyang.server.config.NodeConfig;
 import io.poyang.server.config.PropertiesFile;
 import io.poyang.server.config.ServersConfig;
 import io.poyang.server.node.PoyangNode;
-import io.poyang.server.process.FreePorts;
+import io.poyang.net.LoopbackPorts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -66,7 +66,7 @@ class MetricsEndpointTest {
     }
 
     private void startCluster() throws Exception {
-        int[] p = FreePorts.pick(6);
+        int[] p = LoopbackPorts.pick(6);
         TreeMap<Integer, String> addrs = new TreeMap<>();
         for (int i = 1; i <= 3; i++) {
             addrs.put(i, "127.0.0.1:" + p[2 * i - 2]);

@@ -5,7 +5,7 @@ import io.poyang.dtkv.client.KvClientConfig;
 import io.poyang.server.config.NodeConfig;
 import io.poyang.server.config.PropertiesFile;
 import io.poyang.server.config.ServersConfig;
-import io.poyang.server.process.FreePorts;
+import io.poyang.net.LoopbackPorts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -41,7 +41,7 @@ class LeaderHandOverTest {
 
     @Test
     void aStoppingLeaderHandsOverBeforeAnElectionTimeout() throws Exception {
-        int[] p = FreePorts.pick(6);
+        int[] p = LoopbackPorts.pick(6);
         TreeMap<Integer, String> addrs = new TreeMap<>();
         for (int i = 1; i <= 3; i++) {
             addrs.put(i, "127.0.0.1:" + p[2 * i - 2]);

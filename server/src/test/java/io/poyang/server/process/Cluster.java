@@ -1,5 +1,7 @@
 package io.poyang.server.process;
 
+import io.poyang.net.LoopbackPorts;
+
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -17,7 +19,7 @@ final class Cluster implements AutoCloseable {
     /** Writes the configurations of nodes 1..n (the sample's node1..node3 files; later ids reuse node3's). */
     Cluster(Path dir, int n, Map<String, String> extraSettings) throws Exception {
         this.dir = dir;
-        int[] p = FreePorts.pick(3 * n);
+        int[] p = LoopbackPorts.pick(3 * n);
         for (int i = 1; i <= n; i++) {
             ports.put(i, new TestConf.Ports(p[3 * i - 3], p[3 * i - 2], p[3 * i - 1]));
         }

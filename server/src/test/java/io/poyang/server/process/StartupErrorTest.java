@@ -2,6 +2,7 @@ package io.poyang.server.process;
 
 import io.poyang.dtkv.client.KvClient;
 import io.poyang.dtkv.client.KvClientConfig;
+import io.poyang.net.LoopbackPorts;
 import io.poyang.server.ServerCommand;
 import io.poyang.server.config.NodeConfig;
 import io.poyang.server.config.ServersConfig;
@@ -37,7 +38,7 @@ class StartupErrorTest {
 
     /** A single-node configuration from the sample, on free ports, data in tmp/data. */
     private Path conf(Map<String, String> extra) throws Exception {
-        int[] p = FreePorts.pick(3);
+        int[] p = LoopbackPorts.pick(3);
         TestConf.Ports ports = new TestConf.Ports(p[0], p[1], p[2]);
         return TestConf.write(TestConf.samples().resolve("single"), tmp.resolve("conf"), ports, tmp.resolve("data"),
                 Collections.singletonMap(1, ports), extra);
@@ -154,7 +155,7 @@ class StartupErrorTest {
             running.awaitReady(60_000);
             // a second node on the same data directory, on other ports
             Map<String, String> other = new HashMap<>();
-            int[] p = FreePorts.pick(3);
+            int[] p = LoopbackPorts.pick(3);
             TestConf.Ports ports = new TestConf.Ports(p[0], p[1], p[2]);
             Path conf2 = TestConf.write(TestConf.samples().resolve("single"), tmp.resolve("conf2"), ports,
                     tmp.resolve("data"), Collections.singletonMap(1, ports), other);
