@@ -1,5 +1,7 @@
 package io.poyang.benchmark;
 
+import io.poyang.server.Json;
+
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -144,7 +146,7 @@ public final class Report {
                 sb.append(',');
             }
             first = false;
-            quote(sb, e.getKey());
+            Json.appendQuoted(sb, e.getKey());
             sb.append(':');
             Object v = e.getValue();
             if (v == null) {
@@ -156,7 +158,7 @@ public final class Report {
             } else if (v instanceof Number || v instanceof Boolean) {
                 sb.append(v);
             } else {
-                quote(sb, v.toString());
+                Json.appendQuoted(sb, v.toString());
             }
         }
         return sb.append('}').toString();
@@ -165,30 +167,5 @@ public final class Report {
     private static double round(double v, int decimals) {
         double scale = Math.pow(10, decimals);
         return Math.round(v * scale) / scale;
-    }
-
-    private static void quote(StringBuilder sb, String s) {
-        sb.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"':
-                    sb.append("\\\"");
-                    break;
-                case '\\':
-                    sb.append("\\\\");
-                    break;
-                case '\n':
-                    sb.append("\\n");
-                    break;
-                default:
-                    if (c < 0x20) {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-            }
-        }
-        sb.append('"');
     }
 }

@@ -73,6 +73,23 @@ public final class Json {
     /** {@code s} escaped for the inside of a JSON string. */
     public static String escape(String s) {
         StringBuilder b = new StringBuilder(s.length() + 8);
+        appendEscaped(b, s);
+        return b.toString();
+    }
+
+    /** Appends {@code s} double-quoted and escaped: a JSON string. */
+    public static void appendQuoted(StringBuilder b, String s) {
+        b.append('"');
+        appendEscaped(b, s);
+        b.append('"');
+    }
+
+    /**
+     * Appends {@code s} escaped per RFC 8259: quote, backslash, newline, return and tab by their
+     * short escapes; other control characters, DEL and unpaired surrogates as six-character
+     * escapes (backslash, u, four hex digits), so the text survives being written to a UTF-8 file and read back (the chaos history depends on it).
+     */
+    private static void appendEscaped(StringBuilder b, String s) {
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
             switch (c) {
@@ -92,14 +109,18 @@ public final class Json {
                     b.append("\\t");
                     break;
                 default:
-                    if (c < 0x20) {
+                    boolean paired = Character.isHighSurrogate(c) && i + 1 < s.length()
+                            && Character.isLowSurrogate(s.charAt(i + 1));
+                    if (c < 0x20 || c == 0x7f || (Character.isSurrogate(c) && !paired)) {
                         b.append(String.format("\\u%04x", (int) c));
+                    } else if (paired) {
+                        b.append(c).append(s.charAt(++i));
                     } else {
                         b.append(c);
                     }
+                    break;
             }
         }
-        return b.toString();
     }
 
     /** Strict UTF-8 decoding. */

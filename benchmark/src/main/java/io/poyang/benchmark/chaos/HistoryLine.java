@@ -1,5 +1,7 @@
 package io.poyang.benchmark.chaos;
 
+import io.poyang.server.Json;
+
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -27,14 +29,14 @@ final class HistoryLine {
                 .append(" client=").append(op.clientId())
                 .append(" op=").append(op.kind().text())
                 .append(" key=");
-        appendQuoted(b, op.key());
+        Json.appendQuoted(b, op.key());
         if (op.kind() == OpKind.CAS) {
             b.append(" expect=");
             appendValue(b, op.expected());
         }
         if (op.value() != null) {
             b.append(" value=");
-            appendQuoted(b, op.value());
+            Json.appendQuoted(b, op.value());
         }
         b.append(" invoke=").append(op.invokeNanos())
                 .append(" complete=").append(op.completeNanos())
@@ -57,7 +59,7 @@ final class HistoryLine {
             }
         } else if (op.error() != null) {
             b.append(" error=");
-            appendQuoted(b, op.error());
+            Json.appendQuoted(b, op.error());
         }
         return b.toString();
     }
@@ -73,45 +75,8 @@ final class HistoryLine {
         if (s == null) {
             b.append(ABSENT);
         } else {
-            appendQuoted(b, s);
+            Json.appendQuoted(b, s);
         }
-    }
-
-    private static void appendQuoted(StringBuilder b, String s) {
-        b.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"':
-                    b.append("\\\"");
-                    break;
-                case '\\':
-                    b.append("\\\\");
-                    break;
-                case '\n':
-                    b.append("\\n");
-                    break;
-                case '\r':
-                    b.append("\\r");
-                    break;
-                case '\t':
-                    b.append("\\t");
-                    break;
-                default:
-                    // Control characters and unpaired surrogates would not survive a text file in UTF-8.
-                    boolean paired = Character.isHighSurrogate(c) && i + 1 < s.length()
-                            && Character.isLowSurrogate(s.charAt(i + 1));
-                    if (c < 0x20 || c == 0x7f || (Character.isSurrogate(c) && !paired)) {
-                        b.append(String.format("\\u%04x", (int) c));
-                    } else if (paired) {
-                        b.append(c).append(s.charAt(++i));
-                    } else {
-                        b.append(c);
-                    }
-                    break;
-            }
-        }
-        b.append('"');
     }
 
     /** Parses one operation line (not a comment or blank line). */
@@ -360,7 +325,7 @@ final class HistoryLine {
                     break;
                 default:
                     throw new HistoryFormatException(lineNumber, "unknown escape '\\" + e + "' in " + name
-                            + "= (escapes: \\\" \\\\ \\n \\r \\t \\uXXXX)");
+                            + "= (escapes: \\\" \\\\ \\n \\r \\t, and \\u with four hex digits)");
             }
         }
         throw new HistoryFormatException(lineNumber, "unterminated string in " + name + "= (missing closing quote)");
