@@ -2,11 +2,8 @@ package io.poyang.server.metrics;
 
 import io.poyang.dtkv.client.KvClient;
 import io.poyang.dtkv.client.KvClientConfig;
-import io.poyang.server.config.NodeConfig;
-import io.poyang.server.config.PropertiesFile;
-import io.poyang.server.config.ServersConfig;
+import io.poyang.server.node.InProcessNodes;
 import io.poyang.server.node.PoyangNode;
-import io.poyang.net.LoopbackPorts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -18,8 +15,8 @@ import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -34,12 +31,13 @@ class MetricsEndpointTest {
 
     @TempDir
     Path tmp;
-    private final List<PoyangNode> nodes = new ArrayList<>();
+    private InProcessNodes cluster;
+    private List<PoyangNode> nodes;
 
     @AfterEach
     void stopAll() {
-        for (PoyangNode n : nodes) {
-            n.stop();
+        if (cluster != null) {
+            cluster.close();
         }
     }
 
@@ -66,40 +64,12 @@ class MetricsEndpointTest {
     }
 
     private void startCluster() throws Exception {
-        int[] p = LoopbackPorts.pick(6);
-        TreeMap<Integer, String> addrs = new TreeMap<>();
-        for (int i = 1; i <= 3; i++) {
-            addrs.put(i, "127.0.0.1:" + p[2 * i - 2]);
-        }
-        TreeMap<Integer, ServersConfig.Group> groups = new TreeMap<>();
-        groups.put(1, new ServersConfig.Group(1, new int[]{1, 2, 3}, new int[0]));
-        ServersConfig servers = new ServersConfig(addrs, groups);
-        for (int i = 1; i <= 3; i++) {
-            PropertiesFile f = PropertiesFile.empty(tmp.resolve("config-" + i + ".properties"));
-            f.set("nodeId", String.valueOf(i));
-            f.set("replicationPort", String.valueOf(p[2 * i - 2]));
-            f.set("servicePort", String.valueOf(p[2 * i - 1]));
-            f.set("metricsPort", "0");
-            f.set("dataDir", tmp.resolve("data-" + i).toString());
-            f.set("dispatchers", "1");
-            f.writeAtomically();
-            PoyangNode n = new PoyangNode(NodeConfig.load(f.path()), servers, null);
-            n.start();
-            nodes.add(n);
-        }
+        cluster = new InProcessNodes(tmp, 3, Collections.singletonMap("metricsPort", "0"));
+        nodes = cluster.nodes();
     }
 
     private PoyangNode awaitLeader() throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            for (PoyangNode n : nodes) {
-                if (n.raftServer().group(1).isLeader()) {
-                    return n;
-                }
-            }
-            Thread.sleep(20);
-        }
-        throw new AssertionError("no leader within 60 s");
+        return cluster.awaitLeader(null, 60_000);
     }
 
     @Test
@@ -115,10 +85,7 @@ class MetricsEndpointTest {
         double fsyncLatency0 = before.value("poyang_log_fsync_latency_seconds_count", "group", "1");
         double serviceBytes0 = before.value("poyang_net_bytes_read_total", "port", "service");
 
-        KvClientConfig cfg = new KvClientConfig();
-        for (int i = 0; i < 3; i++) {
-            cfg.node(i + 1, "127.0.0.1:" + nodes.get(i).servicePort());
-        }
+        KvClientConfig cfg = cluster.clientConfig();
         try (KvClient kv = new KvClient(cfg)) {
             kv.start();
             kv.mkdir("m");

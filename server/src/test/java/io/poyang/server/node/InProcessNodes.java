@@ -1,0 +1,98 @@
+package io.poyang.server.node;
+
+import io.poyang.dtkv.client.KvClientConfig;
+import io.poyang.net.LoopbackPorts;
+import io.poyang.server.config.NodeConfig;
+import io.poyang.server.config.PropertiesFile;
+import io.poyang.server.config.ServersConfig;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Three (or more) DtKV nodes in the test's JVM, one group 1 on all of them, each started from its
+ * own config.properties as {@code ./poyang server} would: for tests that look inside a node
+ * ({@link PoyangNode#raftServer()}, its HTTP endpoint) rather than at a process.
+ */
+public final class InProcessNodes implements AutoCloseable {
+
+    private final List<PoyangNode> nodes = new ArrayList<>();
+
+    /**
+     * Starts {@code count} nodes with config files and data under {@code dir}; {@code settings}
+     * are added to (or override) each node's config.properties (one dispatcher each, metrics off).
+     */
+    public InProcessNodes(Path dir, int count, Map<String, String> settings) throws Exception {
+        int[] p = LoopbackPorts.pick(2 * count);
+        TreeMap<Integer, String> addrs = new TreeMap<>();
+        int[] members = new int[count];
+        for (int i = 1; i <= count; i++) {
+            addrs.put(i, "127.0.0.1:" + p[2 * i - 2]);
+            members[i - 1] = i;
+        }
+        TreeMap<Integer, ServersConfig.Group> groups = new TreeMap<>();
+        groups.put(1, new ServersConfig.Group(1, members, new int[0]));
+        ServersConfig servers = new ServersConfig(addrs, groups);
+        try {
+            for (int i = 1; i <= count; i++) {
+                PropertiesFile f = PropertiesFile.empty(dir.resolve("config-" + i + ".properties"));
+                f.set("nodeId", String.valueOf(i));
+                f.set("replicationPort", String.valueOf(p[2 * i - 2]));
+                f.set("servicePort", String.valueOf(p[2 * i - 1]));
+                f.set("metricsPort", "-1");
+                f.set("dataDir", dir.resolve("data-" + i).toString());
+                f.set("dispatchers", "1");
+                for (Map.Entry<String, String> s : settings.entrySet()) {
+                    f.set(s.getKey(), s.getValue());
+                }
+                f.writeAtomically();
+                PoyangNode n = new PoyangNode(NodeConfig.load(f.path()), servers, null);
+                n.start();
+                nodes.add(n);
+            }
+        } catch (Exception | Error e) {
+            close();
+            throw e;
+        }
+    }
+
+    /** The nodes in id order (node i at index i - 1). */
+    public List<PoyangNode> nodes() {
+        return Collections.unmodifiableList(nodes);
+    }
+
+    /** The running node other than {@code not} (may be null) that leads group 1, once there is one. */
+    public PoyangNode awaitLeader(PoyangNode not, long timeoutMillis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (System.nanoTime() < deadline) {
+            for (PoyangNode n : nodes) {
+                if (n != not && !n.isStopped() && n.raftServer().group(1).isLeader()) {
+                    return n;
+                }
+            }
+            Thread.sleep(5); // polling interval of a deadline-bound wait
+        }
+        throw new AssertionError("no leader of group 1 within " + timeoutMillis + " ms");
+    }
+
+    /** A client config naming every node's service port. */
+    public KvClientConfig clientConfig() {
+        KvClientConfig cfg = new KvClientConfig();
+        for (int i = 0; i < nodes.size(); i++) {
+            cfg.node(i + 1, "127.0.0.1:" + nodes.get(i).servicePort());
+        }
+        return cfg;
+    }
+
+    @Override
+    public void close() {
+        for (PoyangNode n : nodes) {
+            n.stop();
+        }
+    }
+}
