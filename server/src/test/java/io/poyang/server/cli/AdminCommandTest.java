@@ -1,10 +1,9 @@
 package io.poyang.server.cli;
 
-import io.poyang.server.config.NodeConfig;
-import io.poyang.server.config.PropertiesFile;
-import io.poyang.server.config.ServersConfig;
-import io.poyang.server.node.PoyangNode;
 import io.poyang.net.LoopbackPorts;
+import io.poyang.server.config.PropertiesFile;
+import io.poyang.server.node.InProcessNodes;
+import io.poyang.server.node.PoyangNode;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -18,9 +17,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
@@ -33,51 +32,32 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class AdminCommandTest {
 
     private static Path tmp;
-    private static final List<PoyangNode> nodes = new ArrayList<>();
+    private static InProcessNodes cluster;
+    private static List<PoyangNode> nodes;
     private static String admin;
     private static String kvServers;
-    private static int[] ports;
 
     @BeforeAll
     static void start() throws Exception {
         tmp = Files.createTempDirectory("admin-command-test");
-        ports = LoopbackPorts.pick(6);
-        TreeMap<Integer, String> addrs = new TreeMap<>();
+        cluster = new InProcessNodes(tmp, 3, Collections.emptyMap());
+        nodes = cluster.nodes();
         StringBuilder a = new StringBuilder();
         StringBuilder k = new StringBuilder();
-        for (int i = 1; i <= 3; i++) {
-            addrs.put(i, "127.0.0.1:" + ports[2 * i - 2]);
-            a.append(a.length() > 0 ? "," : "").append(i).append("=127.0.0.1:").append(ports[2 * i - 2]);
-            k.append(k.length() > 0 ? "," : "").append(i).append("=127.0.0.1:").append(ports[2 * i - 1]);
+        for (PoyangNode n : nodes) {
+            int id = n.config().nodeId;
+            a.append(a.length() > 0 ? "," : "").append(id).append("=127.0.0.1:").append(n.replicationPort());
+            k.append(k.length() > 0 ? "," : "").append(id).append("=127.0.0.1:").append(n.servicePort());
         }
         admin = a.toString();
         kvServers = k.toString();
-        TreeMap<Integer, ServersConfig.Group> groups = new TreeMap<>();
-        groups.put(1, new ServersConfig.Group(1, new int[]{1, 2, 3}, new int[0]));
-        ServersConfig servers = new ServersConfig(addrs, groups);
-        for (int i = 1; i <= 3; i++) {
-            Path conf = Files.createDirectories(tmp.resolve("conf-" + i));
-            servers.writeTo(conf.resolve("servers.properties"));
-            PropertiesFile f = PropertiesFile.empty(conf.resolve("config.properties"));
-            f.set("nodeId", String.valueOf(i));
-            f.set("replicationPort", String.valueOf(ports[2 * i - 2]));
-            f.set("servicePort", String.valueOf(ports[2 * i - 1]));
-            f.set("metricsPort", "-1");
-            f.set("dataDir", tmp.resolve("data-" + i).toString());
-            f.set("dispatchers", "1");
-            f.writeAtomically();
-            PoyangNode n = new PoyangNode(NodeConfig.load(f.path()), ServersConfig.load(conf.resolve(
-                    "servers.properties")), conf.resolve("servers.properties"));
-            n.start();
-            nodes.add(n);
-        }
         await("a leader of group 1", () -> nodes.stream().anyMatch(n -> n.raftServer().group(1).isLeader()));
     }
 
     @AfterAll
     static void stop() throws IOException {
-        for (PoyangNode n : nodes) {
-            n.stop();
+        if (cluster != null) {
+            cluster.close();
         }
         try (Stream<Path> s = Files.walk(tmp)) {
             s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
@@ -164,7 +144,8 @@ class AdminCommandTest {
         String nodesOut = ok("list-nodes").out;
         assertTrue(nodesOut.startsWith("NODE  ADDRESS"), nodesOut);
         for (int i = 1; i <= 3; i++) {
-            assertTrue(nodesOut.contains(i + "     127.0.0.1:" + ports[2 * i - 2] + "  1,2,3"), nodesOut);
+            int port = nodes.get(i - 1).replicationPort();
+            assertTrue(nodesOut.contains(i + "     127.0.0.1:" + port + "  1,2,3"), nodesOut);
         }
         String groupsOut = ok("list-groups").out;
         assertTrue(groupsOut.contains("1      1,2,3"), groupsOut);

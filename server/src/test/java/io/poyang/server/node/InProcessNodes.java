@@ -6,6 +6,7 @@ import io.poyang.server.config.NodeConfig;
 import io.poyang.server.config.PropertiesFile;
 import io.poyang.server.config.ServersConfig;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -16,8 +17,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Three (or more) DtKV nodes in the test's JVM, one group 1 on all of them, each started from its
- * own config.properties as {@code ./poyang server} would: for tests that look inside a node
- * ({@link PoyangNode#raftServer()}, its HTTP endpoint) rather than at a process.
+ * own {@code <dir>/conf-<id>/config.properties} and {@code servers.properties} as {@code ./poyang
+ * server --conf} would (admin commands that change the nodes rewrite that servers file), data in
+ * {@code <dir>/data-<id>}: for tests that look inside a node ({@link PoyangNode#raftServer()}, its
+ * HTTP endpoint) rather than at a process.
  */
 public final class InProcessNodes implements AutoCloseable {
 
@@ -40,7 +43,10 @@ public final class InProcessNodes implements AutoCloseable {
         ServersConfig servers = new ServersConfig(addrs, groups);
         try {
             for (int i = 1; i <= count; i++) {
-                PropertiesFile f = PropertiesFile.empty(dir.resolve("config-" + i + ".properties"));
+                Path conf = Files.createDirectories(dir.resolve("conf-" + i));
+                Path serversFile = conf.resolve("servers.properties");
+                servers.writeTo(serversFile);
+                PropertiesFile f = PropertiesFile.empty(conf.resolve("config.properties"));
                 f.set("nodeId", String.valueOf(i));
                 f.set("replicationPort", String.valueOf(p[2 * i - 2]));
                 f.set("servicePort", String.valueOf(p[2 * i - 1]));
@@ -51,7 +57,7 @@ public final class InProcessNodes implements AutoCloseable {
                     f.set(s.getKey(), s.getValue());
                 }
                 f.writeAtomically();
-                PoyangNode n = new PoyangNode(NodeConfig.load(f.path()), servers, null);
+                PoyangNode n = new PoyangNode(NodeConfig.load(f.path()), ServersConfig.load(serversFile), serversFile);
                 n.start();
                 nodes.add(n);
             }
