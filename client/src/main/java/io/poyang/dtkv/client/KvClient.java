@@ -1,5 +1,6 @@
 package io.poyang.dtkv.client;
 
+import io.poyang.common.DaemonTimer;
 import io.poyang.common.FlowControlException;
 import io.poyang.common.PoyangException;
 import io.poyang.common.PoyangTimeoutException;
@@ -36,7 +37,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -101,13 +101,7 @@ public final class KvClient implements AutoCloseable {
             this.clientId = raft.clientUuid();
             this.callbackExecutor = config.callbackExecutor != null ? config.callbackExecutor : ForkJoinPool.commonPool();
             this.eventExecutor = new SerialExecutor(callbackExecutor);
-            ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
-                Thread th = new Thread(r, config.raft.net.name + "-kv-timer");
-                th.setDaemon(true);
-                return th;
-            });
-            t.setRemoveOnCancelPolicy(true);
-            this.timer = t;
+            this.timer = DaemonTimer.create(config.raft.net.name + "-kv-timer");
             this.watches = new KvWatches(this);
             this.locks = new KvLocks(this);
             raft.network().register(KvCommands.KV_WATCH_NOTIFY, watches.processor());

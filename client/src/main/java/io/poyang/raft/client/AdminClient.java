@@ -1,5 +1,6 @@
 package io.poyang.raft.client;
 
+import io.poyang.common.DaemonTimer;
 import io.poyang.common.LifeCycle;
 import io.poyang.common.PoyangException;
 import io.poyang.common.PoyangTimeoutException;
@@ -25,7 +26,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -97,13 +97,7 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
         for (Map.Entry<Integer, String> e : config.nodes.entrySet()) {
             setAddress(e.getKey(), e.getValue());
         }
-        ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread th = new Thread(r, config.net.name + "-timer");
-            th.setDaemon(true);
-            return th;
-        });
-        t.setRemoveOnCancelPolicy(true);
-        timer = t;
+        timer = DaemonTimer.create(config.net.name + "-timer");
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.poyang.raft.client;
 
 import io.poyang.codec.Encodable;
+import io.poyang.common.DaemonTimer;
 import io.poyang.common.FlowControlException;
 import io.poyang.common.LifeCycle;
 import io.poyang.common.PoyangTimeoutException;
@@ -28,7 +29,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
@@ -88,13 +88,7 @@ public final class RaftClient extends LifeCycle {
             peers.put(e.getKey(), net.addPeer(e.getValue()));
             nodeIds.add(e.getKey());
         }
-        ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread th = new Thread(r, config.net.name + "-timer");
-            th.setDaemon(true);
-            return th;
-        });
-        t.setRemoveOnCancelPolicy(true);
-        timer = t;
+        timer = DaemonTimer.create(config.net.name + "-timer");
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.poyang.raft.server;
 
 import io.poyang.codec.Encodable;
+import io.poyang.common.DaemonTimer;
 import io.poyang.net.CallOptions;
 import io.poyang.net.DecoderFactory;
 import io.poyang.net.NetConnectionException;
@@ -14,7 +15,6 @@ import io.poyang.raft.core.RaftTransport;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -38,13 +38,7 @@ final class ReplicationTransport implements RaftTransport {
         this.client = client;
         this.faults = faults;
         if (faults != null) {
-            ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
-                Thread th = new Thread(r, "raft-" + selfId + "-fault-timer");
-                th.setDaemon(true);
-                return th;
-            });
-            t.setRemoveOnCancelPolicy(true);
-            this.faultTimer = t;
+            this.faultTimer = DaemonTimer.create("raft-" + selfId + "-fault-timer");
         } else {
             this.faultTimer = null;
         }
