@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.Comparator;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -71,6 +72,14 @@ final class BenchCluster implements AutoCloseable {
             }
         }
         awaitLeaders(30_000);
+    }
+
+    /** The report's lines on how the cluster was set up: fsync, dispatchers, the leader of each group, the JDK. */
+    void putSetup(Map<String, Object> m, BenchOptions o) {
+        m.put("fsync", o.fsync);
+        m.put("dispatchers_per_node", dispatchers(o.nodes));
+        m.put("leaders", leaders());
+        m.put("java", System.getProperty("java.version"));
     }
 
     /** One dispatcher per core for one node; with three nodes sharing the cores, one each. */

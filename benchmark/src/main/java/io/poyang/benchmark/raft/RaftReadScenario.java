@@ -217,10 +217,7 @@ public final class RaftReadScenario implements Scenario {
         m.put("heartbeat_rounds_per_sec", Math.round(d[2] / secs));
         m.put("follower_reads_per_sec", Math.round(d[3] / secs));
         m.put("read_index_requests_per_sec", Math.round(d[4] / secs));
-        m.put("fsync", options.fsync);
-        m.put("dispatchers_per_node", BenchCluster.dispatchers(options.nodes));
-        m.put("leaders", cluster.leaders());
-        m.put("java", System.getProperty("java.version"));
+        cluster.putSetup(m, options);
         return m;
     }
 

@@ -166,10 +166,7 @@ public final class RaftScenario implements Scenario {
         m.put("writer_batches_per_sec", Math.round(p[0] / secs));
         m.put("appends_sent_per_sec", Math.round(p[1] / secs));
         m.put("apply_batches_per_sec", Math.round(p[3] / secs));
-        m.put("fsync", options.fsync);
-        m.put("dispatchers_per_node", BenchCluster.dispatchers(options.nodes));
-        m.put("leaders", cluster.leaders());
-        m.put("java", System.getProperty("java.version"));
+        cluster.putSetup(m, options);
         return m;
     }
 
