@@ -8,11 +8,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -74,46 +70,21 @@ class AdminCommandTest {
         }
     }
 
-    static final class Result {
-        final int code;
-        final String out;
-        final String err;
-
-        Result(int code, String out, String err) {
-            this.code = code;
-            this.out = out;
-            this.err = err;
-        }
-
-        @Override
-        public String toString() {
-            return "exit " + code + "; stdout: " + out + "; stderr: " + err;
-        }
-    }
-
-    private static Result run(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = AdminCommand.run(args, new PrintStream(out, true), new PrintStream(err, true));
-        return new Result(code, new String(out.toByteArray(), StandardCharsets.UTF_8),
-                new String(err.toByteArray(), StandardCharsets.UTF_8));
-    }
-
-    private static Result admin(String... args) {
+    private static CommandRun admin(String... args) {
         List<String> all = new ArrayList<>(Arrays.asList("--servers", admin, "--timeout", "30000"));
         all.addAll(Arrays.asList(args));
-        return run(all.toArray(new String[0]));
+        return CommandRun.adminInProcess(all.toArray(new String[0]));
     }
 
-    private static Result ok(String... args) {
-        Result r = admin(args);
-        assertEquals(AdminCommand.EXIT_OK, r.code, r.toString());
+    private static CommandRun ok(String... args) {
+        CommandRun r = admin(args);
+        assertEquals(AdminCommand.EXIT_OK, r.exitCode, r.toString());
         return r;
     }
 
     @Test
     void statusIsATableOfEveryGroupOnEveryNode() {
-        String[] lines = ok("status").out.split("\n");
+        String[] lines = ok("status").stdout.split("\n");
         assertEquals(4, lines.length, String.join("\n", lines));
         assertTrue(lines[0].matches("GROUP\\s+NODE\\s+ROLE\\s+TERM\\s+LEADER\\s+FIRST\\s+LAST\\s+PERSISTED\\s+COMMIT"
                 + "\\s+APPLIED\\s+LAG\\s+CONFIGURATION"), lines[0]);
@@ -132,106 +103,101 @@ class AdminCommandTest {
             assertTrue(lines[i].endsWith("voters 1,2,3"), lines[i]);
         }
         assertEquals(1, leaders);
-        Result json = ok("--json", "status");
-        assertTrue(json.out.startsWith("{\"groups\":[{\"group\":1,\"node\":1,\"role\":"), json.out);
-        assertTrue(json.out.endsWith("\"unreachable\":[]}\n"), json.out);
-        assertEquals("(no groups)\n", ok("status", "--group", "77").out.substring(
-                ok("status", "--group", "77").out.indexOf('\n') + 1));
+        CommandRun json = ok("--json", "status");
+        assertTrue(json.stdout.startsWith("{\"groups\":[{\"group\":1,\"node\":1,\"role\":"), json.stdout);
+        assertTrue(json.stdout.endsWith("\"unreachable\":[]}\n"), json.stdout);
+        assertEquals("(no groups)\n", ok("status", "--group", "77").stdout.substring(
+                ok("status", "--group", "77").stdout.indexOf('\n') + 1));
     }
 
     @Test
     void listNodesAndGroups() {
-        String nodesOut = ok("list-nodes").out;
+        String nodesOut = ok("list-nodes").stdout;
         assertTrue(nodesOut.startsWith("NODE  ADDRESS"), nodesOut);
         for (int i = 1; i <= 3; i++) {
             int port = nodes.get(i - 1).replicationPort();
             assertTrue(nodesOut.contains(i + "     127.0.0.1:" + port + "  1,2,3"), nodesOut);
         }
-        String groupsOut = ok("list-groups").out;
+        String groupsOut = ok("list-groups").stdout;
         assertTrue(groupsOut.contains("1      1,2,3"), groupsOut);
     }
 
     @Test
     void aGroupAddedAndRemovedAtRuntimeServesDtKvAndIsWrittenBackToServersProperties() throws Exception {
-        assertEquals("OK: group 2 runs on nodes 1,2,3\n", ok("add-group", "2", "--members", "1,2,3").out);
+        assertEquals("OK: group 2 runs on nodes 1,2,3\n", ok("add-group", "2", "--members", "1,2,3").stdout);
         await("a leader of group 2", () -> nodes.stream().anyMatch(n -> n.raftServer().group(2) != null
                 && n.raftServer().group(2).isLeader()));
-        Result put = kv("--group", "2", "put", "g2key", "v");
-        assertEquals(0, put.code, put.toString());
-        assertEquals("v\n", kv("--group", "2", "get", "g2key").out);
+        CommandRun put = kv("--group", "2", "put", "g2key", "v");
+        assertEquals(0, put.exitCode, put.toString());
+        assertEquals("v\n", kv("--group", "2", "get", "g2key").stdout);
         for (int i = 1; i <= 3; i++) {
             Path f = tmp.resolve("conf-" + i).resolve("servers.properties");
             await("group 2 in " + f, () -> "1,2,3".equals(PropertiesFile.read(f).get("group.2.members")));
         }
-        assertTrue(ok("list-groups").out.contains("2      1,2,3"));
-        Result removed = ok("remove-group", "2", "--delete-data");
-        assertEquals("OK: group 2 removed from nodes 1,2,3 and its data deleted\n", removed.out);
+        assertTrue(ok("list-groups").stdout.contains("2      1,2,3"));
+        CommandRun removed = ok("remove-group", "2", "--delete-data");
+        assertEquals("OK: group 2 removed from nodes 1,2,3 and its data deleted\n", removed.stdout);
         for (int i = 1; i <= 3; i++) {
             Path f = tmp.resolve("conf-" + i).resolve("servers.properties");
             await("group 2 gone from " + f, () -> !PropertiesFile.read(f).contains("group.2.members"));
             Path dir = tmp.resolve("data-" + i).resolve("group-2");
             await(dir + " deleted", () -> !Files.exists(dir));
         }
-        assertFalse(ok("list-groups").out.contains("2      "));
+        assertFalse(ok("list-groups").stdout.contains("2      "));
     }
 
     @Test
     void aPreparedChangeCanBeAbortedAndAbortingNothingIsFine() {
         ok("abort-change", "1");
         // a change to fewer voters needs no new member: prepared, then abandoned
-        Result prepared = ok("prepare-change", "1", "--members", "1,2");
-        assertTrue(prepared.out.contains("voters 1,2,3 -> 1,2 (prepared; commit-change or abort-change next)"),
-                prepared.out);
-        assertTrue(ok("status").out.contains("voters 1,2,3 -> 1,2 (change prepared)"));
-        Result conflict = admin("prepare-change", "1", "--members", "2,3");
-        assertEquals(AdminCommand.EXIT_ERROR, conflict.code);
-        assertTrue(conflict.err.startsWith("poyang admin: CONFLICT: "), conflict.err);
-        assertEquals("OK: group 1 voters 1,2,3\n", ok("abort-change", "1").out);
-        assertTrue(ok("status").out.contains("voters 1,2,3\n"));
+        CommandRun prepared = ok("prepare-change", "1", "--members", "1,2");
+        assertTrue(prepared.stdout.contains("voters 1,2,3 -> 1,2 (prepared; commit-change or abort-change next)"),
+                prepared.stdout);
+        assertTrue(ok("status").stdout.contains("voters 1,2,3 -> 1,2 (change prepared)"));
+        CommandRun conflict = admin("prepare-change", "1", "--members", "2,3");
+        assertEquals(AdminCommand.EXIT_ERROR, conflict.exitCode);
+        assertTrue(conflict.stderr.startsWith("poyang admin: CONFLICT: "), conflict.stderr);
+        assertEquals("OK: group 1 voters 1,2,3\n", ok("abort-change", "1").stdout);
+        assertTrue(ok("status").stdout.contains("voters 1,2,3\n"));
     }
 
     @Test
     void refusalsAreNamedAndExitTwo() {
-        Result notVoter = admin("transfer-leader", "1", "9");
-        assertEquals(AdminCommand.EXIT_ERROR, notVoter.code);
-        assertTrue(notVoter.err.startsWith("poyang admin: BAD_ARGUMENT: node 9 is not a voter"), notVoter.err);
-        Result unknown = admin("prepare-change", "1", "--members", "1,2,3,8");
-        assertEquals(AdminCommand.EXIT_ERROR, unknown.code);
-        assertTrue(unknown.err.startsWith("poyang admin: UNKNOWN_NODE: node 8"), unknown.err);
-        Result json = admin("--json", "transfer-leader", "1", "9");
-        assertTrue(json.out.startsWith("{\"ok\":false,\"error\":\"BAD_ARGUMENT\""), json.out);
+        CommandRun notVoter = admin("transfer-leader", "1", "9");
+        assertEquals(AdminCommand.EXIT_ERROR, notVoter.exitCode);
+        assertTrue(notVoter.stderr.startsWith("poyang admin: BAD_ARGUMENT: node 9 is not a voter"), notVoter.stderr);
+        CommandRun unknown = admin("prepare-change", "1", "--members", "1,2,3,8");
+        assertEquals(AdminCommand.EXIT_ERROR, unknown.exitCode);
+        assertTrue(unknown.stderr.startsWith("poyang admin: UNKNOWN_NODE: node 8"), unknown.stderr);
+        CommandRun json = admin("--json", "transfer-leader", "1", "9");
+        assertTrue(json.stdout.startsWith("{\"ok\":false,\"error\":\"BAD_ARGUMENT\""), json.stdout);
     }
 
     @Test
     void aNodeThatCannotBeReachedIsReportedWithExitFour() throws Exception {
         int dead = LoopbackPorts.pick(1)[0];
-        Result r = run("--servers", admin + ",4=127.0.0.1:" + dead, "--timeout", "3000", "status");
-        assertEquals(AdminCommand.EXIT_UNREACHABLE, r.code, r.toString());
-        assertTrue(r.out.contains("node 4 (127.0.0.1:" + dead + "): unreachable: "), r.out);
-        assertTrue(r.out.contains("voters 1,2,3"), "the others are still listed: " + r.out);
+        CommandRun r = CommandRun.adminInProcess("--servers", admin + ",4=127.0.0.1:" + dead, "--timeout", "3000", "status");
+        assertEquals(AdminCommand.EXIT_UNREACHABLE, r.exitCode, r.toString());
+        assertTrue(r.stdout.contains("node 4 (127.0.0.1:" + dead + "): unreachable: "), r.stdout);
+        assertTrue(r.stdout.contains("voters 1,2,3"), "the others are still listed: " + r.stdout);
     }
 
     @Test
     void usageErrorsExitTwo() {
-        assertEquals(AdminCommand.EXIT_ERROR, admin("frobnicate").code);
-        Result noMembers = admin("prepare-change", "1");
-        assertEquals(AdminCommand.EXIT_ERROR, noMembers.code);
-        assertTrue(noMembers.err.contains("--members IDS is required"), noMembers.err);
-        assertEquals(AdminCommand.EXIT_ERROR, admin("transfer-leader", "1").code);
-        assertEquals(AdminCommand.EXIT_ERROR, admin("transfer-leader", "x", "1").code);
-        Result help = run("--help");
-        assertEquals(0, help.code);
-        assertTrue(help.out.contains("exit codes: 0 done, 2 error, 4 a node could not be reached"));
+        assertEquals(AdminCommand.EXIT_ERROR, admin("frobnicate").exitCode);
+        CommandRun noMembers = admin("prepare-change", "1");
+        assertEquals(AdminCommand.EXIT_ERROR, noMembers.exitCode);
+        assertTrue(noMembers.stderr.contains("--members IDS is required"), noMembers.stderr);
+        assertEquals(AdminCommand.EXIT_ERROR, admin("transfer-leader", "1").exitCode);
+        assertEquals(AdminCommand.EXIT_ERROR, admin("transfer-leader", "x", "1").exitCode);
+        CommandRun help = CommandRun.adminInProcess("--help");
+        assertEquals(0, help.exitCode);
+        assertTrue(help.stdout.contains("exit codes: 0 done, 2 error, 4 a node could not be reached"));
     }
 
-    private static Result kv(String... args) {
+    private static CommandRun kv(String... args) {
         List<String> all = new ArrayList<>(Arrays.asList("--servers", kvServers, "--timeout", "30000"));
         all.addAll(Arrays.asList(args));
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = KvCommand.run(all.toArray(new String[0]), new PrintStream(out, true), new PrintStream(err, true),
-                new ByteArrayInputStream(new byte[0]));
-        return new Result(code, new String(out.toByteArray(), StandardCharsets.UTF_8),
-                new String(err.toByteArray(), StandardCharsets.UTF_8));
+        return CommandRun.kvInProcess(all.toArray(new String[0]));
     }
 }

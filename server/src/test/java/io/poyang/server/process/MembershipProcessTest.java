@@ -1,5 +1,6 @@
 package io.poyang.server.process;
 
+import io.poyang.server.cli.CommandRun;
 import io.poyang.server.ServerCommand;
 import io.poyang.server.cli.AdminCommand;
 import io.poyang.server.config.PropertiesFile;
@@ -24,14 +25,14 @@ class MembershipProcessTest {
     @TempDir
     Path tmp;
 
-    private static AdminRun admin(String... args) throws Exception {
-        AdminRun r = AdminRun.process(args);
+    private static CommandRun admin(String... args) throws Exception {
+        CommandRun r = CommandRun.admin(args);
         assertEquals(AdminCommand.EXIT_OK, r.exitCode, "admin " + String.join(" ", args) + ": " + r);
         return r;
     }
 
     private static void put(String servers, String key, String value) {
-        KvRun r = KvRun.inProcess("--servers", servers, "--timeout", "30000", "put", key, value);
+        CommandRun r = CommandRun.kvInProcess("--servers", servers, "--timeout", "30000", "put", key, value);
         assertEquals(0, r.exitCode, "put " + key + ": " + r);
     }
 
@@ -57,7 +58,7 @@ class MembershipProcessTest {
                 }
                 c.awaitLeader(60_000, 1, 2, 3);
                 String kv123 = c.servers(1, 2, 3);
-                KvRun mkdir = KvRun.inProcess("--servers", kv123, "--timeout", "30000", "mkdir", "app");
+                CommandRun mkdir = CommandRun.kvInProcess("--servers", kv123, "--timeout", "30000", "mkdir", "app");
                 assertEquals(0, mkdir.exitCode, mkdir.toString());
                 for (int i = 0; i < 20; i++) {
                     put(kv123, "app.a" + i, "a" + i);
@@ -73,7 +74,7 @@ class MembershipProcessTest {
                 awaitServersFile(c, 1, "node.4", "127.0.0.1:" + c.ports.get(4).replication);
                 admin("--servers", all, "add-group", "1", "--members", "1,2,3", "--observers", "4", "--on", "4");
                 admin("--servers", all, "prepare-change", "1", "--members", "1,2,3", "--observers", "4");
-                AdminRun observer = admin("--servers", all, "commit-change", "1", "--members", "1,2,3", "--observers", "4");
+                CommandRun observer = admin("--servers", all, "commit-change", "1", "--members", "1,2,3", "--observers", "4");
                 assertTrue(observer.stdout.contains("voters 1,2,3, observers 4"), observer.stdout);
                 awaitServersFile(c, 2, "group.1.observers", "4");
 
@@ -88,7 +89,7 @@ class MembershipProcessTest {
                         return false;
                     }
                 });
-                AdminRun status = admin("--servers", all, "status");
+                CommandRun status = admin("--servers", all, "status");
                 assertTrue(status.stdout.startsWith("GROUP  NODE  ROLE"), status.stdout);
                 assertTrue(status.stdout.contains("FOLLOWER (observer)"), status.stdout);
                 assertTrue(status.stdout.contains("voters 1,2,3, observers 4"), status.stdout);
@@ -101,7 +102,7 @@ class MembershipProcessTest {
                 put(kv123, "app.b0", "b0");
 
                 // it takes the leadership; node 1 (no longer the leader) leaves
-                AdminRun transfer = admin("--servers", all, "transfer-leader", "1", "4");
+                CommandRun transfer = admin("--servers", all, "transfer-leader", "1", "4");
                 assertTrue(transfer.stdout.contains("OK: node 4 leads group 1"), transfer.stdout);
                 assertEquals(4, c.awaitLeader(60_000, 2, 3, 4));
                 admin("--servers", all, "prepare-change", "1", "--members", "2,3,4");
@@ -119,13 +120,13 @@ class MembershipProcessTest {
                 // the three left serve reads and writes; nothing written before is missing
                 String kv234 = c.servers(2, 3, 4);
                 put(kv234, "app.c0", "c0");
-                KvRun list = KvRun.process("--servers", kv234, "list", "app");
+                CommandRun list = CommandRun.kv("--servers", kv234, "list", "app");
                 assertEquals(0, list.exitCode, list.toString());
                 for (int i = 0; i < 20; i++) {
                     assertTrue(list.stdout.contains("app.a" + i + " = a" + i + "\n"), list.stdout);
                 }
                 assertTrue(list.stdout.contains("app.b0 = b0\n") && list.stdout.contains("app.c0 = c0\n"), list.stdout);
-                AdminRun after = admin("--servers", c.admin(2, 3, 4), "status", "--json");
+                CommandRun after = admin("--servers", c.admin(2, 3, 4), "status", "--json");
                 assertTrue(after.stdout.contains("\"voters\":[2,3,4]"), after.stdout);
                 assertFalse(after.stdout.contains("\"node\":1,"), after.stdout);
 

@@ -1,5 +1,6 @@
 package io.poyang.server.process;
 
+import io.poyang.server.cli.CommandRun;
 import io.poyang.dtkv.server.DtKvStateMachine;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.server.ServerCommand;
@@ -32,7 +33,7 @@ class ThreeNodeProcessTest {
     private static void write(String servers, int from, int to) throws Exception {
         for (int i = from; i < to; i++) {
             String[] args = {"--servers", servers, "--timeout", "30000", "put", "app.k" + i, "value-" + i};
-            KvRun r = i == from || i == to - 1 ? KvRun.process(args) : KvRun.inProcess(args);
+            CommandRun r = i == from || i == to - 1 ? CommandRun.kv(args) : CommandRun.kvInProcess(args);
             assertEquals(0, r.exitCode, "put app.k" + i + ": " + r);
             assertTrue(r.stdout.startsWith("OK (index "), r.stdout);
         }
@@ -64,7 +65,7 @@ class ThreeNodeProcessTest {
             String all = c.servers(1, 2, 3);
             int leader = c.awaitLeader(60_000, 1, 2, 3);
 
-            KvRun mkdir = KvRun.process("--servers", all, "--timeout", "30000", "mkdir", "app");
+            CommandRun mkdir = CommandRun.kv("--servers", all, "--timeout", "30000", "mkdir", "app");
             assertEquals(0, mkdir.exitCode, mkdir.toString());
             write(all, 0, 20);
 
@@ -92,15 +93,15 @@ class ThreeNodeProcessTest {
             }
 
             // the cluster answers every key written, through a child kv process and a listing
-            KvRun get = KvRun.process("--servers", all, "get", "app.k25");
+            CommandRun get = CommandRun.kv("--servers", all, "get", "app.k25");
             assertEquals(0, get.exitCode, get.toString());
             assertEquals("value-25", get.stdout.trim());
-            KvRun list = KvRun.inProcess("--servers", all, "list", "app");
+            CommandRun list = CommandRun.kvInProcess("--servers", all, "list", "app");
             assertEquals(0, list.exitCode, list.toString());
             for (int i = 0; i < 50; i++) {
                 assertTrue(list.stdout.contains("app.k" + i + " = value-" + i + "\n"), "app.k" + i + " in " + list.stdout);
             }
-            KvRun missing = KvRun.process("--servers", all, "get", "app.none");
+            CommandRun missing = CommandRun.kv("--servers", all, "get", "app.none");
             assertEquals(1, missing.exitCode, "not found exits 1: " + missing);
 
             // graceful stops, followers first (so no node takes a new term while the others stop)
