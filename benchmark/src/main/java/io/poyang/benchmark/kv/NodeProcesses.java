@@ -1,7 +1,6 @@
 package io.poyang.benchmark.kv;
 
 import io.poyang.net.LoopbackPorts;
-import io.poyang.server.NodeJvmDefaults;
 
 import java.io.BufferedReader;
 import java.io.File;
@@ -136,8 +135,6 @@ final class NodeProcesses implements AutoCloseable {
     private BlockingQueue<String> spawn(int id, Path conf) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-        // The same defaults './poyang server' gives a node (this JDK runs the nodes), then the user's.
-        cmd.addAll(NodeJvmDefaults.forThisJdk());
         String opts = System.getenv("POYANG_SERVER_JAVA_OPTS");
         if (opts != null && !opts.trim().isEmpty()) {
             for (String o : opts.trim().split("\\s+")) {
