@@ -1,6 +1,7 @@
 package io.poyang.server.cli;
 
 import io.poyang.net.LoopbackPorts;
+import io.poyang.server.Await;
 import io.poyang.server.config.PropertiesFile;
 import io.poyang.server.node.InProcessNodes;
 import io.poyang.server.node.PoyangNode;
@@ -16,8 +17,6 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -47,7 +46,7 @@ class AdminCommandTest {
         }
         admin = a.toString();
         kvServers = k.toString();
-        await("a leader of group 1", () -> nodes.stream().anyMatch(n -> n.raftServer().group(1).isLeader()));
+        Await.until("a leader of group 1", 60_000, () -> nodes.stream().anyMatch(n -> n.raftServer().group(1).isLeader()));
     }
 
     @AfterAll
@@ -57,16 +56,6 @@ class AdminCommandTest {
         }
         try (Stream<Path> s = Files.walk(tmp)) {
             s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
-    }
-
-    static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(20);
         }
     }
 
@@ -125,23 +114,23 @@ class AdminCommandTest {
     @Test
     void aGroupAddedAndRemovedAtRuntimeServesDtKvAndIsWrittenBackToServersProperties() throws Exception {
         assertEquals("OK: group 2 runs on nodes 1,2,3\n", ok("add-group", "2", "--members", "1,2,3").stdout);
-        await("a leader of group 2", () -> nodes.stream().anyMatch(n -> n.raftServer().group(2) != null
+        Await.until("a leader of group 2", 60_000, () -> nodes.stream().anyMatch(n -> n.raftServer().group(2) != null
                 && n.raftServer().group(2).isLeader()));
         CommandRun put = kv("--group", "2", "put", "g2key", "v");
         assertEquals(0, put.exitCode, put.toString());
         assertEquals("v\n", kv("--group", "2", "get", "g2key").stdout);
         for (int i = 1; i <= 3; i++) {
             Path f = tmp.resolve("conf-" + i).resolve("servers.properties");
-            await("group 2 in " + f, () -> "1,2,3".equals(PropertiesFile.read(f).get("group.2.members")));
+            Await.until("group 2 in " + f, 60_000, () -> "1,2,3".equals(PropertiesFile.read(f).get("group.2.members")));
         }
         assertTrue(ok("list-groups").stdout.contains("2      1,2,3"));
         CommandRun removed = ok("remove-group", "2", "--delete-data");
         assertEquals("OK: group 2 removed from nodes 1,2,3 and its data deleted\n", removed.stdout);
         for (int i = 1; i <= 3; i++) {
             Path f = tmp.resolve("conf-" + i).resolve("servers.properties");
-            await("group 2 gone from " + f, () -> !PropertiesFile.read(f).contains("group.2.members"));
+            Await.until("group 2 gone from " + f, 60_000, () -> !PropertiesFile.read(f).contains("group.2.members"));
             Path dir = tmp.resolve("data-" + i).resolve("group-2");
-            await(dir + " deleted", () -> !Files.exists(dir));
+            Await.until(dir + " deleted", 60_000, () -> !Files.exists(dir));
         }
         assertFalse(ok("list-groups").stdout.contains("2      "));
     }

@@ -2,6 +2,7 @@ package io.poyang.server.metrics;
 
 import io.poyang.dtkv.client.KvClient;
 import io.poyang.dtkv.client.KvClientConfig;
+import io.poyang.server.Await;
 import io.poyang.server.node.InProcessNodes;
 import io.poyang.server.node.PoyangNode;
 import org.junit.jupiter.api.AfterEach;
@@ -68,7 +69,7 @@ class MetricsEndpointTest {
         nodes = cluster.nodes();
     }
 
-    private PoyangNode awaitLeader() throws InterruptedException {
+    private PoyangNode awaitLeader() throws Exception {
         return cluster.awaitLeader(null, 60_000);
     }
 
@@ -166,12 +167,10 @@ class MetricsEndpointTest {
                 n.stop();
             }
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        String[] later;
-        do {
-            Thread.sleep(50);
-            later = get(leader.metricsPort(), "/health");
-        } while (later[0].equals("200") && System.nanoTime() < deadline);
+        String[] later = Await.value("node " + leader.config().nodeId + "'s /health to turn 503", 30_000, () -> {
+            String[] h2 = get(leader.metricsPort(), "/health");
+            return h2[0].equals("200") ? null : h2;
+        });
         assertEquals("503", later[0], later[2]);
         assertTrue(later[2].contains("\"status\":\"unhealthy\",\"reason\":\"group 1: no leader\""), later[2]);
     }

@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
  * {@code _count}); names, label names, escapes and numbers follow the format; histogram buckets
  * are cumulative and end with {@code le="+Inf"} equal to {@code _count}. Fails with the line.
  */
-final class PrometheusTextParser {
+public final class PrometheusTextParser {
 
     static final Pattern NAME = Pattern.compile("[a-zA-Z_:][a-zA-Z0-9_:]*");
     private static final Pattern LABEL_NAME = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
@@ -46,7 +46,7 @@ final class PrometheusTextParser {
     final List<Sample> samples = new ArrayList<>();
     final Map<String, String> types = new HashMap<>();
 
-    static PrometheusTextParser parse(String text) {
+    public static PrometheusTextParser parse(String text) {
         PrometheusTextParser p = new PrometheusTextParser();
         p.read(text);
         return p;
@@ -207,7 +207,7 @@ final class PrometheusTextParser {
     }
 
     /** The value of the one sample with this name and these labels (a subset); fails if not exactly one. */
-    double value(String name, String... labels) {
+    public double value(String name, String... labels) {
         Sample found = null;
         for (Sample s : samples) {
             if (!s.name.equals(name)) {

@@ -2,6 +2,7 @@ package io.poyang.server.node;
 
 import io.poyang.dtkv.client.KvClientConfig;
 import io.poyang.net.LoopbackPorts;
+import io.poyang.server.Await;
 import io.poyang.server.config.NodeConfig;
 import io.poyang.server.config.PropertiesFile;
 import io.poyang.server.config.ServersConfig;
@@ -13,7 +14,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Three (or more) DtKV nodes in the test's JVM, one group 1 on all of them, each started from its
@@ -73,17 +73,16 @@ public final class InProcessNodes implements AutoCloseable {
     }
 
     /** The running node other than {@code not} (may be null) that leads group 1, once there is one. */
-    public PoyangNode awaitLeader(PoyangNode not, long timeoutMillis) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        while (System.nanoTime() < deadline) {
-            for (PoyangNode n : nodes) {
-                if (n != not && !n.isStopped() && n.raftServer().group(1).isLeader()) {
-                    return n;
-                }
-            }
-            Thread.sleep(5); // polling interval of a deadline-bound wait
-        }
-        throw new AssertionError("no leader of group 1 within " + timeoutMillis + " ms");
+    public PoyangNode awaitLeader(PoyangNode not, long timeoutMillis) throws Exception {
+        return Await.value("a leader of group 1" + (not == null ? "" : " other than node " + not.config().nodeId),
+                timeoutMillis, () -> {
+                    for (PoyangNode n : nodes) {
+                        if (n != not && !n.isStopped() && n.raftServer().group(1).isLeader()) {
+                            return n;
+                        }
+                    }
+                    return null;
+                });
     }
 
     /** A client config naming every node's service port. */

@@ -1,12 +1,12 @@
 package io.poyang.server.process;
 
 import io.poyang.net.LoopbackPorts;
+import io.poyang.server.metrics.PrometheusTextParser;
 
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 /** Node processes of one test cluster, from the three-node sample configuration on free ports. */
 final class Cluster implements AutoCloseable {
@@ -91,6 +91,12 @@ final class Cluster implements AutoCloseable {
         return Http.get(ports.get(id).metrics, "/health").body;
     }
 
+    /** The value of metric {@code name} of group {@code group} on node {@code id} (its /metrics). */
+    double groupMetric(int id, String name, int group) throws Exception {
+        return PrometheusTextParser.parse(Http.get(ports.get(id).metrics, "/metrics").body)
+                .value(name, "group", String.valueOf(group));
+    }
+
     /** The leader of group 1 that every running node of {@code ids} agrees on, waiting for one. */
     int awaitLeader(long timeoutMillis, int... ids) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
@@ -121,16 +127,6 @@ final class Cluster implements AutoCloseable {
             Thread.sleep(50);
         }
         throw new AssertionError("no agreed leader within " + timeoutMillis + " ms: " + last);
-    }
-
-    static void await(String what, long timeoutMillis, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("timed out after " + timeoutMillis + " ms waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
     }
 
     /** The end of every node's stderr, for a failure message. */

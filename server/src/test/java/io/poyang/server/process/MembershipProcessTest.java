@@ -1,8 +1,9 @@
 package io.poyang.server.process;
 
-import io.poyang.server.cli.CommandRun;
+import io.poyang.server.Await;
 import io.poyang.server.ServerCommand;
 import io.poyang.server.cli.AdminCommand;
+import io.poyang.server.cli.CommandRun;
 import io.poyang.server.config.PropertiesFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,8 +37,8 @@ class MembershipProcessTest {
         assertEquals(0, r.exitCode, "put " + key + ": " + r);
     }
 
-    private static void awaitServersFile(Cluster c, int node, String key, String value) throws InterruptedException {
-        Cluster.await("node " + node + "'s servers.properties to say " + key + " = " + value, 30_000, () -> {
+    private static void awaitServersFile(Cluster c, int node, String key, String value) throws Exception {
+        Await.until("node " + node + "'s servers.properties to say " + key + " = " + value, 30_000, () -> {
             PropertiesFile f = c.serversFile(node);
             return value == null ? !f.contains(key) : value.equals(f.get(key));
         });
@@ -79,7 +80,7 @@ class MembershipProcessTest {
                 awaitServersFile(c, 2, "group.1.observers", "4");
 
                 // the observer catches up: the status table shows it, with the leader's lag figure
-                Cluster.await("node 4 to apply everything", 60_000, () -> {
+                Await.until("node 4 to apply everything", 60_000, () -> {
                     try {
                         String h = c.health(4);
                         long leader = Http.groupField(h, 1, "leader");

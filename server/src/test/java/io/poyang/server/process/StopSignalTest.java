@@ -1,6 +1,7 @@
 package io.poyang.server.process;
 
 import io.poyang.dtkv.client.KvClient;
+import io.poyang.server.Await;
 import io.poyang.server.ServerCommand;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -56,7 +57,7 @@ class StopSignalTest {
     }
 
     private static void awaitStderr(NodeProcess p, String text, long timeoutMillis) throws Exception {
-        Cluster.await("node " + p.nodeId + " to log '" + text + "'", timeoutMillis, () -> p.stderrTail().contains(text));
+        Await.until("node " + p.nodeId + " to log '" + text + "'", timeoutMillis, () -> p.stderrTail().contains(text));
     }
 
     @Test
@@ -79,11 +80,13 @@ class StopSignalTest {
                     List<CompletableFuture<Long>> writes;
                     try {
                         writes = putAsync(kv, "inflight.k", 50);
-                        Thread.sleep(200);   // the leader takes them; they cannot commit
+                        // the leader takes them (pending writes); without a follower they cannot commit
+                        Await.until("the leader to take the 50 writes", 30_000,
+                                () -> c.groupMetric(leader, "poyang_raft_pending_writes", 1) == 50);
                         assertTrue(writes.stream().noneMatch(CompletableFuture::isDone), "nothing commits without followers");
                         c.nodes.get(leader).terminate();
                         awaitStderr(c.nodes.get(leader), "draining the writes in flight", 30_000);
-                        Thread.sleep(500);
+                        Thread.sleep(500);   // the thing under test: the drain (up to 25 s) keeps the node up
                         assertTrue(c.nodes.get(leader).isAlive(), "the leader waits for its writes");
                     } finally {
                         for (int f : others(leader)) {
@@ -128,7 +131,8 @@ class StopSignalTest {
                     }
                     try {
                         putAsync(kv, "forced.k", 20);
-                        Thread.sleep(200);
+                        Await.until("the leader to take the 20 writes", 30_000,
+                                () -> c.groupMetric(leader, "poyang_raft_pending_writes", 1) == 20);
                         signal(l.pid(), "TERM");
                         awaitStderr(l, "draining the writes in flight", 30_000);
                         long sent = System.nanoTime();

@@ -1,9 +1,10 @@
 package io.poyang.server.process;
 
-import io.poyang.server.cli.CommandRun;
 import io.poyang.dtkv.server.DtKvStateMachine;
 import io.poyang.raft.core.RaftGroup;
+import io.poyang.server.Await;
 import io.poyang.server.ServerCommand;
+import io.poyang.server.cli.CommandRun;
 import io.poyang.server.config.NodeConfig;
 import io.poyang.server.config.ServersConfig;
 import io.poyang.server.node.PoyangNode;
@@ -83,7 +84,7 @@ class ThreeNodeProcessTest {
             long commit = Http.groupField(c.health(newLeader), 1, "commitIndex");
             for (int id = 1; id <= 3; id++) {
                 int node = id;
-                Cluster.await("node " + node + " to apply index " + commit, 60_000, () -> {
+                Await.until("node " + node + " to apply index " + commit, 60_000, () -> {
                     try {
                         return Http.groupField(c.health(node), 1, "appliedIndex") >= commit;
                     } catch (Exception e) {
