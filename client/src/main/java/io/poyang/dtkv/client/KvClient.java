@@ -512,27 +512,54 @@ public final class KvClient implements AutoCloseable {
         return false;
     }
 
-    /** One operation in flight: sent through the raft client, mapped, delivered once. */
-    final class Call<T> implements RpcCallback<KvResp> {
-        private final KvReq req;
-        private final String key;
-        private final ResultMapper<T> mapper;
-        private final KvCallback<T> callback;
-        private final int command;
-        private final KvSession session;
-        private final long seq;
-        private final long deadlineNanos;
+    /**
+     * A request in flight whose answer is mapped to the caller's result type and delivered once: what
+     * {@link Call} and {@link NodeReadCall} share. The answer (or its mapping's failure) goes to
+     * {@link #finish}.
+     */
+    abstract class MappedCall<T> implements RpcCallback<KvResp> {
+        final KvReq req;
+        final String key;
+        final ResultMapper<T> mapper;
+        final KvCallback<T> callback;
+        final long deadlineNanos;
 
-        Call(KvReq req, String key, ResultMapper<T> mapper, KvCallback<T> callback, int command, KvSession session,
-             long seq, long deadlineNanos) {
+        MappedCall(KvReq req, String key, ResultMapper<T> mapper, KvCallback<T> callback, long deadlineNanos) {
             this.req = req;
             this.key = key;
             this.mapper = mapper;
             this.callback = callback;
+            this.deadlineNanos = deadlineNanos;
+        }
+
+        @Override
+        public void onSuccess(KvResp resp) {
+            T result;
+            try {
+                result = mapper.map(resp);
+            } catch (RuntimeException e) {
+                finish(null, e);
+                return;
+            }
+            finish(result, null);
+        }
+
+        /** Delivers the outcome to the caller (once). */
+        abstract void finish(T result, Throwable error);
+    }
+
+    /** One operation in flight: sent through the raft client, mapped, delivered once. */
+    final class Call<T> extends MappedCall<T> {
+        private final int command;
+        private final KvSession session;
+        private final long seq;
+
+        Call(KvReq req, String key, ResultMapper<T> mapper, KvCallback<T> callback, int command, KvSession session,
+             long seq, long deadlineNanos) {
+            super(req, key, mapper, callback, deadlineNanos);
             this.command = command;
             this.session = session;
             this.seq = seq;
-            this.deadlineNanos = deadlineNanos;
         }
 
         void send() {
@@ -548,18 +575,6 @@ public final class KvClient implements AutoCloseable {
             } catch (RuntimeException e) {
                 finish(null, e);
             }
-        }
-
-        @Override
-        public void onSuccess(KvResp resp) {
-            T result;
-            try {
-                result = mapper.map(resp);
-            } catch (RuntimeException e) {
-                finish(null, e);
-                return;
-            }
-            finish(result, null);
         }
 
         @Override
@@ -594,7 +609,8 @@ public final class KvClient implements AutoCloseable {
             return (T) Boolean.FALSE;
         }
 
-        private void finish(T result, Throwable error) {
+        @Override
+        void finish(T result, Throwable error) {
             if (session != null) {
                 session.complete(seq);
             }
@@ -607,12 +623,7 @@ public final class KvClient implements AutoCloseable {
      * it now (no leader known, stopping, connection lost) is left for the next one, until the
      * deadline. Reads change nothing, so sending one again is always safe.
      */
-    final class NodeReadCall<T> implements RpcCallback<KvResp> {
-        private final KvReq req;
-        private final String key;
-        private final ResultMapper<T> mapper;
-        private final KvCallback<T> callback;
-        private final long deadlineNanos;
+    final class NodeReadCall<T> extends MappedCall<T> {
         /** 1 once the outcome is delivered (a field, not an AtomicInteger: one object less per read). */
         volatile int done;
         private long backoffMillis;
@@ -623,11 +634,7 @@ public final class KvClient implements AutoCloseable {
         private List<Integer> noGroup;
 
         NodeReadCall(KvReq req, String key, ResultMapper<T> mapper, KvCallback<T> callback, long deadlineNanos) {
-            this.req = req;
-            this.key = key;
-            this.mapper = mapper;
-            this.callback = callback;
-            this.deadlineNanos = deadlineNanos;
+            super(req, key, mapper, callback, deadlineNanos);
             this.backoffMillis = shared.config.raft.minRetryBackoffMillis;
         }
 
@@ -663,18 +670,6 @@ public final class KvClient implements AutoCloseable {
             } catch (RejectedExecutionException e) {
                 finish(null, new StoppedException("the DtKV client is stopped"));
             }
-        }
-
-        @Override
-        public void onSuccess(KvResp resp) {
-            T result;
-            try {
-                result = mapper.map(resp);
-            } catch (RuntimeException e) {
-                finish(null, e);
-                return;
-            }
-            finish(result, null);
         }
 
         @Override
@@ -714,7 +709,8 @@ public final class KvClient implements AutoCloseable {
             finish(null, readFailure(groupId, req, error));
         }
 
-        private void finish(T result, Throwable error) {
+        @Override
+        void finish(T result, Throwable error) {
             if (READ_DONE.compareAndSet(this, 0, 1)) {
                 deliver(callback, result, error);
             }
