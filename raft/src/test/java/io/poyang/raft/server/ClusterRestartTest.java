@@ -86,13 +86,7 @@ class ClusterRestartTest {
             }
             c.write(1, 42);
             long[] after = c.checkIdentical(1);
-            Set<Long> applied = new HashSet<>();
-            for (long v : after) {
-                assertTrue(applied.add(v), "value " + v + " applied twice");
-            }
-            for (long v : load.acknowledged) {
-                assertTrue(applied.contains(v), "acknowledged value " + v + " was lost in the restart");
-            }
+            load.checkApplied(after, " in the restart");
             // and once more, with snapshots taken just before a clean stop
             for (int n = 1; n <= 3; n++) {
                 RaftCluster.join(c.group(n, 1).takeSnapshot());

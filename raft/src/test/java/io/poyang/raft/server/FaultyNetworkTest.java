@@ -4,11 +4,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
-import java.util.HashSet;
 import java.util.Random;
-import java.util.Set;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Writes go on while the network loses and delays messages and nodes are cut off and come back,
@@ -59,16 +56,7 @@ class FaultyNetworkTest {
             load.awaitAcknowledged(load.acknowledgedCount() + 200);
             load.close();
             long[] values = c.checkIdentical(1);
-            Set<Long> applied = new HashSet<>();
-            for (long v : values) {
-                assertTrue(applied.add(v), "value " + v + " applied twice (seed " + seed + ")");
-            }
-            for (long v : load.acknowledged) {
-                assertTrue(applied.contains(v), "acknowledged value " + v + " was lost (seed " + seed + ")");
-            }
-            for (long v : load.notApplied) {
-                assertTrue(!applied.contains(v), "value " + v + " reported not applied is applied (seed " + seed + ")");
-            }
+            load.checkApplied(values, " (seed " + seed + ")");
         }
     }
 }

@@ -3,11 +3,15 @@ package io.poyang.raft.server;
 import io.poyang.raft.client.NotLeaderException;
 import io.poyang.raft.core.RaftGroup;
 
+import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Writes unique values to a group from a thread of its own, keeping up to {@code inFlight} writes
@@ -84,6 +88,25 @@ final class LoadGenerator implements AutoCloseable {
             }
         }
         return null;
+    }
+
+    /**
+     * Checks the values a group applied (identical on every member, see
+     * {@link RaftCluster#checkIdentical}) against this load: none applied twice, every acknowledged
+     * one there, none that was reported not applied there. {@code context} (e.g. a seed, or "")
+     * ends each failure message.
+     */
+    void checkApplied(long[] applied, String context) {
+        Set<Long> all = new HashSet<>();
+        for (long v : applied) {
+            assertTrue(all.add(v), "value " + v + " applied twice" + context);
+        }
+        for (long v : acknowledged) {
+            assertTrue(all.contains(v), "acknowledged value " + v + " was lost" + context);
+        }
+        for (long v : notApplied) {
+            assertFalse(all.contains(v), "value " + v + " was reported not applied but is" + context);
+        }
     }
 
     long acknowledgedCount() {
