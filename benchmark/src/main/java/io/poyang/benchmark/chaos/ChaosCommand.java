@@ -140,26 +140,13 @@ public final class ChaosCommand {
     }
 
     private static String describe(List<Operation> history) {
-        long ok = 0;
-        long unknown = 0;
-        long failed = 0;
         Set<String> keys = new HashSet<>();
         for (Operation op : history) {
             keys.add(op.key());
-            switch (op.status()) {
-                case OK:
-                    ok++;
-                    break;
-                case UNKNOWN:
-                    unknown++;
-                    break;
-                default:
-                    failed++;
-                    break;
-            }
         }
+        StatusCounts n = StatusCounts.of(history);
         return String.format(Locale.ROOT, "%,d operations on %,d %s (%,d acknowledged, %,d unknown outcome, "
-                + "%,d failed and left out)", history.size(), keys.size(), keys.size() == 1 ? "key" : "keys", ok,
-                unknown, failed);
+                + "%,d failed and left out)", history.size(), keys.size(), keys.size() == 1 ? "key" : "keys", n.ok,
+                n.unknown, n.failed);
     }
 }

@@ -222,23 +222,9 @@ final class ProcessChaosRunner implements ChaosRunner {
         if (faults == null) {
             return lines;
         }
-        long ok = 0;
-        long unknown = 0;
-        long failed = 0;
-        for (Operation op : history) {
-            switch (op.status()) {
-                case OK:
-                    ok++;
-                    break;
-                case UNKNOWN:
-                    unknown++;
-                    break;
-                default:
-                    failed++;
-            }
-        }
+        StatusCounts n = StatusCounts.of(history);
         lines.add(String.format(Locale.ROOT, "operations: %,d (%,d acknowledged, %,d unknown outcome, %,d failed)",
-                history.size(), ok, unknown, failed));
+                history.size(), n.ok, n.unknown, n.failed));
         StringBuilder f = new StringBuilder("faults injected:");
         faults.injected().forEach((k, v) -> f.append(' ').append(k).append('=').append(v));
         lines.add(f.toString());

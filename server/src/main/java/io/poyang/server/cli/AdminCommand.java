@@ -10,6 +10,7 @@ import io.poyang.raft.client.NodeStatus;
 import io.poyang.raft.client.NotLeaderException;
 import io.poyang.raft.client.RaftAdminException;
 import io.poyang.server.Json;
+import io.poyang.server.config.ServersConfig;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -575,17 +576,7 @@ public final class AdminCommand {
     }
 
     private static String join(int[] ids) {
-        if (ids.length == 0) {
-            return "none";
-        }
-        StringBuilder sb = new StringBuilder();
-        for (int id : ids) {
-            if (sb.length() > 0) {
-                sb.append(',');
-            }
-            sb.append(id);
-        }
-        return sb.toString();
+        return ids.length == 0 ? "none" : ServersConfig.join(ids);
     }
 
     private static String joinList(List<Integer> ids) {

@@ -300,7 +300,8 @@ public final class ServersConfig {
         return "nodes " + nodes + ", groups " + groups.values();
     }
 
-    static String join(int[] ids) {
+    /** Node ids separated by commas, as servers.properties lists them ("" for none). */
+    public static String join(int[] ids) {
         StringBuilder sb = new StringBuilder();
         for (int id : ids) {
             if (sb.length() > 0) {

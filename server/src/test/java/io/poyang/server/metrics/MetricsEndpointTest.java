@@ -5,15 +5,11 @@ import io.poyang.dtkv.client.KvClientConfig;
 import io.poyang.server.Await;
 import io.poyang.server.node.InProcessNodes;
 import io.poyang.server.node.PoyangNode;
+import io.poyang.server.process.Http;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
-import java.net.HttpURLConnection;
-import java.net.URL;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -42,26 +38,11 @@ class MetricsEndpointTest {
         }
     }
 
-    private static String[] get(int port, String path) throws Exception {
-        HttpURLConnection c = (HttpURLConnection) new URL("http://127.0.0.1:" + port + path).openConnection();
-        c.setConnectTimeout(5_000);
-        c.setReadTimeout(10_000);
-        int status = c.getResponseCode();
-        InputStream in = status >= 400 ? c.getErrorStream() : c.getInputStream();
-        ByteArrayOutputStream b = new ByteArrayOutputStream();
-        byte[] buf = new byte[8192];
-        for (int n; (n = in.read(buf)) > 0; ) {
-            b.write(buf, 0, n);
-        }
-        return new String[]{String.valueOf(status), c.getContentType(), new String(b.toByteArray(),
-                StandardCharsets.UTF_8)};
-    }
-
     private static PrometheusTextParser scrape(int port) throws Exception {
-        String[] r = get(port, "/metrics");
-        assertEquals("200", r[0]);
-        assertEquals(PrometheusText.CONTENT_TYPE, r[1]);
-        return PrometheusTextParser.parse(r[2]);
+        Http r = Http.get(port, "/metrics");
+        assertEquals(200, r.status);
+        assertEquals(PrometheusText.CONTENT_TYPE, r.contentType);
+        return PrometheusTextParser.parse(r.body);
     }
 
     private void startCluster() throws Exception {
@@ -156,22 +137,22 @@ class MetricsEndpointTest {
     void healthIsOkWithALeaderAndUnhealthyWithout() throws Exception {
         startCluster();
         PoyangNode leader = awaitLeader();
-        String[] h = get(leader.metricsPort(), "/health");
-        assertEquals("200", h[0]);
-        assertEquals("application/json", h[1]);
-        assertTrue(h[2].startsWith("{\"status\":\"ok\",\"node\":" + leader.config().nodeId + ",\"groups\":[{\"id\":1,"
-                + "\"role\":\"LEADER\""), h[2]);
+        Http h = Http.get(leader.metricsPort(), "/health");
+        assertEquals(200, h.status);
+        assertEquals("application/json", h.contentType);
+        assertTrue(h.body.startsWith("{\"status\":\"ok\",\"node\":" + leader.config().nodeId + ",\"groups\":[{\"id\":1,"
+                + "\"role\":\"LEADER\""), h.body);
         // stop the other two: the leader loses its majority, steps down, and no leader is known
         for (PoyangNode n : nodes) {
             if (n != leader) {
                 n.stop();
             }
         }
-        String[] later = Await.value("node " + leader.config().nodeId + "'s /health to turn 503", 30_000, () -> {
-            String[] h2 = get(leader.metricsPort(), "/health");
-            return h2[0].equals("200") ? null : h2;
+        Http later = Await.value("node " + leader.config().nodeId + "'s /health to turn 503", 30_000, () -> {
+            Http h2 = Http.get(leader.metricsPort(), "/health");
+            return h2.status == 200 ? null : h2;
         });
-        assertEquals("503", later[0], later[2]);
-        assertTrue(later[2].contains("\"status\":\"unhealthy\",\"reason\":\"group 1: no leader\""), later[2]);
+        assertEquals(503, later.status, later.body);
+        assertTrue(later.body.contains("\"status\":\"unhealthy\",\"reason\":\"group 1: no leader\""), later.body);
     }
 }

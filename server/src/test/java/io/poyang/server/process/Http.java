@@ -10,11 +10,11 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** GETs of a node's HTTP endpoint, and the few fields tests read from /health. */
-final class Http {
+public final class Http {
 
-    final int status;
-    final String body;
-    final String contentType;
+    public final int status;
+    public final String body;
+    public final String contentType;
 
     private Http(int status, String body, String contentType) {
         this.status = status;
@@ -22,7 +22,8 @@ final class Http {
         this.contentType = contentType;
     }
 
-    static Http get(int port, String path) throws IOException {
+    /** GET http://127.0.0.1:{@code port}{@code path}; any status (the body of an error too). */
+    public static Http get(int port, String path) throws IOException {
         HttpURLConnection c = (HttpURLConnection) new URL("http://127.0.0.1:" + port + path).openConnection();
         c.setConnectTimeout(5_000);
         c.setReadTimeout(10_000);
