@@ -2,6 +2,7 @@ package io.poyang.dtkv.client;
 
 import io.poyang.common.DaemonTimer;
 import io.poyang.common.FlowControlException;
+import io.poyang.common.Futures;
 import io.poyang.common.PoyangException;
 import io.poyang.common.PoyangTimeoutException;
 import io.poyang.common.StoppedException;
@@ -32,7 +33,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
@@ -810,21 +810,7 @@ public final class KvClient implements AutoCloseable {
 
     /** Waits for a future of this client and unwraps its error (a KvException, a raft or net exception). */
     static <T> T sync(CompletableFuture<T> f) {
-        try {
-            return f.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new PoyangException("interrupted while waiting for a DtKV operation", e);
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof RuntimeException) {
-                throw (RuntimeException) c;
-            }
-            if (c instanceof Error) {
-                throw (Error) c;
-            }
-            throw new PoyangException("a DtKV operation failed: " + c, c);
-        }
+        return Futures.await(f, "a DtKV operation");
     }
 
     static byte[] utf8(String s) {

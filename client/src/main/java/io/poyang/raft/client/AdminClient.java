@@ -1,6 +1,7 @@
 package io.poyang.raft.client;
 
 import io.poyang.common.DaemonTimer;
+import io.poyang.common.Futures;
 import io.poyang.common.LifeCycle;
 import io.poyang.common.PoyangException;
 import io.poyang.common.PoyangTimeoutException;
@@ -21,7 +22,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
@@ -337,21 +337,7 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
 
     /** The result of a future, or its typed failure thrown as it is. */
     private static <T> T join(CompletableFuture<T> f) {
-        try {
-            return f.get();
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof RuntimeException) {
-                throw (RuntimeException) c;
-            }
-            if (c instanceof Error) {
-                throw (Error) c;
-            }
-            throw new PoyangException("admin command failed: " + c, c);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new PoyangException("interrupted while waiting for an admin command", e);
-        }
+        return Futures.await(f, "an admin command");
     }
 
     private Peer peerOf(int nodeId) {
