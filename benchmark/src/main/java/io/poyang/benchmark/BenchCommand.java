@@ -3,6 +3,7 @@ package io.poyang.benchmark;
 import java.io.PrintStream;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * {@code ./poyang bench}: parses the options, sets up the scenario, drives it, prints a timeline
@@ -40,6 +41,11 @@ public final class BenchCommand {
             err.println("poyang bench: " + Scenarios.notBuiltYet(o.op));
             return 2;
         }
+        // Ctrl-C (or a kill) ends the JVM without running the finally below: the exit hook closes the
+        // scenario (its servers, clients, node processes) and deletes its data directories then.
+        Cleanup cleanup = new Cleanup(scenario, err);
+        Thread exitHook = new Thread(cleanup, "bench-exit-cleanup");
+        Runtime.getRuntime().addShutdownHook(exitHook);
         try {
             Report report = runScenario(scenario, o, out);
             out.println(o.json() ? report.toJson() : report.toTable());
@@ -57,11 +63,37 @@ public final class BenchCommand {
             e.printStackTrace(err);
             return 1;
         } finally {
+            cleanup.run();
+            try {
+                Runtime.getRuntime().removeShutdownHook(exitHook);
+            } catch (IllegalStateException e) {
+                // the JVM is shutting down: the hook runs the same cleanup, once
+            }
+        }
+    }
+
+    /** Closes the scenario and deletes the data directories left, once, from the finally or the exit hook. */
+    private static final class Cleanup implements Runnable {
+        private final Scenario scenario;
+        private final PrintStream err;
+        private final AtomicBoolean done = new AtomicBoolean();
+
+        Cleanup(Scenario scenario, PrintStream err) {
+            this.scenario = scenario;
+            this.err = err;
+        }
+
+        @Override
+        public void run() {
+            if (!done.compareAndSet(false, true)) {
+                return;
+            }
             try {
                 scenario.close();
             } catch (Exception e) {
                 err.println("poyang bench: cleanup failed: " + e);
             }
+            BenchDirs.deleteLeftovers();
         }
     }
 

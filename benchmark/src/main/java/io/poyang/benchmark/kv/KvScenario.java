@@ -1,5 +1,6 @@
 package io.poyang.benchmark.kv;
 
+import io.poyang.benchmark.BenchDirs;
 import io.poyang.benchmark.BenchOptions;
 import io.poyang.benchmark.OpCallback;
 import io.poyang.benchmark.Outcome;
@@ -16,9 +17,7 @@ import io.poyang.dtkv.server.LocalKvCluster;
 import io.poyang.raft.core.RaftConfig;
 import io.poyang.raft.core.RaftGroup;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -87,9 +86,7 @@ public final class KvScenario implements Scenario {
                 throw new UsageException("--nodes is 1 or 3");
             }
             if (o.inProcess) {
-                String base = System.getenv("POYANG_BENCH_DIR");
-                Path parent = Paths.get(base != null && !base.isEmpty() ? base : System.getProperty("java.io.tmpdir"));
-                dir = Files.createTempDirectory(parent, "poyang-bench-kv-");
+                dir = BenchDirs.create("poyang-bench-kv-");
                 RaftConfig rc = new RaftConfig().syncForce(o.fsync).snapshotEvery(0, 0);
                 local = new LocalKvCluster(dir, o.nodes, groups, rc, dispatchers(o.nodes), null, null).deleteOnClose(true);
                 local.start();
@@ -349,6 +346,9 @@ public final class KvScenario implements Scenario {
         }
         if (local != null) {
             local.close();
+        }
+        if (dir != null) {
+            BenchDirs.delete(dir);   // LocalKvCluster deleted it; forgets it (and deletes it if its setup failed)
         }
         if (processes != null) {
             processes.close();

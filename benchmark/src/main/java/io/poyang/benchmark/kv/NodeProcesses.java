@@ -1,5 +1,6 @@
 package io.poyang.benchmark.kv;
 
+import io.poyang.benchmark.BenchDirs;
 import io.poyang.net.LoopbackPorts;
 
 import java.io.BufferedReader;
@@ -9,13 +10,9 @@ import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -66,9 +63,8 @@ final class NodeProcesses implements AutoCloseable {
      * are ready. On failure everything started is stopped and deleted before the exception leaves.
      */
     static NodeProcesses start(int nodes, int groups, boolean fsync, int dispatchers) throws IOException {
-        String base = System.getenv("POYANG_BENCH_DIR");
-        Path parent = Paths.get(base != null && !base.isEmpty() ? base : System.getProperty("java.io.tmpdir"));
-        NodeProcesses p = new NodeProcesses(Files.createTempDirectory(parent, "poyang-bench-nodes-"));
+        // not BenchDirs.create: this directory is deleted by this class's own exit hook, after its processes stopped
+        NodeProcesses p = new NodeProcesses(Files.createTempDirectory(BenchDirs.parent(), "poyang-bench-nodes-"));
         Runtime.getRuntime().addShutdownHook(p.shutdownHook);
         try {
             p.launch(nodes, groups, fsync, dispatchers);
@@ -242,7 +238,7 @@ final class NodeProcesses implements AutoCloseable {
             }
         }
         try {
-            deleteTree(dir);
+            BenchDirs.deleteTree(dir);
         } catch (IOException | UncheckedIOException e) {
             System.err.println("bench: could not delete " + dir + ": " + e);
         }
@@ -272,32 +268,6 @@ final class NodeProcesses implements AutoCloseable {
         }
     }
 
-    static void deleteTree(Path root) throws IOException {
-        if (!Files.exists(root)) {
-            return;
-        }
-        Files.walkFileTree(root, new SimpleFileVisitor<Path>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                deleteIfExists(file);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path d, IOException exc) throws IOException {
-                deleteIfExists(d);
-                return FileVisitResult.CONTINUE;
-            }
-        });
-    }
-
-    private static void deleteIfExists(Path p) throws IOException {
-        try {
-            Files.deleteIfExists(p);
-        } catch (NoSuchFileException e) {
-            // gone already
-        }
-    }
 
     @Override
     public String toString() {

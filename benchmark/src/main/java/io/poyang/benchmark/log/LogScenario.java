@@ -1,5 +1,6 @@
 package io.poyang.benchmark.log;
 
+import io.poyang.benchmark.BenchDirs;
 import io.poyang.benchmark.BenchOptions;
 import io.poyang.benchmark.LoadDriver;
 import io.poyang.benchmark.OpCallback;
@@ -8,14 +9,10 @@ import io.poyang.benchmark.Scenario;
 import io.poyang.benchmark.UsageException;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayDeque;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.stream.Stream;
 
 /**
  * {@code --op log}: one fiber appends items ({@code --value-size} bytes of body, 256 unless given)
@@ -54,9 +51,7 @@ public final class LogScenario implements Scenario {
         if (!o.valueSizeGiven) {
             o.valueSize = 256;
         }
-        String base = System.getenv("POYANG_BENCH_DIR");
-        Path parent = Paths.get(base != null && !base.isEmpty() ? base : System.getProperty("java.io.tmpdir"));
-        dir = Files.createTempDirectory(parent, "poyang-bench-log-");
+        dir = BenchDirs.create("poyang-bench-log-");
     }
 
     @Override
@@ -170,12 +165,8 @@ public final class LogScenario implements Scenario {
         if (load != null) {
             load.close();
         }
-        if (dir != null && Files.exists(dir)) {
-            try (Stream<Path> s = Files.walk(dir)) {
-                for (Path p : (Iterable<Path>) s.sorted(Comparator.reverseOrder())::iterator) {
-                    Files.deleteIfExists(p);
-                }
-            }
+        if (dir != null) {
+            BenchDirs.delete(dir);
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.poyang.benchmark.raft;
 
+import io.poyang.benchmark.BenchDirs;
 import io.poyang.benchmark.BenchOptions;
 import io.poyang.raft.core.RaftConfig;
 import io.poyang.raft.core.RaftGroup;
@@ -7,13 +8,9 @@ import io.poyang.raft.server.RaftServer;
 import io.poyang.raft.server.RaftServerConfig;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
-import java.util.Comparator;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * The raft servers of the raft benchmarks: {@code --nodes} nodes in this process on loopback, in a
@@ -30,15 +27,27 @@ final class BenchCluster implements AutoCloseable {
 
     BenchCluster(BenchOptions o) throws Exception {
         this.groups = o.groups;
-        String base = System.getenv("POYANG_BENCH_DIR");
-        Path parent = Paths.get(base != null && !base.isEmpty() ? base : System.getProperty("java.io.tmpdir"));
-        dir = Files.createTempDirectory(parent, "poyang-bench-raft-");
+        dir = BenchDirs.create("poyang-bench-raft-");
+        int n = o.nodes;
+        servers = new RaftServer[n];
+        try {
+            startServers(o);
+        } catch (Exception | Error e) {
+            try {
+                close();
+            } catch (IOException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    private void startServers(BenchOptions o) throws Exception {
         int n = o.nodes;
         int[] members = new int[n];
         for (int i = 0; i < n; i++) {
             members[i] = i + 1;
         }
-        servers = new RaftServer[n];
         for (int i = 0; i < n; i++) {
             int id = i + 1;
             RaftServerConfig.Builder b = RaftServer.builder()
@@ -139,19 +148,23 @@ final class BenchCluster implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
+        RuntimeException stopFailure = null;
         for (RaftServer s : servers) {
             if (s != null) {
-                s.stop();
+                try {
+                    s.stop();
+                } catch (RuntimeException e) {   // one that failed to stop must not keep the data
+                    if (stopFailure == null) {
+                        stopFailure = e;
+                    } else {
+                        stopFailure.addSuppressed(e);
+                    }
+                }
             }
         }
-        try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (IOException e) {
-                    // best effort
-                }
-            });
+        BenchDirs.delete(dir);
+        if (stopFailure != null) {
+            throw stopFailure;
         }
     }
 }

@@ -27,8 +27,13 @@ import static org.junit.jupiter.api.Assertions.*;
  */
 class BenchProcessTest {
 
+    /** POYANG_BENCH_DIR of the benchmark: must be empty once it ended. */
     @TempDir
     Path benchDir;
+
+    /** The benchmark's stderr goes here, outside benchDir (and deleted with it, unlike a file beside it). */
+    @TempDir
+    Path logDir;
 
     /** Starts a benchmark process; {@code serverJavaOpts} (or null) become its POYANG_SERVER_JAVA_OPTS. */
     private Process startBench(String serverJavaOpts, String[] args) throws IOException {
@@ -40,7 +45,7 @@ class BenchProcessTest {
         for (String a : args) {
             cmd.add(a);
         }
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(benchDir.resolveSibling(benchDir.getFileName() + ".err").toFile());
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(logDir.resolve("bench.err").toFile());
         pb.environment().put("POYANG_BENCH_DIR", benchDir.toString());
         if (serverJavaOpts != null) {
             pb.environment().put("POYANG_SERVER_JAVA_OPTS", serverJavaOpts);
@@ -60,7 +65,7 @@ class BenchProcessTest {
     }
 
     private String errOutput() throws IOException {
-        File f = benchDir.resolveSibling(benchDir.getFileName() + ".err").toFile();
+        File f = logDir.resolve("bench.err").toFile();
         return f.exists() ? new String(Files.readAllBytes(f.toPath()), StandardCharsets.UTF_8) : "";
     }
 
@@ -86,30 +91,61 @@ class BenchProcessTest {
                 "the node's JVM output is passed on, marked with the node: " + errOutput());
     }
 
-    @Test
-    void sigintStopsTheNodeProcessesAndRemovesTheirData() throws Exception {
-        Process bench = startBench(null, new String[]{"--nodes", "3", "--duration", "5m", "--warmup", "0", "--keys", "500"});
+    /** What a test checks while the run is under way, before the SIGINT. */
+    private interface WhileRunning {
+        void check(Process bench) throws Exception;
+    }
+
+    /**
+     * Starts a benchmark, waits until the run is under way (the first per-second timeline line),
+     * runs {@code whileRunning}, SIGINTs it as Ctrl-C does and waits for it to end; then nothing may
+     * be left under POYANG_BENCH_DIR: the benchmark's exit hooks stopped its servers and deleted
+     * their data.
+     */
+    private void interruptOnceRunning(WhileRunning whileRunning, String... args) throws Exception {
+        Process bench = startBench(null, args);
         BufferedReader r = new BufferedReader(new InputStreamReader(bench.getInputStream(), StandardCharsets.UTF_8));
-        // Wait until the run is under way: the first per-second timeline line.
         String line;
         StringBuilder seen = new StringBuilder();
         while ((line = r.readLine()) != null && !line.matches("\\s+\\d+\\.\\ds\\s+.*")) {
             seen.append(line).append('\n');
         }
         assertNotNull(line, "the benchmark ended before running: " + seen + errOutput());
-        List<ProcessHandle> nodes = nodesOf(bench);
-        assertEquals(3, nodes.size(), "three node processes run under the benchmark");
-        assertFalse(leftInBenchDir().isEmpty(), "the nodes' data is under POYANG_BENCH_DIR while they run");
-
+        assertFalse(leftInBenchDir().isEmpty(), "the servers' data is under POYANG_BENCH_DIR while they run");
+        whileRunning.check(bench);
         Process kill = new ProcessBuilder("kill", "-INT", String.valueOf(bench.pid())).start();
         assertEquals(0, kill.waitFor());
         Thread reader = new Thread(() -> r.lines().forEach(l -> { }));   // keep the pipe drained
         reader.setDaemon(true);
         reader.start();
         assertTrue(bench.waitFor(60, TimeUnit.SECONDS), "the benchmark did not end after SIGINT");
+        assertEquals(List.of(), leftInBenchDir(), "nothing is left of the servers' data: " + errOutput());
+    }
+
+    @Test
+    void sigintStopsTheNodeProcessesAndRemovesTheirData() throws Exception {
+        List<ProcessHandle> nodes = new ArrayList<>();
+        interruptOnceRunning(bench -> {
+            nodes.addAll(nodesOf(bench));
+            assertEquals(3, nodes.size(), "three node processes run under the benchmark");
+        }, "--nodes", "3", "--duration", "5m", "--warmup", "0", "--keys", "500");
         for (ProcessHandle n : nodes) {
             assertFalse(n.isAlive(), "node process " + n.pid() + " outlived the benchmark");
         }
-        assertEquals(List.of(), leftInBenchDir(), "nothing is left of the nodes' data");
+    }
+
+    @Test
+    void sigintRemovesTheDataOfTheRaftBenchmarksServers() throws Exception {
+        interruptOnceRunning(bench -> { }, "--op", "raft", "--nodes", "3", "--duration", "5m", "--warmup", "0");
+    }
+
+    @Test
+    void sigintRemovesTheDataOfInProcessDtKvNodes() throws Exception {
+        interruptOnceRunning(bench -> { }, "--in-process", "--nodes", "3", "--duration", "5m", "--warmup", "0", "--keys", "500");
+    }
+
+    @Test
+    void sigintRemovesTheDataOfTheLogBenchmark() throws Exception {
+        interruptOnceRunning(bench -> { }, "--op", "log", "--duration", "5m", "--warmup", "0");
     }
 }
