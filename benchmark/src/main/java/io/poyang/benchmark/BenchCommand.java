@@ -44,7 +44,7 @@ public final class BenchCommand {
         // Ctrl-C (or a kill) ends the JVM without running the finally below: the exit hook closes the
         // scenario (its servers, clients, node processes) and deletes its data directories then.
         Cleanup cleanup = new Cleanup(scenario, err);
-        Thread exitHook = new Thread(cleanup, "bench-exit-cleanup");
+        Thread exitHook = new Thread(cleanup::onExit, "bench-exit-cleanup");
         Runtime.getRuntime().addShutdownHook(exitHook);
         try {
             Report report = runScenario(scenario, o, out);
@@ -83,11 +83,22 @@ public final class BenchCommand {
             this.err = err;
         }
 
+        /** The exit hook: says why the run stops early (the stop can take some seconds), then cleans up. */
+        void onExit() {
+            if (done.compareAndSet(false, true)) {
+                err.println("poyang bench: interrupted: stopping the servers and deleting their data");
+                cleanUp();
+            }
+        }
+
         @Override
         public void run() {
-            if (!done.compareAndSet(false, true)) {
-                return;
+            if (done.compareAndSet(false, true)) {
+                cleanUp();
             }
+        }
+
+        private void cleanUp() {
             try {
                 scenario.close();
             } catch (Exception e) {

@@ -120,6 +120,8 @@ class BenchProcessTest {
         reader.start();
         assertTrue(bench.waitFor(60, TimeUnit.SECONDS), "the benchmark did not end after SIGINT");
         assertEquals(List.of(), leftInBenchDir(), "nothing is left of the servers' data: " + errOutput());
+        assertTrue(errOutput().contains("poyang bench: interrupted: stopping the servers and deleting their data"),
+                "the benchmark says why it stops: " + errOutput());
     }
 
     @Test
