@@ -43,7 +43,7 @@ public final class BenchCommand {
         }
         // Ctrl-C (or a kill) ends the JVM without running the finally below: the exit hook closes the
         // scenario (its servers, clients, node processes) and deletes its data directories then.
-        Cleanup cleanup = new Cleanup(scenario, err);
+        Cleanup cleanup = new Cleanup(scenario, err, Thread.currentThread());
         Thread exitHook = new Thread(cleanup::onExit, "bench-exit-cleanup");
         Runtime.getRuntime().addShutdownHook(exitHook);
         try {
@@ -59,6 +59,10 @@ public final class BenchCommand {
             err.println("poyang bench: " + e.getMessage());
             return 2;
         } catch (Exception e) {
+            if (cleanup.exiting()) {
+                // interrupted by the exit hook: it said so, and the JVM ends once it has cleaned up
+                return 130;
+            }
             err.println("poyang bench: the run failed: " + e);
             e.printStackTrace(err);
             return 1;
@@ -76,19 +80,33 @@ public final class BenchCommand {
     private static final class Cleanup implements Runnable {
         private final Scenario scenario;
         private final PrintStream err;
+        private final Thread runner;
         private final AtomicBoolean done = new AtomicBoolean();
+        private volatile boolean exiting;
 
-        Cleanup(Scenario scenario, PrintStream err) {
+        Cleanup(Scenario scenario, PrintStream err, Thread runner) {
             this.scenario = scenario;
             this.err = err;
+            this.runner = runner;
         }
 
-        /** The exit hook: says why the run stops early (the stop can take some seconds), then cleans up. */
+        /**
+         * The exit hook: says why the run stops early (the stop can take some seconds), wakes the
+         * thread running the benchmark so that it stops its load and prints no more timeline lines,
+         * then cleans up.
+         */
         void onExit() {
             if (done.compareAndSet(false, true)) {
+                exiting = true;
+                runner.interrupt();
                 err.println("poyang bench: interrupted: stopping the servers and deleting their data");
                 cleanUp();
             }
+        }
+
+        /** True once the JVM is exiting before the run's end (Ctrl-C, a kill). */
+        boolean exiting() {
+            return exiting;
         }
 
         @Override
@@ -108,6 +126,10 @@ public final class BenchCommand {
         }
     }
 
+    /**
+     * Sets up, warms up, measures and reports one run. Interrupting the thread that runs it stops
+     * the load and ends the run with an {@link InterruptedException}, with no more timeline lines.
+     */
     static Report runScenario(Scenario scenario, BenchOptions o, PrintStream out) throws Exception {
         scenario.setUp(o);
         RunStats stats = new RunStats();
@@ -137,6 +159,7 @@ public final class BenchCommand {
             atWarmupEnd = stats.snapshot();
             ownCpuStart = cpu.ownNanos();
             serverCpuStart = cpu.serversNanos();
+            scenario.measuringStarted();
         }
         driver.start();
 
@@ -147,7 +170,13 @@ public final class BenchCommand {
             long now = System.nanoTime();
             long wake = Math.min(nextTick, atWarmupEnd == null ? warmupEnd : atMiddle == null ? middle : end);
             if (wake - now > 0) {
-                TimeUnit.NANOSECONDS.sleep(wake - now);
+                try {
+                    TimeUnit.NANOSECONDS.sleep(wake - now);
+                } catch (InterruptedException e) {
+                    // the exit hook (Ctrl-C, a kill) wants the run to end: no more load, no more lines
+                    driver.stop();
+                    throw e;
+                }
                 continue;
             }
             if (atWarmupEnd == null && now - warmupEnd >= 0) {
@@ -156,6 +185,7 @@ public final class BenchCommand {
                 measureStart = now;
                 ownCpuStart = cpu.ownNanos();
                 serverCpuStart = cpu.serversNanos();
+                scenario.measuringStarted();
             }
             if (atWarmupEnd != null && atMiddle == null && now - middle >= 0) {
                 atMiddle = stats.snapshot();
@@ -180,6 +210,7 @@ public final class BenchCommand {
         }
         long measureEnd = System.nanoTime();
         RunStats.Counts atEnd = stats.snapshot();
+        scenario.measuringEnded();
         long ownCpu = cpu.ownNanos() - ownCpuStart;
         long serverCpu = cpu.serversNanos() - serverCpuStart;
         stats.stopMeasuring();

@@ -49,6 +49,14 @@ public interface Scenario {
         return Collections.emptyList();
     }
 
+    /** Called when the warm-up ends and the measured window starts (server-side counters start here). */
+    default void measuringStarted() {
+    }
+
+    /** Called when the measured window ends, before the operations still in flight drain. */
+    default void measuringEnded() {
+    }
+
     /** Op-specific figures added to the report (for example fsyncs_per_sec), over the measured seconds. */
     default Map<String, Object> extras(double measuredSeconds) {
         return Collections.emptyMap();

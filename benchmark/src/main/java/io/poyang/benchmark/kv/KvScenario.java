@@ -2,6 +2,7 @@ package io.poyang.benchmark.kv;
 
 import io.poyang.benchmark.BenchDirs;
 import io.poyang.benchmark.BenchOptions;
+import io.poyang.benchmark.CounterWindow;
 import io.poyang.benchmark.OpCallback;
 import io.poyang.benchmark.Outcome;
 import io.poyang.benchmark.Scenario;
@@ -57,7 +58,7 @@ public final class KvScenario implements Scenario {
     private byte[] value;
     private int groups;
     private int batch;
-    private long startNanos;
+    private final CounterWindow window = new CounterWindow(this::localCounters);
     private BenchOptions options;
 
     public KvScenario(String op) {
@@ -102,7 +103,6 @@ public final class KvScenario implements Scenario {
                 servers = processes.serviceAddresses();
             }
         }
-        startNanos = System.nanoTime();
 
         roots = new KvClient[o.clients];
         clients = new KvClient[o.clients][groups];
@@ -292,6 +292,40 @@ public final class KvScenario implements Scenario {
         return pids;
     }
 
+    /**
+     * Of the in-process nodes, summed: log fsyncs, leader-writer batches, apply batches, then the
+     * read counters (lease, read-index, read-index rounds, follower, read-index fetches).
+     */
+    private long[] localCounters() {
+        long[] sum = new long[8];
+        if (local == null) {
+            return sum;
+        }
+        for (int n : local.runningNodes()) {
+            for (RaftGroup g : local.server(n).groups()) {
+                sum[0] += g.logFsyncCount();
+                long[] c = g.pipelineCounters();
+                sum[1] += c[0];
+                sum[2] += c[3];
+                long[] rc = g.readCounters();
+                for (int i = 0; i < 5; i++) {
+                    sum[3 + i] += rc[i];
+                }
+            }
+        }
+        return sum;
+    }
+
+    @Override
+    public void measuringStarted() {
+        window.start();
+    }
+
+    @Override
+    public void measuringEnded() {
+        window.end();
+    }
+
     @Override
     public Map<String, Object> extras(double measuredSeconds) {
         Map<String, Object> m = new LinkedHashMap<>();
@@ -301,34 +335,19 @@ public final class KvScenario implements Scenario {
         m.put("fsync", options.fsync);
         m.put("servers", local != null ? "in-process" : processes != null ? "child processes" : String.join(",", options.servers));
         if (local != null) {
-            double secs = (System.nanoTime() - startNanos) / 1e9;
-            long fsyncs = 0;
-            long[] p = new long[4];
-            long[] reads = new long[6];
-            for (int n : local.runningNodes()) {
-                for (RaftGroup g : local.server(n).groups()) {
-                    fsyncs += g.logFsyncCount();
-                    long[] c = g.pipelineCounters();
-                    for (int i = 0; i < 4; i++) {
-                        p[i] += c[i];
-                    }
-                    long[] rc = g.readCounters();
-                    for (int i = 0; i < reads.length; i++) {
-                        reads[i] += rc[i];
-                    }
+            if (window.complete()) {
+                if (!op.equals("put")) {
+                    // what raft's read path did for the reads
+                    m.put("lease_reads_per_sec", window.perSecond(3));
+                    m.put("read_index_reads_per_sec", window.perSecond(4));
+                    m.put("read_index_rounds_per_sec", window.perSecond(5));
+                    m.put("follower_reads_per_sec", window.perSecond(6));
+                    m.put("read_index_fetches_per_sec", window.perSecond(7));
                 }
+                m.put("log_fsyncs_per_sec", window.perSecond(0));
+                m.put("writer_batches_per_sec", window.perSecond(1));
+                m.put("apply_batches_per_sec", window.perSecond(2));
             }
-            if (!op.equals("put")) {
-                // what raft's read path did for the reads (preload and warm-up included)
-                m.put("lease_reads_per_sec", Math.round(reads[0] / secs));
-                m.put("read_index_reads_per_sec", Math.round(reads[1] / secs));
-                m.put("read_index_rounds_per_sec", Math.round(reads[2] / secs));
-                m.put("follower_reads_per_sec", Math.round(reads[3] / secs));
-                m.put("read_index_fetches_per_sec", Math.round(reads[4] / secs));
-            }
-            m.put("log_fsyncs_per_sec", Math.round(fsyncs / secs));
-            m.put("writer_batches_per_sec", Math.round(p[0] / secs));
-            m.put("apply_batches_per_sec", Math.round(p[3] / secs));
             m.put("dispatchers_per_node", dispatchers(options.nodes));
         }
         m.put("java", System.getProperty("java.version"));

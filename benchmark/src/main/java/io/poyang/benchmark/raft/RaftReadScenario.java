@@ -1,6 +1,7 @@
 package io.poyang.benchmark.raft;
 
 import io.poyang.benchmark.BenchOptions;
+import io.poyang.benchmark.CounterWindow;
 import io.poyang.benchmark.OpCallback;
 import io.poyang.benchmark.Outcome;
 import io.poyang.benchmark.Scenario;
@@ -47,8 +48,7 @@ public final class RaftReadScenario implements Scenario {
     private int[] clientNodes;
     private int keys;
     private final AtomicInteger nextKey = new AtomicInteger();
-    private long startNanos;
-    private long[] countersAtStart;
+    private final CounterWindow window = new CounterWindow(this::readCounters);
 
     @Override
     public void setUp(BenchOptions o) throws Exception {
@@ -99,8 +99,6 @@ public final class RaftReadScenario implements Scenario {
                 clientNodes[c] = leader;
             }
         }
-        startNanos = System.nanoTime();
-        countersAtStart = readCounters();
     }
 
     /** Writes every key once (in batches of 1,000 in flight), so reads find values. */
@@ -202,21 +200,26 @@ public final class RaftReadScenario implements Scenario {
     }
 
     @Override
+    public void measuringStarted() {
+        window.start();
+    }
+
+    @Override
+    public void measuringEnded() {
+        window.end();
+    }
+
+    @Override
     public Map<String, Object> extras(double measuredSeconds) {
         Map<String, Object> m = new LinkedHashMap<>();
-        long[] now = readCounters();
-        // over the whole run (warm-up included): the counters are not sampled per window
-        double secs = (System.nanoTime() - startNanos) / 1e9;
-        long[] d = new long[now.length];
-        for (int i = 0; i < d.length; i++) {
-            d[i] = now[i] - countersAtStart[i];
-        }
         m.put("read", options.readKind);
-        m.put("lease_reads_per_sec", Math.round(d[0] / secs));
-        m.put("read_index_reads_per_sec", Math.round(d[1] / secs));
-        m.put("heartbeat_rounds_per_sec", Math.round(d[2] / secs));
-        m.put("follower_reads_per_sec", Math.round(d[3] / secs));
-        m.put("read_index_requests_per_sec", Math.round(d[4] / secs));
+        if (window.complete()) {
+            m.put("lease_reads_per_sec", window.perSecond(0));
+            m.put("read_index_reads_per_sec", window.perSecond(1));
+            m.put("heartbeat_rounds_per_sec", window.perSecond(2));
+            m.put("follower_reads_per_sec", window.perSecond(3));
+            m.put("read_index_requests_per_sec", window.perSecond(4));
+        }
         cluster.putSetup(m, options);
         return m;
     }

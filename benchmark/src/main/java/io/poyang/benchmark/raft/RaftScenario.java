@@ -1,6 +1,7 @@
 package io.poyang.benchmark.raft;
 
 import io.poyang.benchmark.BenchOptions;
+import io.poyang.benchmark.CounterWindow;
 import io.poyang.benchmark.OpCallback;
 import io.poyang.benchmark.Outcome;
 import io.poyang.benchmark.Scenario;
@@ -61,7 +62,6 @@ public final class RaftScenario implements Scenario {
         int n = o.nodes;
         cluster = new BenchCluster(o);
         servers = cluster.servers;
-        startNanos = System.nanoTime();
 
         clients = new RaftClient[o.clients];
         for (int c = 0; c < clients.length; c++) {
@@ -127,45 +127,47 @@ public final class RaftScenario implements Scenario {
         }
     }
 
-    private long startNanos;
+    /** fsyncs, writes and bytes of every log of every node, then leader-writer batches, appends sent and apply batches. */
+    private final CounterWindow window = new CounterWindow(this::counters);
 
-    /** fsyncs, writes and bytes written of every log of every node so far. */
-    private long[] logCounts() {
-        long fsyncs = 0;
-        long writes = 0;
-        long bytes = 0;
+    private long[] counters() {
+        long[] sum = new long[6];
         for (RaftServer s : servers) {
             for (RaftGroup g : s.groups()) {
-                fsyncs += g.logFsyncCount();
-                writes += g.logWriteCount();
-                bytes += g.logWrittenBytes();
+                sum[0] += g.logFsyncCount();
+                sum[1] += g.logWriteCount();
+                sum[2] += g.logWrittenBytes();
+                long[] c = g.pipelineCounters();
+                sum[3] += c[0];
+                sum[4] += c[1];
+                sum[5] += c[3];
             }
         }
-        return new long[]{fsyncs, writes, bytes};
+        return sum;
+    }
+
+    @Override
+    public void measuringStarted() {
+        window.start();
+    }
+
+    @Override
+    public void measuringEnded() {
+        window.end();
     }
 
     @Override
     public Map<String, Object> extras(double measuredSeconds) {
         Map<String, Object> m = new LinkedHashMap<>();
-        long[] now = logCounts();
-        // over the whole run (warm-up included): the counters are not sampled per window
-        double secs = (System.nanoTime() - startNanos) / 1e9;
-        m.put("log_fsyncs_per_sec", Math.round(now[0] / secs));
-        m.put("log_writes_per_sec", Math.round(now[1] / secs));
-        // all nodes' logs share this machine's disk: past its sustained bandwidth the disk, not the CPU, is the bound
-        m.put("log_mb_per_sec", Math.round(now[2] / secs / 1e6));
-        long[] p = new long[4];
-        for (RaftServer s : servers) {
-            for (RaftGroup g : s.groups()) {
-                long[] c = g.pipelineCounters();
-                for (int i = 0; i < 4; i++) {
-                    p[i] += c[i];
-                }
-            }
+        if (window.complete()) {
+            m.put("log_fsyncs_per_sec", window.perSecond(0));
+            m.put("log_writes_per_sec", window.perSecond(1));
+            // all nodes' logs share this machine's disk: past its sustained bandwidth the disk, not the CPU, is the bound
+            m.put("log_mb_per_sec", Math.round(window.perSecond(2) / 1e6));
+            m.put("writer_batches_per_sec", window.perSecond(3));
+            m.put("appends_sent_per_sec", window.perSecond(4));
+            m.put("apply_batches_per_sec", window.perSecond(5));
         }
-        m.put("writer_batches_per_sec", Math.round(p[0] / secs));
-        m.put("appends_sent_per_sec", Math.round(p[1] / secs));
-        m.put("apply_batches_per_sec", Math.round(p[3] / secs));
         cluster.putSetup(m, options);
         return m;
     }

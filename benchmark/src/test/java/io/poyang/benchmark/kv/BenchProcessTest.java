@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -92,6 +93,9 @@ class BenchProcessTest {
     }
 
     /** What a test checks while the run is under way, before the SIGINT. */
+    /** A per-second line of the timeline, such as "    3.0s      120,000 ...". */
+    private static final String TIMELINE_LINE = "\\s+\\d+\\.\\ds\\s+.*";
+
     private interface WhileRunning {
         void check(Process bench) throws Exception;
     }
@@ -107,7 +111,7 @@ class BenchProcessTest {
         BufferedReader r = new BufferedReader(new InputStreamReader(bench.getInputStream(), StandardCharsets.UTF_8));
         String line;
         StringBuilder seen = new StringBuilder();
-        while ((line = r.readLine()) != null && !line.matches("\\s+\\d+\\.\\ds\\s+.*")) {
+        while ((line = r.readLine()) != null && !line.matches(TIMELINE_LINE)) {
             seen.append(line).append('\n');
         }
         assertNotNull(line, "the benchmark ended before running: " + seen + errOutput());
@@ -115,10 +119,15 @@ class BenchProcessTest {
         whileRunning.check(bench);
         Process kill = new ProcessBuilder("kill", "-INT", String.valueOf(bench.pid())).start();
         assertEquals(0, kill.waitFor());
-        Thread reader = new Thread(() -> r.lines().forEach(l -> { }));   // keep the pipe drained
+        List<String> after = Collections.synchronizedList(new ArrayList<>());
+        Thread reader = new Thread(() -> r.lines().forEach(after::add));   // keeps the pipe drained
         reader.setDaemon(true);
         reader.start();
         assertTrue(bench.waitFor(60, TimeUnit.SECONDS), "the benchmark did not end after SIGINT");
+        reader.join(10_000);
+        // one line may have been on its way when the signal came; the stop itself prints none
+        long timelineLines = after.stream().filter(l -> l.matches(TIMELINE_LINE)).count();
+        assertTrue(timelineLines <= 1, "the run stops printing its timeline once interrupted: " + after);
         assertEquals(List.of(), leftInBenchDir(), "nothing is left of the servers' data: " + errOutput());
         assertTrue(errOutput().contains("poyang bench: interrupted: stopping the servers and deleting their data"),
                 "the benchmark says why it stops: " + errOutput());
