@@ -180,8 +180,10 @@ public final class KvClient implements AutoCloseable {
     public void stop() {
         if (root) {
             shared.locks.closeAll();
-            shared.timer.shutdownNow();
+            List<Runnable> dropped = shared.timer.shutdownNow();
             shared.raft.stop();
+            // resends and retries waiting in the timer: run now, each fails its request as stopped
+            DaemonTimer.runDropped(dropped);
         }
     }
 
@@ -553,6 +555,15 @@ public final class KvClient implements AutoCloseable {
         private final int command;
         private final KvSession session;
         private final long seq;
+        /**
+         * A copy of this write went out and its connection was lost before the answer: whatever a
+         * later copy hears that says "not applied" is true of that copy only.
+         */
+        private boolean earlierCopyUnknown;
+        /** The pause before sending again after SESSION_EXPIRED; doubles each time. */
+        private long expiredBackoffMillis = 10;
+        /** The answer that made the last copy be sent again (reported if the deadline passes first). */
+        private Throwable resentAfter;
 
         Call(KvReq req, String key, ResultMapper<T> mapper, KvCallback<T> callback, int command, KvSession session,
              long seq, long deadlineNanos) {
@@ -566,8 +577,10 @@ public final class KvClient implements AutoCloseable {
             long leftMillis = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
             if (leftMillis <= 0) {
                 finish(null, session == null ? readTimeout(groupId, req, null)
-                        : new RaftOutcomeUnknownException(groupId, "the write's connection was lost and its deadline"
-                        + " passed before it could be sent again; it may or may not be applied", null));
+                        : earlierCopyUnknown || resentAfter == null
+                        ? new RaftOutcomeUnknownException(groupId, "the write's connection was lost and its deadline"
+                        + " passed before it could be sent again; it may or may not be applied", null)
+                        : resentAfter);
                 return;
             }
             try {
@@ -586,22 +599,57 @@ public final class KvClient implements AutoCloseable {
                         finish(castFalse(), null);
                         return;
                     }
-                    finish(null, toKvException(r, key));
+                    KvException answer = toKvException(r, key);
+                    if (session != null && r.bizCode() == KvCode.SESSION_EXPIRED.number()) {
+                        // The group forgot this client's session (idle longer than its sessionIdleMillis)
+                        // and refused the write, because seqs below it were still open then. It takes the
+                        // write once they have ended (answered or given up): send it again, same seq,
+                        // with the acknowledged mark as it is now.
+                        resentAfter = answer;
+                        long pause = expiredBackoffMillis;
+                        expiredBackoffMillis = Math.min(expiredBackoffMillis * 2, shared.config.raft.maxRetryBackoffMillis);
+                        req.seq(seq, session.ackedBelow());
+                        if (resendAfter(pause)) {
+                            return;
+                        }
+                    }
+                    finish(null, earlierCopyUnknown && answer.kvCode() == KvCode.SESSION_EXPIRED
+                            ? outcomeUnknown(answer) : answer);
                     return;
                 }
             }
-            if (error instanceof RaftOutcomeUnknownException && error.getCause() instanceof NetConnectionException
-                    && deadlineNanos - System.nanoTime() > 0) {
+            if (error instanceof RaftOutcomeUnknownException && error.getCause() instanceof NetConnectionException) {
                 // The connection dropped with the request in flight: a write with the same seq again is
                 // safe (exactly-once), and so is a read (it changes nothing).
-                try {
-                    shared.timer.schedule(this::send, 20, TimeUnit.MILLISECONDS);
+                earlierCopyUnknown = session != null;
+                if (resendAfter(20)) {
                     return;
-                } catch (RejectedExecutionException e) {
-                    // stopped: report the failure below
                 }
             }
+            if (session != null && earlierCopyUnknown && !(error instanceof RaftOutcomeUnknownException)) {
+                // e.g. "no leader took the write before its deadline; it was not applied": of this copy
+                error = outcomeUnknown(error);
+            }
             finish(null, session == null ? readFailure(groupId, req, error) : error);
+        }
+
+        /** Schedules {@link #send} again; false when the deadline is too close or the client stopped. */
+        private boolean resendAfter(long pauseMillis) {
+            if (deadlineNanos - System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(pauseMillis) <= 0) {
+                return false;
+            }
+            try {
+                shared.timer.schedule(this::send, pauseMillis, TimeUnit.MILLISECONDS);
+                return true;
+            } catch (RejectedExecutionException e) {
+                return false;   // stopped: the caller reports the failure
+            }
+        }
+
+        private RaftOutcomeUnknownException outcomeUnknown(Throwable lastCopysFailure) {
+            return new RaftOutcomeUnknownException(groupId, "an earlier copy of the write was sent before its"
+                    + " connection was lost, and the last copy failed (" + lastCopysFailure.getMessage()
+                    + "): it may or may not be applied", lastCopysFailure);
         }
 
         @SuppressWarnings("unchecked")

@@ -18,6 +18,8 @@ import io.poyang.net.RpcCallback;
 import io.poyang.net.WritePacket;
 
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -102,10 +104,9 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
 
     @Override
     protected void doStop() {
-        if (timer != null) {
-            timer.shutdownNow();
-        }
+        List<Runnable> dropped = timer != null ? timer.shutdownNow() : Collections.<Runnable>emptyList();
         net.stop();
+        DaemonTimer.runDropped(dropped);
     }
 
     /** {@link #stop()}, for try-with-resources. */

@@ -20,6 +20,7 @@ import io.poyang.net.RpcCallback;
 import io.poyang.net.WritePacket;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -93,10 +94,9 @@ public final class RaftClient extends LifeCycle {
 
     @Override
     protected void doStop() {
-        if (timer != null) {
-            timer.shutdownNow();
-        }
+        List<Runnable> dropped = timer != null ? timer.shutdownNow() : Collections.<Runnable>emptyList();
         net.stop();
+        DaemonTimer.runDropped(dropped);
     }
 
     /** Waits until the client is connected to every node (or throws, naming those that are not). */

@@ -71,6 +71,13 @@ final class KvProcessors {
                 return WritePacket.bizError(KvCode.INVALID_REQUEST.number(), "KV_WRITE carries writes only; op "
                         + (op == null ? "#" + req.opNumber() : op) + " is not one (reads go as KV_READ)");
             }
+            if (op == KvOp.EXPIRE || op == KvOp.EXPIRE_LOCK) {
+                // The leader proposes these itself once a deadline has passed by its clock plus the
+                // offset of its term; from a client they would end another client's temp node or lock
+                // early (the log clock jumps forward at a leader change).
+                return WritePacket.bizError(KvCode.INVALID_REQUEST.number(), "op " + op
+                        + " is proposed by the leader only, when a TTL or lease runs out; clients cannot send it");
+            }
             WritePacket tooLarge = checkValues(req);
             if (tooLarge != null) {
                 return tooLarge;

@@ -149,11 +149,16 @@ public final class KvStore {
             s = null;
         }
         if (s == null) {
-            if (req.ackedBelow() > 1) {
+            // A session starts with the client's first write (acked_below 1), or again after it was
+            // forgotten with a write that has no earlier seq outstanding (acked_below == seq): no copy
+            // of an earlier write can then arrive and find its answer gone. A write sent while earlier
+            // ones are still open is refused; the client sends it again once they have ended.
+            if (req.ackedBelow() > 1 && req.ackedBelow() != seq) {
                 return KvResp.fail(KvCode.SESSION_EXPIRED, index, "no session for this client (idle over "
-                        + config.sessionIdleMillis + " ms?); retry with a new client id");
+                        + config.sessionIdleMillis + " ms?) and seqs below " + seq + " still open; send it"
+                        + " again once they have ended");
             }
-            s = sessions.create(most, least, 1);
+            s = sessions.create(most, least, Math.max(1, req.ackedBelow()));
         }
         s.lastActiveMillis = logClockMillis;
         if (seq < s.ackedBelow) {

@@ -283,7 +283,13 @@ class KvClientOperationsTest {
                 Arrays.asList(b("1"), b("2"))));
         assertEquals(2, batch.failedPosition(), "the failing key's position");
         assertFalse(kv.get("err.a").exists(), "a failed batch changes nothing");
-        rawWrite(kv, KvReq.expire("err.v", 12345), KvCode.STALE_EXPIRE);
+        // EXPIRE and EXPIRE_LOCK are the leader's own proposals: refused from a client, and STALE_EXPIRE
+        // (what applying a stale one gives, KvStoreOperationsTest) never reaches a client
+        kv.putTemp("err.t2", b("t"), 60_000);
+        long created = kv.get("err.t2").createIndex();
+        raw(kv, KvCommands.KV_WRITE, KvReq.expire("err.t2", created), KvCode.INVALID_REQUEST);
+        assertTrue(kv.get("err.t2").exists(), "a client's EXPIRE removed nothing");
+        raw(kv, KvCommands.KV_WRITE, KvReq.expireLock("err-lease", 1), KvCode.INVALID_REQUEST);
         seen.add(KvCode.STALE_EXPIRE);
         java.util.UUID stranger = java.util.UUID.randomUUID();
         rawWrite(kv, KvReq.put("err.s", b("s")).session(stranger.getMostSignificantBits(),

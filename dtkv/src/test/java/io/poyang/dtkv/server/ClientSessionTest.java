@@ -65,16 +65,34 @@ class ClientSessionTest {
     }
 
     @Test
-    void idleSessionsExpire() {
+    void anIdleSessionIsForgottenAndAWriteWithEarlierSeqsStillOpenIsRefused() {
         log.apply(s(KvReq.put("a", b("1")), 1, 1));
         log.apply(s(KvReq.put("b", b("1")), 2, 2));
         log.advance(store.config().sessionIdleMillis + 1);
-        KvResp r = log.apply(s(KvReq.put("c", b("1")), 3, 3));
+        // seq 3 is still open on the client (acked_below 3) while it sends seq 4: refused, not applied
+        KvResp r = log.apply(s(KvReq.put("c", b("1")), 4, 3));
         assertEquals(KvCode.SESSION_EXPIRED, r.code());
         assertFalse(store.nodeOf("c").exists());
         assertEquals(0, store.sessions.size(), "the sweep dropped it");
-        // a client starting over with a new session is served
-        assertEquals(KvCode.SUCCESS, log.apply(KvReq.put("c", b("1")).session(7, 9).seq(1, 1)).code());
+    }
+
+    @Test
+    void aClientIdleLongerThanTheSessionTimeoutWritesAgainUnderTheSameId() {
+        log.apply(s(KvReq.put("a", b("1")), 1, 1));
+        log.apply(s(KvReq.put("b", b("1")), 2, 2));
+        log.advance(store.config().sessionIdleMillis + 1);
+        // nothing open below seq 3: the session starts again at 3
+        assertEquals(KvCode.SUCCESS, log.apply(s(KvReq.put("c", b("1")), 3, 3)).code());
+        assertEquals("1", store.nodeOf("c").valueAsString());
+        assertEquals(3, store.sessions.get(7, 8).ackedBelow);
+        // and is exactly-once again: a retry of 3 is answered from the record, a later seq is served
+        log.apply(KvReq.put("c", b("other")));
+        assertEquals(KvCode.SUCCESS, log.apply(s(KvReq.put("c", b("1")), 3, 3)).code());
+        assertEquals("other", store.nodeOf("c").valueAsString());
+        assertEquals(KvCode.SUCCESS, log.apply(s(KvReq.put("d", b("1")), 4, 3)).code());
+        // a late copy of a write from before the gap (seq 2) is refused, not applied
+        assertEquals(KvCode.SEQ_ALREADY_ACKED, log.apply(s(KvReq.put("b", b("late")), 2, 2)).code());
+        assertEquals("1", store.nodeOf("b").valueAsString());
     }
 
     @Test
