@@ -185,8 +185,10 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
                 // published to the dispatcher by the future's completion below
                 r.fsyncNanos = System.nanoTime() - start;
             } catch (Throwable e) {
-                chainRunning.set(false);
+                // the failure reaches the dispatcher before any chain started after this one can report
+                // a success there (one that would cover what this fsync lost)
                 r.future.fireCompleteExceptionally(e);
+                chainRunning.set(false);
                 return;
             }
             r.future.fireComplete(null);
@@ -211,6 +213,12 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
             store.fail(new LogStoreFailedException(store.name() + ": fsync of " + r.segments
                     + " failed; writes up to index " + r.coveredIndex + " may be lost. The store refuses further"
                     + " appends: restart the node (recovery keeps what is really on disk) after checking the disk", error));
+            return;
+        }
+        if (store.isFailed()) {
+            // an earlier fsync failed: the pages it covered may be gone, and a later fsync that
+            // returned well does not bring them back, so nothing more is reported persisted
+            store.checkIdle();
             return;
         }
         fsyncCount++;

@@ -810,7 +810,8 @@ public final class LogStore {
     }
 
     void onPersisted(long newPersisted) {
-        if (newPersisted <= persistedIndex) {
+        if (newPersisted <= persistedIndex || failure != null) {
+            // once failed (an fsync error), nothing more is reported persisted
             return;
         }
         persistedIndex = newPersisted;

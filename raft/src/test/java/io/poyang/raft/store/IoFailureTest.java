@@ -115,4 +115,35 @@ class IoFailureTest {
             assertTrue(h.open().getLastIndex() >= 10);
         }
     }
+
+    @Test
+    void aSuccessfulFsyncAfterAFailedOneReportsNothingPersisted() {
+        FaultyFileIo io = new FaultyFileIo();
+        AtomicInteger fsyncs = new AtomicInteger();
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io))) {
+            h.open();
+            h.append(items(1, 10, 1, 0, 0, 20));
+            h.awaitPersisted(10);
+            // the first fsync from here fails after a while (writes go on meanwhile and queue the next
+            // fsync); the ones after it succeed, as they do on Linux once the error was reported
+            io.hook = new FaultyFileIo.Hook() {
+                @Override
+                public void beforeForce(Path file, boolean metadata) throws IOException {
+                    if (isLog(file) && !metadata && fsyncs.incrementAndGet() == 1) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
+                        throw new IOException("Input/output error (injected)");
+                    }
+                }
+            };
+            h.append(items(11, 15, 1, 1, 0, 20));
+            h.append(items(16, 20, 1, 1, 0, 20));
+            assertThrows(LogStoreFailedException.class, () -> h.awaitPersisted(20));
+            // a pause, not a synchronisation: any fsync started after the failed one has returned by then
+            java.util.concurrent.locks.LockSupport.parkNanos(300_000_000L);
+            assertEquals(10, h.persisted(), "nothing after the failed fsync is reported persisted, " + fsyncs.get()
+                    + " fsyncs");
+            io.hook = new FaultyFileIo.Hook() {
+            };
+        }
+    }
 }
