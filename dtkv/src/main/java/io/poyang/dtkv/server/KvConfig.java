@@ -7,7 +7,7 @@ package io.poyang.dtkv.server;
  */
 public final class KvConfig {
 
-    /** Replicated: a client session unused this long (log clock) is forgotten; its next request gets SESSION_EXPIRED. */
+    /** Replicated: a client session unused this long (log clock) is forgotten (the client's next write starts it again; see KvStore). */
     public long sessionIdleMillis = 3600_000L;
     /** Replicated: sessions are swept every time the log clock crosses a multiple of this. */
     public long sessionSweepIntervalMillis = 60_000L;
