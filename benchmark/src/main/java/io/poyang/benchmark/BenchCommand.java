@@ -159,7 +159,7 @@ public final class BenchCommand {
             atWarmupEnd = stats.snapshot();
             ownCpuStart = cpu.ownNanos();
             serverCpuStart = cpu.serversNanos();
-            scenario.measuringStarted();
+            startWindow(scenario);
         }
         driver.start();
 
@@ -185,7 +185,7 @@ public final class BenchCommand {
                 measureStart = now;
                 ownCpuStart = cpu.ownNanos();
                 serverCpuStart = cpu.serversNanos();
-                scenario.measuringStarted();
+                startWindow(scenario);
             }
             if (atWarmupEnd != null && atMiddle == null && now - middle >= 0) {
                 atMiddle = stats.snapshot();
@@ -210,7 +210,10 @@ public final class BenchCommand {
         }
         long measureEnd = System.nanoTime();
         RunStats.Counts atEnd = stats.snapshot();
-        scenario.measuringEnded();
+        CounterWindow counters = scenario.counterWindow();
+        if (counters != null) {
+            counters.end();
+        }
         long ownCpu = cpu.ownNanos() - ownCpuStart;
         long serverCpu = cpu.serversNanos() - serverCpuStart;
         stats.stopMeasuring();
@@ -241,6 +244,13 @@ public final class BenchCommand {
         r.extras.putAll(scenario.extras(r.durationSeconds));
         cpuPerOp(r, ownCpu, serverCpuStart < 0 ? -1 : serverCpu, window.total());
         return r;
+    }
+
+    private static void startWindow(Scenario scenario) {
+        CounterWindow counters = scenario.counterWindow();
+        if (counters != null) {
+            counters.start();
+        }
     }
 
     /**

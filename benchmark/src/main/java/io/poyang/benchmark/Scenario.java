@@ -49,12 +49,12 @@ public interface Scenario {
         return Collections.emptyList();
     }
 
-    /** Called when the warm-up ends and the measured window starts (server-side counters start here). */
-    default void measuringStarted() {
-    }
-
-    /** Called when the measured window ends, before the operations still in flight drain. */
-    default void measuringEnded() {
+    /**
+     * Server-side counters (fsyncs, batches, reads) that the run reads when the measured window
+     * starts and ends, for the scenario's per-second {@link #extras}; null, the default, for none.
+     */
+    default CounterWindow counterWindow() {
+        return null;
     }
 
     /** Op-specific figures added to the report (for example fsyncs_per_sec), over the measured seconds. */

@@ -317,13 +317,8 @@ public final class KvScenario implements Scenario {
     }
 
     @Override
-    public void measuringStarted() {
-        window.start();
-    }
-
-    @Override
-    public void measuringEnded() {
-        window.end();
+    public CounterWindow counterWindow() {
+        return window;
     }
 
     @Override

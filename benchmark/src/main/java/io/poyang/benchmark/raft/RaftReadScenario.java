@@ -200,13 +200,8 @@ public final class RaftReadScenario implements Scenario {
     }
 
     @Override
-    public void measuringStarted() {
-        window.start();
-    }
-
-    @Override
-    public void measuringEnded() {
-        window.end();
+    public CounterWindow counterWindow() {
+        return window;
     }
 
     @Override

@@ -147,13 +147,8 @@ public final class RaftScenario implements Scenario {
     }
 
     @Override
-    public void measuringStarted() {
-        window.start();
-    }
-
-    @Override
-    public void measuringEnded() {
-        window.end();
+    public CounterWindow counterWindow() {
+        return window;
     }
 
     @Override
