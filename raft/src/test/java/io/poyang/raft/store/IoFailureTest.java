@@ -91,15 +91,7 @@ class IoFailureTest {
             h.open();
             h.append(items(1, 10, 1, 0, 0, 20));
             h.awaitPersisted(10);
-            io.hook = new FaultyFileIo.Hook() {
-                @Override
-                public void beforeForce(Path file, boolean metadata) throws IOException {
-                    if (isLog(file) && !metadata) {
-                        fsyncs.incrementAndGet();
-                        throw new IOException("Input/output error (injected)");
-                    }
-                }
-            };
+            io.hook = failingLogFsyncs(fsyncs, Integer.MAX_VALUE, 0);
             h.append(items(11, 20, 1, 1, 0, 20));
             LogStoreFailedException e = assertThrows(LogStoreFailedException.class, () -> h.awaitPersisted(20));
             assertTrue(e.getMessage().contains("fsync"), e.getMessage());
@@ -126,15 +118,7 @@ class IoFailureTest {
             h.awaitPersisted(10);
             // the first fsync from here fails after a while (writes go on meanwhile and queue the next
             // fsync); the ones after it succeed, as they do on Linux once the error was reported
-            io.hook = new FaultyFileIo.Hook() {
-                @Override
-                public void beforeForce(Path file, boolean metadata) throws IOException {
-                    if (isLog(file) && !metadata && fsyncs.incrementAndGet() == 1) {
-                        java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
-                        throw new IOException("Input/output error (injected)");
-                    }
-                }
-            };
+            io.hook = failingLogFsyncs(fsyncs, 1, 50);
             h.append(items(11, 15, 1, 1, 0, 20));
             h.append(items(16, 20, 1, 1, 0, 20));
             assertThrows(LogStoreFailedException.class, () -> h.awaitPersisted(20));
@@ -145,5 +129,21 @@ class IoFailureTest {
             io.hook = new FaultyFileIo.Hook() {
             };
         }
+    }
+
+    /**
+     * Counts the log's fsyncs in {@code fsyncs}; the first {@code failing} of them fail with an I/O
+     * error after {@code delayMillis}, the others go through.
+     */
+    private static FaultyFileIo.Hook failingLogFsyncs(AtomicInteger fsyncs, int failing, long delayMillis) {
+        return new FaultyFileIo.Hook() {
+            @Override
+            public void beforeForce(Path file, boolean metadata) throws IOException {
+                if (isLog(file) && !metadata && fsyncs.incrementAndGet() <= failing) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(delayMillis * 1_000_000L);
+                    throw new IOException("Input/output error (injected)");
+                }
+            }
+        };
     }
 }
