@@ -58,7 +58,7 @@ final class KvWatches implements ConnectionListener {
         final List<KvWatch> handles = new ArrayList<>();
         /** Watched key → handles watching it. */
         final Map<String, Integer> refCounts = new HashMap<>();
-        /** Key → the raft index of the latest state seen (kept for removed keys too). */
+        /** Key → the raft index of the latest state seen (removed keys too), for keys some watch covers. */
         final Map<String, Long> seenAt = new HashMap<>();
         /** Key → its latest state, for keys that exist. */
         final Map<String, KvNode> latest = new HashMap<>();
@@ -94,11 +94,15 @@ final class KvWatches implements ConnectionListener {
                     g.refCounts.put(k, 1);
                 } else {
                     g.refCounts.put(k, n + 1);
-                    for (KvNode node : g.latest.values()) {
-                        if (w.coveringKey(node.key()) != null) {
-                            cached.add(node);
-                        }
-                    }
+                }
+            }
+            // What the client already has under the new keys (another handle watches them, or a
+            // directory above them): the server sends only what is newer than that, so this handle
+            // starts from the client's copy. seenAt holds only keys some watch covers (accept, unwatch).
+            for (Map.Entry<String, Long> e : g.seenAt.entrySet()) {
+                if (w.coveringKey(e.getKey()) != null) {
+                    KvNode node = g.latest.get(e.getKey());
+                    cached.add(node != null ? node : KvNode.absent(e.getKey()));
                 }
             }
         }
@@ -142,10 +146,13 @@ final class KvWatches implements ConnectionListener {
                     g.refCounts.put(k, n);
                 }
             }
-            // forget states no watch covers any more
-            for (Iterator<String> it = g.latest.keySet().iterator(); it.hasNext(); ) {
-                if (!covered(g, it.next())) {
+            // forget states no watch covers any more (and the indexes they were seen at: a later watch
+            // of such a key must get its current state from the server, not "nothing newer")
+            for (Iterator<String> it = g.seenAt.keySet().iterator(); it.hasNext(); ) {
+                String k = it.next();
+                if (!covered(g, k)) {
                     it.remove();
+                    g.latest.remove(k);
                 }
             }
         }
@@ -338,17 +345,22 @@ final class KvWatches implements ConnectionListener {
         if (seen != null && index <= seen) {
             return;   // an older or equal state than the one we have (a lagging replica, a repeat)
         }
+        boolean covered = false;
+        for (KvWatch w : g.handles) {
+            String wk = w.coveringKey(key);
+            if (wk != null) {
+                calls.add(new Object[]{w, wk, node});
+                covered = true;
+            }
+        }
+        if (!covered) {
+            return;   // sent before its watch was closed: keep nothing no watch covers
+        }
         g.seenAt.put(key, index);
         if (node.exists()) {
             g.latest.put(key, node);
         } else {
             g.latest.remove(key);
-        }
-        for (KvWatch w : g.handles) {
-            String wk = w.coveringKey(key);
-            if (wk != null) {
-                calls.add(new Object[]{w, wk, node});
-            }
         }
     }
 }

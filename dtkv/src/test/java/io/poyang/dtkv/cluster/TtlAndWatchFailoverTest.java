@@ -103,6 +103,40 @@ class TtlAndWatchFailoverTest {
         }
     }
 
+    @Test
+    void aNewWatchStartsWithTheCurrentStateOfKeysTheClientSawBefore() throws Exception {
+        try (KvTestCluster c = new KvTestCluster(dir, 3).start()) {
+            KvClient writer = c.client();
+            KvClient watcher = c.client();
+            writer.mkdir("app");
+            writer.put("app.x", b("x0"));
+            writer.put("solo", b("s0"));
+            // a key watched, seen and unwatched, then watched again with nothing changed meanwhile
+            Map<String, String> first = new ConcurrentHashMap<>();
+            KvWatch w1 = watcher.watch((watchKey, node) -> first.put(node.key(), value(node)), "solo");
+            KvTestCluster.waitFor("the first watch's state", () -> "s0".equals(first.get("solo")));
+            w1.close();
+            Map<String, String> second = new ConcurrentHashMap<>();
+            KvWatch w2 = watcher.watch((watchKey, node) -> second.put(node.key(), value(node)), "solo");
+            KvTestCluster.waitFor("the second watch's first state", () -> "s0".equals(second.get("solo")));
+            // keys under a directory another handle of the client watches: one that exists, one that does not
+            Map<String, String> dirSeen = new ConcurrentHashMap<>();
+            KvWatch wd = watcher.watch((watchKey, node) -> dirSeen.put(node.key(), value(node)), "app");
+            KvTestCluster.waitFor("the directory watch's state", () -> "x0".equals(dirSeen.get("app.x")));
+            Map<String, String> keySeen = new ConcurrentHashMap<>();
+            KvWatch wk = watcher.watch((watchKey, node) -> keySeen.put(node.key(), value(node)), "app.x", "app.none");
+            KvTestCluster.waitFor("the key watch's first states", () -> "x0".equals(keySeen.get("app.x"))
+                    && "".equals(keySeen.get("app.none")));
+            writer.put("app.x", b("x1"));
+            KvTestCluster.waitFor("both handles to see the change", () -> "x1".equals(keySeen.get("app.x"))
+                    && "x1".equals(dirSeen.get("app.x")));
+            w2.close();
+            wd.close();
+            wk.close();
+            c.checkReplicasEqual();
+        }
+    }
+
     private static String value(KvNode n) {
         return n.exists() && !n.isDir() ? new String(n.value(), StandardCharsets.UTF_8) : n.exists() ? "<dir>" : "";
     }
