@@ -438,7 +438,9 @@ public final class LogStore {
 
         private FrameCallResult waitQuiet(Void v) {
             checkFailed();
-            if (!appender.isIdle() || fsync.isRunning() || index.isFlushing()) {
+            // hasDirty: with an fsync gate, a written segment may still wait for a permit; the reset
+            // below closes segments, and an fsync of a closed one would fail the store
+            if (!appender.isIdle() || fsync.isRunning() || fsync.hasDirty() || index.isFlushing()) {
                 return idleCondition.await(this::waitQuiet);
             }
             // The new log starts where the next byte would have gone: never-written space (when

@@ -9,11 +9,16 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static io.poyang.raft.store.StoreHarness.items;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Logs sharing an fsync gate take turns on the disk; a permit always comes back. */
@@ -120,5 +125,50 @@ class FsyncGateTest {
             a.awaitPersisted(1);
         }
         StoreHarness.waitFor("the permit to come back", () -> gate.available() == 1);
+    }
+
+    @Test
+    void aResetWaitsForTheFsyncOfSegmentsStillQueuedAtTheGate() throws Exception {
+        FsyncGate gate = new FsyncGate(1);
+        FaultyFileIo io = new FaultyFileIo();
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch held = new CountDownLatch(1);
+        AtomicBoolean holdNext = new AtomicBoolean();
+        io.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeForce(Path file, boolean metadata) throws IOException {
+                if (!metadata && file.toString().contains("store-a") && holdNext.compareAndSet(true, false)) {
+                    held.countDown();
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        throw new InterruptedIOException();
+                    }
+                }
+            }
+        };
+        try (StoreHarness a = new StoreHarness(dir.resolve("store-a"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20));
+             StoreHarness b = new StoreHarness(dir.resolve("store-b"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20))) {
+            a.open();
+            b.open();
+            holdNext.set(true);
+            a.append(items(1, 1, 1, 0, 0, 30));
+            held.await();                       // a's fsync holds the only permit
+            // b fills more than two segments; their fsync waits at the gate
+            b.append(items(1, 3000, 1, 0, 0, 1000));
+            b.waitFor("b's writes to complete", () -> b.store.writtenIndex() == 3000);
+            StoreHarness.waitFor("b to queue at the gate", () -> gate.waitingCount() == 1);
+            // a snapshot replaces b's log meanwhile: the reset deletes those segments
+            CompletableFuture<Void> reset = CompletableFuture.runAsync(() -> b.call(() -> b.store.resetAfterSnapshot(5000, 4)));
+            assertThrows(TimeoutException.class, () -> reset.get(300, TimeUnit.MILLISECONDS),
+                    "the reset waits for the fsync queued at the gate");
+            release.countDown();
+            reset.get(30, TimeUnit.SECONDS);
+            b.append(items(5001, 5010, 5, 4, 2, 40));
+            b.awaitPersisted(5010);
+            assertNull(b.on(b.store::failure), "no fsync ran on a segment the reset closed");
+            assertEquals(5001, (long) b.on(b.store::firstIndex));
+        }
+        assertEquals(1, gate.available(), "closing the stores leaves the permit free");
     }
 }
