@@ -144,8 +144,10 @@ final class LogRecovery {
         // The segments the log lives in start at the one holding the first index.
         int firstSeg = -1;
         for (int i = 0; i < all.size(); i++) {
+            // (the last segment may also end right where the first index goes; an empty file, left by
+            // a crash in the group's first preallocation, ends where it starts and holds nothing)
             if (all.get(i).contains(r.firstIndexPos)
-                    || (i == all.size() - 1 && all.get(i).endPos() == r.firstIndexPos)) {
+                    || (i == all.size() - 1 && all.get(i).sizeBytes > 0 && all.get(i).endPos() == r.firstIndexPos)) {
                 firstSeg = i;
                 break;
             }

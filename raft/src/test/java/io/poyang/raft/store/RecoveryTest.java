@@ -11,6 +11,8 @@ import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import static io.poyang.raft.store.StoreHarness.bodyFor;
 import static io.poyang.raft.store.StoreHarness.bodyOf;
@@ -182,6 +184,35 @@ class RecoveryTest {
             assertTrue(e.getMessage().contains("status file"), e.getMessage());
             assertTrue(Files.exists(e.file()), "nothing deleted");
             h.shutdown();
+        }
+    }
+
+    @Test
+    void anEmptyFirstSegmentLeftByACrashIsDroppedNotUsed() throws IOException {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.segmentBytes(64 * 1024))) {
+            h.open();   // a new group: its status file says the log starts at position 0
+        }
+        // a crash during the group's first preallocation: the first segment's file exists, empty
+        try (Stream<Path> files = Files.list(dir.resolve("log"))) {
+            for (Path p : files.collect(Collectors.toList())) {
+                Files.delete(p);
+            }
+        }
+        Files.write(dir.resolve("log").resolve(LogSegment.fileName(0)), new byte[0]);
+        try (StoreHarness h = new StoreHarness(dir, c -> c.segmentBytes(64 * 1024))) {
+            h.open();
+            h.append(items(1, 3000, 1, 0, 1, 30));
+            h.awaitPersisted(3000);
+            h.on(() -> {
+                h.store.setCommitIndex(3000);
+                return null;
+            });
+            h.call(() -> h.store.deleteBelow(10));
+        }
+        try (StoreHarness h = new StoreHarness(dir, c -> c.segmentBytes(64 * 1024))) {
+            RecoveredState s = h.open();
+            assertEquals(3000, s.getLastIndex());
+            assertEquals(3000, h.loadAll(s.getFirstIndex(), 3000).size() + s.getFirstIndex() - 1);
         }
     }
 
