@@ -43,8 +43,8 @@ public enum KvCode {
     INVALID_REQUEST(16, "the request is malformed: a field its operation needs is missing or inconsistent"),
     /** An expiry proposal lost a race: the node or lock changed or was renewed since it was proposed. Internal. */
     STALE_EXPIRE(17, "the expiry proposal is stale (the node or lease changed since); nothing was removed"),
-    /** The client's session is unknown (expired after being idle): start a new session with a new client id. */
-    SESSION_EXPIRED(18, "the client session expired; start a new session (new client id)"),
+    /** The session was forgotten (idle past sessionIdleMillis) while seqs below this one were open: send it again once they have ended. */
+    SESSION_EXPIRED(18, "the group forgot the client's session and earlier seqs were still open; send the write again once they have ended (KvClient does)"),
     /** The request's seq is below the session's acknowledged mark: its answer was already delivered. */
     SEQ_ALREADY_ACKED(19, "the request's seq was already acknowledged; it is a late duplicate and was not applied"),
     /** The client has more unacknowledged requests than the session window holds. */

@@ -21,6 +21,7 @@ import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
@@ -694,7 +695,9 @@ final class NioWorker implements Runnable {
         ByteBuffer buf = null;
         long now = ts.nanoTime();
         WritePacket p;
-        while (total < budget && (p = c.pollQueue()) != null) {
+        // a request's callback may run here (it timed out while queued) and close the connection,
+        // which releases its out buffers, buf among them: stop then, and leave buf alone
+        while (total < budget && !c.isClosed() && (p = c.pollQueue()) != null) {
             if (p.type == PacketType.REQUEST && p.context == null) {
                 if (p.completed) {
                     p.onDone();
@@ -712,7 +715,13 @@ final class NioWorker implements Runnable {
                 failPacket(p, null);
                 continue;
             }
-            int size = p.prepareSize();
+            int size;
+            try {
+                size = p.prepareSize();
+            } catch (RuntimeException e) {
+                failUnencodable(c, p, e);
+                continue;
+            }
             if (size > c.remoteMaxFrameBytes) {
                 String why = p + " is " + size + " bytes, over the " + c.remoteMaxFrameBytes
                         + "-byte frame limit of " + c;
@@ -731,8 +740,17 @@ final class NioWorker implements Runnable {
             }
             buf.putInt(size);
             EncodeContext ec = encodeContext.reset();
-            while (!p.encode(ec, buf)) {
-                buf = nextOutBuffer(c, buf, size);
+            try {
+                while (!p.encode(ec, buf)) {
+                    buf = nextOutBuffer(c, buf, size);
+                }
+            } catch (RuntimeException e) {
+                // half a frame is in the out buffers: the byte stream to this peer is broken, so the
+                // connection goes (its requests fail, the client reconnects), not the worker
+                failUnencodable(c, p, e);
+                close(c, "a packet could not be encoded", new NetException("could not encode " + p + " for " + c
+                        + ": " + e, e));
+                return total;
             }
             total += size + 4;
             if (p.type == PacketType.ONE_WAY) {
@@ -740,10 +758,22 @@ final class NioWorker implements Runnable {
             }
             p.onDone();
         }
-        if (buf != null) {
+        if (buf != null && !c.isClosed()) {
             sealOutBuffer(c, buf);
         }
         return total;
+    }
+
+    /** A packet whose body threw while being sized or encoded (a bug in the body): it fails alone. */
+    private void failUnencodable(NioConnection c, WritePacket p, RuntimeException e) {
+        log.error("could not encode {} for {}", p, c, e);
+        if (p.type == PacketType.REQUEST && p.context == null) {
+            pending.remove(key(c, p.seq));
+            completeRequest(p, null, new NetException("could not encode " + p + ": " + e, e));
+        } else {
+            releaseFlow(p);
+        }
+        p.onDone();
     }
 
     private ByteBuffer nextOutBuffer(NioConnection c, ByteBuffer full, int sizeHint) {
@@ -1011,6 +1041,44 @@ final class NioWorker implements Runnable {
         }
     }
 
+    /**
+     * Requests waiting for their peer's connection (connecting, handshaking) whose deadline passed
+     * fail now with a timeout, not when the connection is made or given up seconds later.
+     */
+    private void expireWaiting(Peer peer, long now) {
+        List<WritePacket> expired = null;
+        WritePacket prev = null;
+        WritePacket p = peer.waitingHead;
+        while (p != null) {
+            WritePacket next = p.next;
+            if (p.type == PacketType.REQUEST && p.context == null && p.deadlineNanos - now <= 0) {
+                if (prev == null) {
+                    peer.waitingHead = next;
+                } else {
+                    prev.next = next;
+                }
+                if (peer.waitingTail == p) {
+                    peer.waitingTail = prev;
+                }
+                p.next = null;
+                if (expired == null) {
+                    expired = new ArrayList<>();
+                }
+                expired.add(p);
+            } else {
+                prev = p;
+            }
+            p = next;
+        }
+        if (expired != null) {
+            // after the walk: a callback may send again, to this peer too
+            for (WritePacket e : expired) {
+                completeRequest(e, null, timeout(e, "while waiting for a connection"));
+                e.onDone();
+            }
+        }
+    }
+
     private void failWaiting(Peer peer, Throwable err) {
         WritePacket p = peer.takeWaiting();
         while (p != null) {
@@ -1058,6 +1126,11 @@ final class NioWorker implements Runnable {
             scanNowNanos = now;
             pending.forEach(expiredVisitor);
             failScratch(null);
+        }
+        for (int i = 0; i < peers.size(); i++) {
+            if (peers.get(i).waitingHead != null) {
+                expireWaiting(peers.get(i), now);
+            }
         }
         for (int i = connections.size() - 1; i >= 0; i--) {
             if (i >= connections.size()) {

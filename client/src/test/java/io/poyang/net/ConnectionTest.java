@@ -114,6 +114,55 @@ class ConnectionTest {
     }
 
     @Test
+    void aRequestWaitingForTheHandshakeTimesOutAtItsOwnDeadline() throws Exception {
+        try (ServerSocket mute = new ServerSocket(0)) {   // accepts (the kernel does), never answers the handshake
+            NioClientConfig cc = new NioClientConfig();
+            cc.servers.add("127.0.0.1:" + mute.getLocalPort());
+            client = new NioClient(cc);
+            client.start();
+            long start = System.nanoTime();
+            Throwable t = causeOf(client.sendRequest(null, echo(new byte[1]), BytesDecoder.FACTORY, 200), 5000);
+            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertInstanceOf(NetTimeoutException.class, t);
+            assertTrue(tookMillis < 2000, "failed after " + tookMillis + " ms, not at its 200 ms deadline");
+        }
+    }
+
+    @Test
+    void aBodyThatFailsToEncodeFailsItsRequestAndTheClientGoesOn() throws Exception {
+        server = startEchoServer(serverConfig());
+        NioClientConfig cc = clientConfig(server);
+        cc.reconnectMinBackoffMillis = 20;
+        client = startClient(cc);
+        io.poyang.codec.Encodable broken = new io.poyang.codec.Encodable() {
+            @Override
+            public int encodedSize() {
+                return 100;
+            }
+
+            @Override
+            public boolean encode(io.poyang.codec.EncodeContext context, java.nio.ByteBuffer dest) {
+                dest.put((byte) 1);
+                throw new IllegalStateException("a bug in the body (injected)");
+            }
+        };
+        Throwable t = causeOf(client.sendRequest(null, WritePacket.request(Commands.ECHO, broken), BytesDecoder.FACTORY,
+                5000), 5000);
+        assertInstanceOf(NetException.class, t);
+        assertTrue(t.getMessage().contains("could not encode"), t.getMessage());
+        // the connection went (its byte stream was broken), the I/O worker lives on: the client
+        // reconnects and serves calls again
+        waitUntil("an echo through the reconnected client", 10_000, () -> {
+            try {
+                return client.sendRequest(null, echo(new byte[]{3}), BytesDecoder.FACTORY, 1000)
+                        .get(2, TimeUnit.SECONDS)[0] == 3;
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
+    @Test
     void callsGoToTheServerThatIsStillUp() throws Exception {
         server = startEchoServer(serverConfig());
         server2 = startEchoServer(serverConfig());
