@@ -159,8 +159,10 @@ final class FollowerAppender extends FiberFrame<Void> {
         current = null;
         req.context.respond(WritePacket.response(resp));
         if (resp.success && req.done) {
-            leaderMatched = Math.max(leaderMatched, req.lastIndex);
+            // the log now starts after the snapshot: what matches this leader is the snapshot, no
+            // more (a match proven to an earlier term's leader says nothing about this one's log)
             matchedTerm = req.term;
+            leaderMatched = req.lastIndex;
         }
         return next(null);
     }
@@ -297,7 +299,8 @@ final class FollowerAppender extends FiberFrame<Void> {
     /** The log was reset to start after a snapshot ending at {@code index}. */
     void onLogReset(long index) {
         refuseAcksFrom(0);
-        leaderMatched = Math.max(leaderMatched, index);
+        // nothing after the snapshot is left to match
+        leaderMatched = index;
     }
 
     private void refuseAcksFrom(long index) {

@@ -322,6 +322,8 @@ final class MembershipManager {
         private long epoch;
         int[] catchUp;
         private long catchUpTo;
+        /** The configuration entry {@link #append} waits to append. */
+        private Members waitingToAppend;
 
         OpFrame(String name, Op op, CompletableFuture<Members> result, long deadlineNanos) {
             this.name = name;
@@ -354,8 +356,19 @@ final class MembershipManager {
             }
         }
 
-        /** Appends a configuration entry and resumes once it is applied (committed). */
+        /**
+         * Appends a configuration entry and resumes once it is applied (committed). Joint consensus
+         * allows one only after the configuration in force has committed, and only once this leader
+         * has committed an entry of its own term: a leader elected under a configuration entry that
+         * never committed (a crash right after it was appended) would otherwise replace it while
+         * nodes that never saw it elect a leader of their own under the configuration before it.
+         */
         FrameCallResult append(Members m) {
+            RaftState s = g.state;
+            if (s.commitIndex < history.latestIndex() || g.store.termOf(s.commitIndex) != s.currentTerm) {
+                waitingToAppend = m;
+                return progress.await(50, this::appendWhenCommitted);
+            }
             CompletableFuture<Encodable> applied = new CompletableFuture<>();
             g.offerInternalWrite(WriteTask.config(m, deadlineNanos, applied));
             FiberFuture<Object> ff = g.fiberGroup.newFuture("membership-entry");
@@ -370,6 +383,11 @@ final class MembershipManager {
                 catchUpTo = g.store.lastIndex() + 1;
             }
             return ff.await(this::afterAppend);
+        }
+
+        private FrameCallResult appendWhenCommitted(Boolean signalled) {
+            checkStillLeader();
+            return append(waitingToAppend);
         }
 
         private FrameCallResult afterAppend(Object v) {
