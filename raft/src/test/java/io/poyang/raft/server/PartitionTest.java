@@ -28,6 +28,70 @@ class PartitionTest {
     Path dir;
 
     @Test
+    void aFollowerGivenASnapshotByANewLeaderDoesNotCommitTheOldLeadersUncommittedEntries() throws Exception {
+        // a small tail cache: the new leader's probe after the snapshot carries no entries, so only
+        // the commit index it sends tells the follower what is committed
+        try (RaftCluster c = new RaftCluster(dir, 5, new int[]{1},
+                rc -> rc.segmentBytes(64 * 1024).snapshotsToKeep(1).tailCache(10, 1 << 20)).start()) {
+            int a = c.waitForLeader(1);
+            LoadGenerator load = new LoadGenerator(c, 1, 100, 1_000_000);
+            load.awaitAcknowledged(4_000);
+            load.close();
+            long[] before = c.checkIdentical(1);
+            // every node snapshots and drops its first segments: a leader that cannot place a
+            // follower in its log sends it this (old) snapshot
+            for (int n : c.runningMembers(1)) {
+                assertTrue(RaftCluster.join(c.group(n, 1).takeSnapshot()) != null);
+                RaftGroup g = c.group(n, 1);
+                RaftCluster.waitFor("node " + n + "'s log to start after its snapshot", () -> g.firstLogIndex() > 1);
+            }
+            // committed everywhere after the snapshot, and gone from the followers' tail caches
+            for (int i = 0; i < 50; i++) {
+                c.write(1, 3_000_000 + i);
+            }
+            // the old leader reaches one follower only: entries that can never commit
+            int e = a % 5 + 1;
+            for (int n = 1; n <= 5; n++) {
+                if (n != a && n != e) {
+                    c.faults.block(a, n);
+                }
+            }
+            RaftGroup oldLeader = c.group(a, 1);
+            RaftGroup follower = c.group(e, 1);
+            List<CompletableFuture<Encodable>> lost = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                lost.add(oldLeader.submit(0, TestStateMachine.body(900_000 + i), 60_000));
+            }
+            long oldLast = oldLeader.lastLogIndex();
+            RaftCluster.waitFor("the follower to hold the old leader's uncommitted entries",
+                    () -> follower.lastLogIndex() >= oldLast);
+            // both drop out; the other three elect a leader, whose first tries to reach the follower fail
+            c.faults.isolate(a);
+            c.faults.isolate(e);
+            RaftCluster.waitFor("a new leader among the other three", () -> {
+                for (int n = 1; n <= 5; n++) {
+                    if (n != a && n != e && c.group(n, 1).role() == RaftRole.LEADER) {
+                        return true;
+                    }
+                }
+                return false;
+            });
+            for (int i = 0; i < 40; i++) {
+                c.write(1, 2_000_000 + i);   // commits past the old leader's last index
+            }
+            // a pause, not a synchronisation: lets the new leader's probes to the follower fail
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2_500));
+            c.faults.heal();
+            long[] values = c.checkIdentical(1);
+            for (long v : values) {
+                assertFalse(v >= 900_000 && v < 900_020, "an uncommitted entry of the old leader was applied");
+            }
+            assertEquals(before.length + 90, values.length);
+            assertEquals(0, io.poyang.log.ImpossibleStates.count(), "no impossible state was reported");
+        }
+    }
+
+    @Test
     void aPartitionedMinorityLeaderStepsDownAndItsUncommittedEntriesAreOverwritten() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
             int old = c.waitForLeader(1);
