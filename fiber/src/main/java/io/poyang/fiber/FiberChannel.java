@@ -51,6 +51,8 @@ public final class FiberChannel<T> {
     @SuppressWarnings("unused") // accessed through DRAIN_POSTED
     private volatile int drainPosted;
     private final Runnable drainForeign = this::drainForeign;
+    /** Set by {@link #close}: takes every item offered from then on. Dispatcher thread. */
+    private java.util.function.Consumer<? super T> rejecter;
 
     FiberChannel(String name, FiberGroup group) {
         this.name = name;
@@ -95,9 +97,28 @@ public final class FiberChannel<T> {
         }
     }
 
+    /**
+     * Closes the channel once its takers are gone: the items still queued, and every item offered
+     * from now on (an offer from another thread may land late), go to {@code rejecter}, which
+     * typically fails them, so no request waits forever on a channel nobody reads. Dispatcher thread.
+     */
+    public void close(java.util.function.Consumer<? super T> rejecter) {
+        group.checkThread("FiberChannel.close");
+        this.rejecter = rejecter;
+        T item;
+        while ((item = queue.poll()) != null) {
+            rejecter.accept(item);
+        }
+        drainForeign();
+    }
+
     private void offer0(T item) {
         if (item == null) {
             throw new IllegalArgumentException("a channel carries items, not null");
+        }
+        if (rejecter != null) {
+            rejecter.accept(item);
+            return;
         }
         if (queue.isEmpty()) {
             Fiber taker = takers.peekFiber();

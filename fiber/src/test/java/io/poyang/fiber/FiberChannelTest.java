@@ -248,4 +248,21 @@ class FiberChannelTest extends FiberTestSupport {
         assertEquals(0, get(allTaker));
         get(group.shutdownFuture());
     }
+
+    @Test
+    void aClosedChannelHandsQueuedAndLaterItemsToItsRejecter() throws Exception {
+        FiberChannel<Integer> ch = group.newChannel("closing");
+        List<Integer> rejected = java.util.Collections.synchronizedList(new ArrayList<>());
+        onDispatcher(group, () -> {
+            ch.offer(1);
+            ch.offer(2);
+            ch.close(rejected::add);
+            ch.offer(3);
+            return null;
+        });
+        ch.fireOffer(4);   // from another thread, after the close
+        waitUntil("the late item to reach the rejecter", () -> rejected.size() == 4);
+        assertEquals(java.util.Arrays.asList(1, 2, 3, 4), rejected);
+        assertEquals(0, (int) onDispatcher(group, ch::size), "nothing stays queued");
+    }
 }

@@ -349,6 +349,20 @@ public final class RaftGroup {
                 return mainFibers[joined++].join(5_000, this::joinNext);
             }
             snapshotManager.close();
+            // The leader writer and the read fiber have ended: writes and reads that were offered
+            // after they took their last items (a caller that passed the stopping check just before
+            // the stop) fail now, and so will any that land later.
+            String stopping = "raft group " + state.groupId + " on node " + state.selfId + " is stopping";
+            writeChannel.close(o -> {
+                if (o instanceof WriteTask) {
+                    responder.fail((WriteTask) o, ResponseCode.STOPPING, 0, stopping);
+                }
+            });
+            readChannel.close(o -> {
+                if (o instanceof PendingRead) {
+                    reads.failStopped((PendingRead) o, stopping);
+                }
+            });
             return followerChannel.takeAll(leftovers, 0, this::answerLeftovers);
         }
 

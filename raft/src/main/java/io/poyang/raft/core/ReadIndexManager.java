@@ -436,6 +436,11 @@ final class ReadIndexManager extends FiberFrame<Void> {
         }
     }
 
+    /** A read that reached the group after its read fiber ended. */
+    void failStopped(PendingRead r, String message) {
+        failRead(r, new StoppedException(message));
+    }
+
     private void failRead(PendingRead r, Throwable e) {
         if (r.remote != null) {
             if (e instanceof NotLeaderException) {
