@@ -59,6 +59,12 @@ final class LeaderTransfer {
     private int target;
     /** TIMEOUT_NOW has left for {@link #target} in the current transfer. */
     private boolean timeoutNowSent;
+    /**
+     * The term in which a TIMEOUT_NOW left that its target did not decline (-1: none): that target
+     * may still stand, its vote request arriving late, so the lease stays suspended for the rest of
+     * that term, whatever later transfers do.
+     */
+    private int timeoutNowTerm = -1;
 
     LeaderTransfer(RaftGroup g) {
         this.g = g;
@@ -119,6 +125,8 @@ final class LeaderTransfer {
         private long epoch;
         private boolean mine;
         private long sentAtNanos;
+        /** {@link #timeoutNowTerm} before this transfer sent its TIMEOUT_NOW (restored if the target declines). */
+        private int timeoutNowTermBefore = -1;
         private int term;
         /** The target answered that it will not stand (set on the network thread; the frame polls it). */
         private volatile boolean declined;
@@ -188,6 +196,8 @@ final class LeaderTransfer {
             }
             sentAtNanos = System.nanoTime();
             timeoutNowSent = true;
+            timeoutNowTermBefore = timeoutNowTerm;
+            timeoutNowTerm = s.currentTerm;
             FieldMessage req = REQUEST.builder().set(1, s.groupId).set(2, s.currentTerm).set(3, s.selfId).build();
             g.transport.send(targetId, RaftCommands.TIMEOUT_NOW, req, RESPONSE, g.config.electionTimeoutMillis(),
                     new RpcCallback<FieldMessage>() {
@@ -215,7 +225,9 @@ final class LeaderTransfer {
             }
             if (declined) {
                 // the target started nothing: no vote request of it is on its way, the lease may come back
+                // (unless an earlier transfer of this term told another node to stand)
                 timeoutNowSent = false;
+                timeoutNowTerm = timeoutNowTermBefore;
                 throw new PoyangTimeoutException("node " + targetId + " declined to take over raft group " + s.groupId
                         + " (it no longer follows leader " + s.selfId + " in term " + term + ", or it cannot stand);"
                         + " leader " + s.selfId + " goes on leading");
@@ -265,8 +277,8 @@ final class LeaderTransfer {
         protected FrameCallResult doFinally() {
             if (mine) {
                 active = false;
-                if (!timeoutNowSent) {
-                    // the target was never told to stand: no vote request for it can be granted
+                if (!timeoutNowSent && timeoutNowTerm != g.state.currentTerm) {
+                    // no node was told to stand in this term: no vote request for it can be granted
                     g.leaseReads.resume();
                 }
                 // held writes go into the log if this node still leads, else they fail NOT_LEADER

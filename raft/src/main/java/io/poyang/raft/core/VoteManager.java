@@ -229,6 +229,12 @@ final class VoteManager extends FiberFrame<Void> {
         }
         VoteResponse resp = r.response;
         if (!resp.granted) {
+            if (resp.term > s.currentTerm && s.role == RaftRole.FOLLOWER && s.leaderId != 0
+                    && g.nowNanos() - s.lastLeaderContactNanos < electionTimeoutNanos) {
+                // This node heard from a live leader since it asked (its lease may count on this node):
+                // like a vote request, a reply does not make it drop that leader for a newer term
+                return null;
+            }
             if (resp.term > s.currentTerm) {
                 // Someone is ahead: follow that term (without a leader yet); durable before any answer.
                 g.roleManager.becomeFollower(resp.term, 0);
