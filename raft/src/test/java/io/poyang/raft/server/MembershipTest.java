@@ -195,6 +195,41 @@ class MembershipTest {
     }
 
     @Test
+    void aConfigurationEntryIsNotReplacedBeforeItCommits() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            c.write(1, 1);
+            RaftGroup lg = c.group(leader, 1);
+            int kept = leader % 3 + 1;
+            int[] target = {Math.min(leader, kept), Math.max(leader, kept)};
+            // the leader's entries reach no one: the joint entry it appends cannot commit
+            for (int n = 1; n <= 3; n++) {
+                if (n != leader) {
+                    c.faults.block(leader, n);
+                }
+            }
+            java.util.concurrent.CompletableFuture<Members> prepared = lg.prepareMembers(target, NONE, 20_000);
+            RaftCluster.waitFor("the joint entry in the leader's log", () -> lg.members().isJoint());
+            java.util.concurrent.CompletableFuture<Members> committed = lg.commitMembers(target, NONE, 20_000);
+            // a pause, not a synchronisation (shorter than the election timeout, so it still leads):
+            // the commit must wait for the joint entry instead of appending the new configuration
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+            assertTrue(lg.members().isJoint(), "the leader appended " + lg.members() + " over an uncommitted joint entry");
+            assertFalse(committed.isDone());
+            c.faults.heal();
+            Members two = new Members(target[0], target[1]);
+            try {
+                assertEquals(two, committed.get(20, TimeUnit.SECONDS));
+            } catch (ExecutionException e) {
+                // it lost the leadership meanwhile: finish on the new leader
+                assertEquals(two, commit(c, target, NONE));
+            }
+            waitForConfig(c, two);
+            assertTrue(prepared.isDone());
+        }
+    }
+
+    @Test
     void anObserverReplicatesWithoutVotingAndIsPromoted() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 4, new int[]{1}, null)) {
             c.setMembers(1, 1, 2, 3);
