@@ -187,7 +187,8 @@ final class SnapshotManager {
 
         private FrameCallResult afterWrite(SnapshotFiles.Snapshot s) {
             written = s;
-            snapshots.add(s);
+            // a snapshot received from the leader while this one was written may be newer: keep the order
+            addSnapshot(s);
             log.info("group {} on node {}: wrote {} ({} bytes)", g.state.groupId, g.state.selfId, s, s.dataBytes);
             pruneOld();
             long oldest = snapshots.get(0).meta.lastIndex();
@@ -238,6 +239,23 @@ final class SnapshotManager {
             }
             return Fiber.frameReturn();
         }
+    }
+
+    /**
+     * Adds a snapshot to the list, kept in index order, and returns the entry for it. One with the
+     * index and term of a listed snapshot (received a second time) is the same snapshot in the same
+     * files, renamed over the first: the listed entry stays, so that pruning never deletes files
+     * another entry still stands for.
+     */
+    private SnapshotFiles.Snapshot addSnapshot(SnapshotFiles.Snapshot s) {
+        for (SnapshotFiles.Snapshot listed : snapshots) {
+            if (listed.meta.lastIndex() == s.meta.lastIndex() && listed.meta.lastTerm() == s.meta.lastTerm()) {
+                return listed;
+            }
+        }
+        snapshots.add(s);
+        snapshots.sort((a, b) -> Long.compare(a.meta.lastIndex(), b.meta.lastIndex()));
+        return s;
     }
 
     /** Deletes the snapshots beyond {@code snapshotsToKeep}, oldest first; those being read go when their readers end. */
@@ -367,10 +385,10 @@ final class SnapshotManager {
             }).await(this::afterCommit);
         }
 
-        private FrameCallResult afterCommit(SnapshotFiles.Snapshot s) {
+        private FrameCallResult afterCommit(SnapshotFiles.Snapshot received) {
+            // the same snapshot may arrive twice (the leader gave up waiting for the first answer)
+            SnapshotFiles.Snapshot s = addSnapshot(received);
             snapshot = s;
-            snapshots.add(s);
-            snapshots.sort((a, b) -> Long.compare(a.meta.lastIndex(), b.meta.lastIndex()));
             log.info("group {} on node {}: received {} from leader {}", g.state.groupId, g.state.selfId, s, req.leaderId);
             busy = true;
             g.state.logBusy = true;

@@ -64,4 +64,49 @@ class SnapshotCatchUpTest {
             assertEquals(values.length + 1, again.length);
         }
     }
+
+    @Test
+    void aSnapshotSentTwiceBecauseTheLeaderGaveUpWaitingIsKeptOnce() throws Exception {
+        // the follower takes longer to read the snapshot in than the leader waits for its answer,
+        // so the leader sends the same snapshot again; with one snapshot kept, the second copy must
+        // not make the follower delete the files of the first (they are the same files)
+        TestStateMachine.readSnapshotDelayMillis = 1_500;
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1},
+                rc -> rc.segmentBytes(64 * 1024).snapshotsToKeep(1).replicationTimeoutMillis(1_000)).start()) {
+            int leader = c.waitForLeader(1);
+            c.write(1, 1);
+            int follower = leader % 3 + 1;
+            c.faults.isolate(follower);
+            LoadGenerator load = new LoadGenerator(c, 1, 100, 1_000_000);
+            load.awaitAcknowledged(4_000);
+            load.close();
+            RaftGroup lg = c.group(leader, 1);
+            for (int n : c.runningMembers(1)) {
+                if (n != follower) {
+                    assertNotNull(RaftCluster.join(c.group(n, 1).takeSnapshot()));
+                }
+            }
+            long missed = c.group(follower, 1).lastLogIndex() + 1;
+            RaftCluster.waitFor("the leader's log to start after the follower's", () -> lg.firstLogIndex() > missed);
+            c.faults.heal();
+            RaftGroup fg = c.group(follower, 1);
+            RaftCluster.waitFor("the follower to catch up by snapshot", () -> fg.firstLogIndex() > missed
+                    && fg.lastApplied() >= lg.commitIndex());
+            TestStateMachine.readSnapshotDelayMillis = 0;
+            // the leader timed out on the first copy and sends it again; it replicates by log once a
+            // copy is answered in time: an entry applied on the follower means the transfers are over
+            long after = c.write(1, 7_000_000);
+            RaftCluster.waitFor("the follower to apply an entry after the snapshot", () -> fg.lastApplied() >= after);
+            Path snapDir = dir.resolve("node-" + follower).resolve("group-1").resolve("snapshot");
+            try (Stream<Path> files = Files.list(snapDir)) {
+                assertTrue(files.anyMatch(p -> p.toString().endsWith(".meta")), "the follower keeps its snapshot");
+            }
+            // and starts from it
+            c.restartNode(follower);
+            c.write(1, 8_000_000);
+            c.checkIdentical(1);
+        } finally {
+            TestStateMachine.readSnapshotDelayMillis = 0;
+        }
+    }
 }

@@ -106,8 +106,14 @@ final class TestStateMachine implements StateMachine {
         };
     }
 
+    /** Tests: how long reading a snapshot takes at least (a large state on a slow disk). */
+    static volatile long readSnapshotDelayMillis;
+
     @Override
     public Object readSnapshot(SnapshotMeta meta, InputStream data) throws IOException {
+        if (readSnapshotDelayMillis > 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(readSnapshotDelayMillis * 1_000_000L);
+        }
         DataInputStream d = new DataInputStream(data);
         int n = d.readInt();
         int o = d.readInt();
