@@ -25,6 +25,8 @@ import java.util.ArrayList;
 final class LeaderWriter extends FiberFrame<Void> {
 
     private static final PoyangLog log = PoyangLogs.get(LeaderWriter.class);
+    /** Room left for an entry's own header (term, index, timestamp, session) when checking its body against a segment. */
+    private static final int ITEM_HEADER_ROOM = 256;
 
     /** Queued to wake the writer when a new leader needs its no-op entry. */
     static final WriteTask NOOP_MARKER = new WriteTask(0, null, 0, Long.MAX_VALUE, null, null);
@@ -125,6 +127,13 @@ final class LeaderWriter extends FiberFrame<Void> {
                 // Never proposed: a writer that gave up leaves no ghost entry behind.
                 g.responder.fail(t, ResponseCode.TIMEOUT, 0, "the write's deadline passed before raft group "
                         + s.groupId + " could take it; it was not applied");
+                continue;
+            }
+            if (t.flowBytes > store.maxItemBytes() - ITEM_HEADER_ROOM) {
+                // one entry must fit one log segment: refuse it here, where only this write fails
+                g.responder.fail(t, ResponseCode.FLOW_CONTROL, 0, "the write takes " + t.flowBytes + " bytes, more"
+                        + " than a log segment of raft group " + s.groupId + " holds (" + store.maxItemBytes()
+                        + " bytes); it was not applied. Raise segmentBytes, or write smaller entries");
                 continue;
             }
             t.index = ++index;

@@ -115,7 +115,7 @@ final class LogAppender {
     void checkAppendable(List<LogItem> items) {
         long expect = lastIndex + 1;
         int term = lastTerm;
-        long maxItem = segmentsMaxItemBytes();
+        long maxItem = store.maxItemBytes();
         for (int i = 0, n = items.size(); i < n; i++) {
             LogItem it = items.get(i);
             if (it.getIndex() != expect) {
@@ -135,9 +135,6 @@ final class LogAppender {
         }
     }
 
-    private long segmentsMaxItemBytes() {
-        return Math.min(store.config().segmentBytes() - LogItemCodec.HEADER_BYTES, LogItemCodec.MAX_ITEM_BYTES);
-    }
 
     /** Takes checked items: records them and issues their writes now. */
     void append(List<LogItem> items) {

@@ -744,14 +744,21 @@ public final class LogStore {
         return fsync.latency;
     }
 
-    /** Positional writes issued. */
-    public long writeCount() {
-        return appender.writeCount();
+    /** The most bytes one encoded item (header and body) may take: it must fit one segment. */
+    public long maxItemBytes() {
+        return Math.min(config.segmentBytes() - LogItemCodec.HEADER_BYTES, LogItemCodec.MAX_ITEM_BYTES);
     }
 
-    /** Bytes written to the log (items and markers). */
+    /** Positional writes issued (0 until the store is open: metrics may ask while it recovers). */
+    public long writeCount() {
+        LogAppender a = appender;
+        return a == null ? 0 : a.writeCount();
+    }
+
+    /** Bytes written to the log (items and markers; 0 until the store is open). */
     public long writtenBytes() {
-        return appender.writtenBytes();
+        LogAppender a = appender;
+        return a == null ? 0 : a.writtenBytes();
     }
 
     // ---------------------------------------------------------------- for the store's parts

@@ -42,4 +42,22 @@ class SingleNodeTest {
             assertArrayEquals(before, prefix);
         }
     }
+
+    @Test
+    void aWriteLargerThanALogSegmentFailsAloneAndTheGroupGoesOn() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.segmentBytes(64 * 1024)).start()) {
+            c.waitForLeader(1);
+            c.write(1, 1);
+            io.poyang.raft.core.RaftGroup g = c.group(1, 1);
+            java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class,
+                    () -> g.submit(0, new io.poyang.raft.store.ByteBody(new byte[100 * 1024]), 5_000)
+                            .get(10, java.util.concurrent.TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof io.poyang.common.FlowControlException, "refused: " + e.getCause());
+            assertTrue(e.getCause().getMessage().contains("segment"), e.getCause().getMessage());
+            assertEquals(RaftRole.LEADER, g.role(), "the group did not fail");
+            c.write(1, 2);
+            assertArrayEquals(new long[]{1, 2}, c.checkIdentical(1));
+        }
+    }
 }
