@@ -44,6 +44,8 @@ public final class DataDir implements AutoCloseable {
     private final Path dir;
     private final FileChannel pidChannel;
     private final FileLock lock;
+    /** This open wrote the node file (the directory was new to any node). */
+    private boolean claimedNow;
 
     private DataDir(Path dir, FileChannel pidChannel, FileLock lock) {
         this.dir = dir;
@@ -129,6 +131,21 @@ public final class DataDir implements AutoCloseable {
         }
     }
 
+    /**
+     * Forgets the claim this start wrote (a start that failed before anything ran): a directory first
+     * used by a failed start, with a wrong node id in its config, is not left marked as that node's.
+     */
+    public void unclaim() {
+        if (claimedNow) {
+            try {
+                Files.deleteIfExists(dir.resolve(NODE_FILE));
+            } catch (IOException e) {
+                // the file stays; the next start reports whose it is
+            }
+            claimedNow = false;
+        }
+    }
+
     private void checkOwner(int nodeId) {
         Path f = dir.resolve(NODE_FILE);
         if (!Files.exists(f)) {
@@ -142,6 +159,7 @@ public final class DataDir implements AutoCloseable {
             } catch (IOException e) {
                 throw new NodeStartException("cannot write " + f + ": " + e, e);
             }
+            claimedNow = true;
             return;
         }
         PropertiesFile p;

@@ -126,10 +126,33 @@ public final class PoyangNode {
             ch.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             ch.bind(new InetSocketAddress(config.host, port));
         } catch (BindException e) {
-            throw portInUse(key, port, e);
+            throw bindFailed(key, port, e);
+        } catch (java.nio.channels.UnresolvedAddressException e) {
+            throw new NodeStartException("host '" + config.host + "' (the host key" + (config.file != null ? " in "
+                    + config.file : "") + ") does not resolve to an address; use an IP address or a name this"
+                    + " machine can resolve", e);
         } catch (IOException e) {
             throw new NodeStartException("cannot listen on " + config.host + ":" + port + " (" + key + "): " + e, e);
         }
+    }
+
+    /**
+     * Java reports every failed bind as a BindException: a port in use, but also a host that is not
+     * an address of this machine (a config copied from another one) or a port below 1024 without the
+     * right to it. Only the first is "in use".
+     */
+    private NodeStartException bindFailed(String key, int port, BindException e) {
+        String why = String.valueOf(e.getMessage());
+        if (why.contains("in use")) {
+            return portInUse(key, port, e);
+        }
+        if (why.contains("assign")) {
+            return new NodeStartException("cannot listen on " + config.host + ":" + port + " (" + key + "): "
+                    + config.host + " is not an address of this machine (" + why + "). Set host"
+                    + (config.file != null ? " in " + config.file : "") + " to one of its addresses", e);
+        }
+        return new NodeStartException("cannot listen on " + config.host + ":" + port + " (" + key + "): " + why
+                + (port < 1024 ? ". Ports below 1024 need privileges; choose a port of 1024 or more" : ""), e);
     }
 
     private NodeStartException portInUse(String key, int port, Throwable cause) {
@@ -251,6 +274,10 @@ public final class PoyangNode {
             }
         }
         if (dataDir != null) {
+            if (raft == null) {
+                // nothing was started in it: a directory this start claimed is not kept for this node id
+                dataDir.unclaim();
+            }
             dataDir.close();
         }
     }

@@ -125,6 +125,31 @@ class StartupErrorTest {
         }
         // nothing was left behind: the node starts now that the port is free
         assertTrue(Files.notExists(tmp.resolve("data").resolve("poyang.pid")), "the PID file was removed");
+        assertTrue(Files.notExists(tmp.resolve("data").resolve("node.properties")),
+                "a failed start does not claim a new data directory for its node id");
+    }
+
+    /** A configuration whose host key (and this node's line in the servers file) is {@code host}. */
+    private Path confOnHost(String host) throws Exception {
+        Path conf = conf(Collections.singletonMap("host", host));
+        Path servers = conf.resolve("servers.properties");
+        String text = new String(Files.readAllBytes(servers), StandardCharsets.UTF_8);
+        Files.write(servers, text.replace("127.0.0.1", host).getBytes(StandardCharsets.UTF_8));
+        return conf;
+    }
+
+    @Test
+    void aHostThatIsNotAnAddressOfThisMachineIsNamed() throws Exception {
+        // 192.0.2.1 is reserved for documentation (RFC 5737): never an address of this machine
+        String err = refused(confOnHost("192.0.2.1"));
+        assertTrue(err.contains("192.0.2.1 is not an address of this machine"), err);
+        assertTrue(!err.contains("already in use"), err);
+    }
+
+    @Test
+    void aHostThatDoesNotResolveIsNamed() throws Exception {
+        String err = refused(confOnHost("no-such-host.invalid"));
+        assertTrue(err.contains("host 'no-such-host.invalid'") && err.contains("does not resolve"), err);
     }
 
     @Test
