@@ -25,7 +25,8 @@ import java.util.concurrent.CountDownLatch;
  * <p>Exit codes: {@value #EXIT_STOPPED} stopped gracefully after a signal; {@value #EXIT_START_FAILED}
  * could not start (the reason on stderr, prefixed {@code "poyang server: cannot start: "});
  * {@value #EXIT_USAGE} bad command line; {@value #EXIT_FORCED} the stop was forced (a second signal,
- * or the graceful stop took longer than {@code shutdownTimeoutMillis}).
+ * or the graceful stop took longer than {@code shutdownTimeoutMillis}); {@value #EXIT_STOP_FAILED} the
+ * graceful stop failed (the reason on stderr; the PID file may be left behind).
  */
 public final class ServerCommand {
 
@@ -33,6 +34,7 @@ public final class ServerCommand {
     public static final int EXIT_START_FAILED = 1;
     public static final int EXIT_USAGE = 2;
     public static final int EXIT_FORCED = 3;
+    public static final int EXIT_STOP_FAILED = 4;
     /** The start of the line printed when the node serves. */
     public static final String READY_PREFIX = "poyang node ";
 
@@ -106,13 +108,14 @@ public final class ServerCommand {
             return EXIT_START_FAILED;
         }
         CountDownLatch stopped = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean stopFailed = new java.util.concurrent.atomic.AtomicBoolean();
         PoyangNode running = node;
         long timeoutMillis = node.config().shutdownTimeoutMillis;
         StopSignals.Listener onSignal = new StopSignals.Listener() {
             @Override
             public void onStopRequested(String signal) {
                 err.println("poyang server: SIG" + signal + ": stopping gracefully (a second signal forces it)");
-                startStop(running, stopped, timeoutMillis, err);
+                startStop(running, stopped, stopFailed, timeoutMillis, err);
             }
 
             @Override
@@ -135,11 +138,12 @@ public final class ServerCommand {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        return EXIT_STOPPED;
+        return stopFailed.get() ? EXIT_STOP_FAILED : EXIT_STOPPED;
     }
 
     /** Stops the node on a thread of its own, and halts the JVM if that takes longer than the timeout. */
-    private static void startStop(PoyangNode node, CountDownLatch stopped, long timeoutMillis, PrintStream err) {
+    private static void startStop(PoyangNode node, CountDownLatch stopped, java.util.concurrent.atomic.AtomicBoolean failed,
+                                  long timeoutMillis, PrintStream err) {
         Thread watchdog = new Thread(() -> {
             try {
                 Thread.sleep(timeoutMillis);
@@ -157,6 +161,7 @@ public final class ServerCommand {
             try {
                 node.stop();
             } catch (RuntimeException e) {
+                failed.set(true);
                 err.println("poyang server: the stop failed: " + e);
                 e.printStackTrace(err);
             } finally {
