@@ -44,6 +44,12 @@ public final class KvLock {
     private final KvClient client;
     private final String name;
     private long fencingToken;
+    /**
+     * The highest fencing token this lock object was ever granted (kept across unlocks). Tokens grow
+     * from one grant to the next, so a GRANTED push at or below it is an old grant pushed again (by
+     * a new leader, or another replica) and must not be taken for the grant of a later tryLock.
+     */
+    private long highestToken;
     private long leaseDeadlineNanos;
     private boolean held;
     /** A queued tryLock waiting for its GRANTED push. */
@@ -68,6 +74,11 @@ public final class KvLock {
     /** The fencing token of the current hold (0 when not held). */
     public synchronized long fencingToken() {
         return held ? fencingToken : 0;
+    }
+
+    /** A tryLock of this object waits in the lock's queue for its GRANTED push. */
+    synchronized boolean isQueued() {
+        return waiting != null;
     }
 
     /** Whether this client holds the lock with a lease that has not run out (by its own clock). */
@@ -132,7 +143,7 @@ public final class KvLock {
                 hold(r.fencingToken(), sentNanos, leaseMillis);
                 granted = true;
             } else if (r.lockState() == KvResp.LOCK_QUEUED) {
-                if (earlyGrant != null) {
+                if (earlyGrant != null && earlyGrant.fencingToken() > highestToken) {
                     hold(earlyGrant.fencingToken(), sentNanos, leaseMillis);
                     earlyGrant = null;
                     granted = true;
@@ -160,6 +171,7 @@ public final class KvLock {
     private void hold(long token, long sentNanos, long leaseMillis) {
         held = true;
         fencingToken = token;
+        highestToken = Math.max(highestToken, token);
         leaseDeadlineNanos = sentNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
     }
 
@@ -193,8 +205,8 @@ public final class KvLock {
         boolean lost = false;
         synchronized (this) {
             if (e.type() == KvLockEvent.GRANTED) {
-                if (held && e.fencingToken() <= fencingToken) {
-                    return;   // the same grant pushed by another replica
+                if (e.fencingToken() <= highestToken) {
+                    return;   // a grant this object already had (held or released), pushed again
                 }
                 if (waiting != null) {
                     hold(e.fencingToken(), System.nanoTime(), waitingLeaseMillis);

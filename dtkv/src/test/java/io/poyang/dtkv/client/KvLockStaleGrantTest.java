@@ -1,0 +1,57 @@
+package io.poyang.dtkv.client;
+
+import io.poyang.dtkv.KvLockEvent;
+import io.poyang.dtkv.server.LocalKvCluster;
+import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * A GRANTED push of a grant a lock object already had (a new leader, or another replica, pushes it
+ * again) must not be taken for the grant of a later tryLock waiting in the queue: the lock is then
+ * someone else's.
+ */
+class KvLockStaleGrantTest {
+
+    @Test
+    void anOldGrantPushedAgainDoesNotGrantALaterWait() throws Exception {
+        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
+            cluster.waitForLeader(1, 30_000);
+            KvClient a = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
+            KvClient b = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
+            a.start();
+            b.start();
+            try {
+                KvLock lockA = a.lock("mutex");
+                assertTrue(lockA.tryLock(30_000, 0));
+                long oldToken = lockA.fencingToken();
+                lockA.unlock();
+                KvLock lockB = b.lock("mutex");
+                assertTrue(lockB.tryLock(30_000, 0));
+                // a waits in the queue behind b
+                CompletableFuture<Boolean> waiting = lockA.tryLockAsync(30_000, 30_000);
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (!lockA.isQueued() && System.nanoTime() - until < 0) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+                }
+                assertTrue(lockA.isQueued(), "a's tryLock is queued");
+                // the grant a had before, pushed again
+                lockA.onEvent(new KvLockEvent(1, "mutex", KvLockEvent.GRANTED, oldToken, System.currentTimeMillis()
+                        + 30_000, a.clientId().getMostSignificantBits(), a.clientId().getLeastSignificantBits()));
+                assertFalse(waiting.isDone(), "an old grant pushed again granted a later wait");
+                assertEquals(0, lockA.fencingToken());
+                // b's unlock hands it over for real, with a newer token
+                lockB.unlock();
+                assertTrue(waiting.get(10, TimeUnit.SECONDS));
+                assertTrue(lockA.fencingToken() > oldToken);
+                lockA.unlock();
+            } finally {
+                a.close();
+                b.close();
+            }
+        }
+    }
+}
