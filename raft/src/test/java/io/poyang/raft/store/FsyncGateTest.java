@@ -44,19 +44,7 @@ class FsyncGateTest {
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch held = new CountDownLatch(1);
         AtomicBoolean holdNext = new AtomicBoolean();
-        io.hook = new FaultyFileIo.Hook() {
-            @Override
-            public void beforeForce(Path file, boolean metadata) throws IOException {
-                if (!metadata && file.toString().contains("store-a") && holdNext.compareAndSet(true, false)) {
-                    held.countDown();
-                    try {
-                        release.await();
-                    } catch (InterruptedException e) {
-                        throw new InterruptedIOException();
-                    }
-                }
-            }
-        };
+        io.hook = holdingStoreAsNextFsync(holdNext, held, release);
         try (StoreHarness a = new StoreHarness(dir.resolve("store-a"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20));
              StoreHarness b = new StoreHarness(dir.resolve("store-b"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20))) {
             a.open();
@@ -93,19 +81,7 @@ class FsyncGateTest {
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch held = new CountDownLatch(1);
         AtomicBoolean holdNext = new AtomicBoolean();
-        io.hook = new FaultyFileIo.Hook() {
-            @Override
-            public void beforeForce(Path file, boolean metadata) throws IOException {
-                if (!metadata && file.toString().contains("store-a") && holdNext.compareAndSet(true, false)) {
-                    held.countDown();
-                    try {
-                        release.await();
-                    } catch (InterruptedException e) {
-                        throw new InterruptedIOException();
-                    }
-                }
-            }
-        };
+        io.hook = holdingStoreAsNextFsync(holdNext, held, release);
         StoreHarness b = new StoreHarness(dir.resolve("store-b"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20));
         try (StoreHarness a = new StoreHarness(dir.resolve("store-a"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20));
              StoreHarness c = new StoreHarness(dir.resolve("store-c"), 3, x -> x.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20))) {
@@ -134,19 +110,7 @@ class FsyncGateTest {
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch held = new CountDownLatch(1);
         AtomicBoolean holdNext = new AtomicBoolean();
-        io.hook = new FaultyFileIo.Hook() {
-            @Override
-            public void beforeForce(Path file, boolean metadata) throws IOException {
-                if (!metadata && file.toString().contains("store-a") && holdNext.compareAndSet(true, false)) {
-                    held.countDown();
-                    try {
-                        release.await();
-                    } catch (InterruptedException e) {
-                        throw new InterruptedIOException();
-                    }
-                }
-            }
-        };
+        io.hook = holdingStoreAsNextFsync(holdNext, held, release);
         try (StoreHarness a = new StoreHarness(dir.resolve("store-a"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20));
              StoreHarness b = new StoreHarness(dir.resolve("store-b"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20))) {
             a.open();
@@ -170,5 +134,26 @@ class FsyncGateTest {
             assertEquals(5001, (long) b.on(b.store::firstIndex));
         }
         assertEquals(1, gate.available(), "closing the stores leaves the permit free");
+    }
+
+    /**
+     * Once {@code holdNext} is set, the next fsync of store-a's files signals {@code held} and waits
+     * for {@code release}: that store then keeps the gate's permit as long as the test wants.
+     */
+    private static FaultyFileIo.Hook holdingStoreAsNextFsync(AtomicBoolean holdNext, CountDownLatch held,
+                                                            CountDownLatch release) {
+        return new FaultyFileIo.Hook() {
+            @Override
+            public void beforeForce(Path file, boolean metadata) throws IOException {
+                if (!metadata && file.toString().contains("store-a") && holdNext.compareAndSet(true, false)) {
+                    held.countDown();
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        throw new InterruptedIOException();
+                    }
+                }
+            }
+        };
     }
 }
