@@ -73,6 +73,10 @@ public final class Dispatcher extends LifeCycle {
     private volatile long unparkCount;
     /** Set once the loop has ended; posts after that are refused. */
     private volatile boolean loopEnded;
+    /** Guards the final drain of the inbox against posts that arrive as the loop ends (rare: at stop). */
+    private final Object endLock = new Object();
+    /** Tasks posted after the final drain, taken out by {@link #takeBackLate}: their posters get false. */
+    private final java.util.ArrayList<Runnable> lateTasks = new java.util.ArrayList<>();
 
     // ---- dispatcher-thread state
     Fiber currentFiber;
@@ -201,6 +205,10 @@ public final class Dispatcher extends LifeCycle {
             return false;
         }
         inbox.offer(task);
+        if (loopEnded) {
+            // the loop ended between the check above and the offer: its final drain may have missed it
+            return !takeBackLate(task);
+        }
         // The offer above is a full fence, so this read cannot be reordered before it: either we
         // see PARKED here, or the dispatcher sees our task when it re-checks the inbox after
         // setting PARKED.
@@ -246,9 +254,34 @@ public final class Dispatcher extends LifeCycle {
         } catch (Throwable t) {
             ImpossibleStates.report("dispatcher '{}' loop died", name, t);
         } finally {
-            loopEnded = true;
-            drainInboxAfterEnd();
+            synchronized (endLock) {
+                loopEnded = true;
+                drainInboxAfterEnd();
+            }
             log.debug("dispatcher '{}' ended", name);
+        }
+    }
+
+    /**
+     * A post that saw the loop end right after its offer: once the final drain is over (it holds
+     * {@link #endLock} throughout), whatever is still in the inbox was offered after it and never
+     * runs. Those tasks are taken out, and each poster learns whether its own was one of them (then
+     * its post returns false, and it fails what the task would have completed). Returns true when
+     * {@code task} did not run.
+     */
+    private boolean takeBackLate(Runnable task) {
+        synchronized (endLock) {
+            Runnable t;
+            while ((t = inbox.poll()) != null) {
+                lateTasks.add(t);
+            }
+            for (int i = 0; i < lateTasks.size(); i++) {
+                if (lateTasks.get(i) == task) {
+                    lateTasks.remove(i);
+                    return true;
+                }
+            }
+            return false;   // the final drain ran it
         }
     }
 

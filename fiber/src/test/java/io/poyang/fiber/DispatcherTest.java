@@ -258,4 +258,40 @@ class DispatcherTest extends FiberTestSupport {
         assertTrue(e instanceof StoppedException, e.toString());
         assertTrue(failure(d.startGroup(new FiberGroup("late", d))) instanceof StoppedException);
     }
+
+    @Test
+    void everyTaskPostedWhileTheDispatcherStopsRunsOrIsRefused() throws Exception {
+        // a task is either run or refused (post returns false); none is lost in between
+        for (int round = 0; round < 20; round++) {
+            Dispatcher d = new Dispatcher("stopping-" + round);
+            d.start();
+            AtomicLong ran = new AtomicLong();
+            AtomicLong refused = new AtomicLong();
+            AtomicLong posted = new AtomicLong();
+            AtomicBoolean go = new AtomicBoolean(true);
+            List<Thread> posters = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                Thread t = new Thread(() -> {
+                    while (go.get()) {
+                        posted.incrementAndGet();
+                        if (!d.post(ran::incrementAndGet)) {
+                            refused.incrementAndGet();
+                        }
+                    }
+                });
+                posters.add(t);
+                t.start();
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
+            d.stop();
+            // keep posting a little after the stop, then end
+            java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
+            go.set(false);
+            for (Thread t : posters) {
+                t.join(10_000);
+            }
+            assertEquals(posted.get(), ran.get() + refused.get(), "round " + round + ": ran " + ran.get()
+                    + ", refused " + refused.get() + " of " + posted.get());
+        }
+    }
 }
