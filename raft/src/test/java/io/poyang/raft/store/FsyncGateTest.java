@@ -39,39 +39,33 @@ class FsyncGateTest {
 
     @Test
     void aLogWaitsForTheGateWhileAnotherLogsFsyncRunsAndThenCoversAllItsWrites() throws Exception {
-        FsyncGate gate = new FsyncGate(1);
-        FaultyFileIo io = new FaultyFileIo();
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch held = new CountDownLatch(1);
-        AtomicBoolean holdNext = new AtomicBoolean();
-        io.hook = holdingStoreAsNextFsync(holdNext, held, release);
-        try (StoreHarness a = new StoreHarness(dir.resolve("store-a"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20));
-             StoreHarness b = new StoreHarness(dir.resolve("store-b"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20))) {
+        HeldGate g = new HeldGate();
+        try (StoreHarness a = g.store("store-a"); StoreHarness b = g.store("store-b")) {
             a.open();
             b.open();
             b.append(items(1, 1, 1, 0, 0, 30));
             b.awaitPersisted(1);
             long bFsyncs = b.on(b.store::fsyncCount);
 
-            holdNext.set(true);
+            g.holdNext.set(true);
             a.append(items(1, 1, 1, 0, 0, 30));
-            held.await();                       // a's fsync holds the only permit
+            g.held.await();                     // a's fsync holds the only permit
             for (int i = 2; i <= 50; i++) {
                 b.append(items(i, i, 1, 1, 0, 30));
             }
             b.waitFor("b's writes to complete", () -> b.store.writtenIndex() == 50);
-            StoreHarness.waitFor("b to queue at the gate", () -> gate.waitingCount() == 1);
+            StoreHarness.waitFor("b to queue at the gate", () -> g.gate.waitingCount() == 1);
             assertEquals(1, b.persisted(), "b cannot fsync while a holds the gate");
-            assertEquals(0, gate.available());
+            assertEquals(0, g.gate.available());
 
-            release.countDown();
+            g.release.countDown();
             a.awaitPersisted(1);
             b.awaitPersisted(50);
             assertTrue(b.on(b.store::fsyncCount) - bFsyncs <= 2, "one fsync (or two) covers b's 49 writes");
-            StoreHarness.waitFor("the permit to come back", () -> gate.available() == 1);
+            StoreHarness.waitFor("the permit to come back", () -> g.gate.available() == 1);
         }
-        assertEquals(1, gate.available(), "closing the stores leaves the permit free");
-        assertEquals(0, gate.waitingCount());
+        assertEquals(1, g.gate.available(), "closing the stores leaves the permit free");
+        assertEquals(0, g.gate.waitingCount());
     }
 
     @Test
@@ -105,35 +99,29 @@ class FsyncGateTest {
 
     @Test
     void aResetWaitsForTheFsyncOfSegmentsStillQueuedAtTheGate() throws Exception {
-        FsyncGate gate = new FsyncGate(1);
-        FaultyFileIo io = new FaultyFileIo();
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch held = new CountDownLatch(1);
-        AtomicBoolean holdNext = new AtomicBoolean();
-        io.hook = holdingStoreAsNextFsync(holdNext, held, release);
-        try (StoreHarness a = new StoreHarness(dir.resolve("store-a"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20));
-             StoreHarness b = new StoreHarness(dir.resolve("store-b"), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20))) {
+        HeldGate g = new HeldGate();
+        try (StoreHarness a = g.store("store-a"); StoreHarness b = g.store("store-b")) {
             a.open();
             b.open();
-            holdNext.set(true);
+            g.holdNext.set(true);
             a.append(items(1, 1, 1, 0, 0, 30));
-            held.await();                       // a's fsync holds the only permit
+            g.held.await();                     // a's fsync holds the only permit
             // b fills more than two segments; their fsync waits at the gate
             b.append(items(1, 3000, 1, 0, 0, 1000));
             b.waitFor("b's writes to complete", () -> b.store.writtenIndex() == 3000);
-            StoreHarness.waitFor("b to queue at the gate", () -> gate.waitingCount() == 1);
+            StoreHarness.waitFor("b to queue at the gate", () -> g.gate.waitingCount() == 1);
             // a snapshot replaces b's log meanwhile: the reset deletes those segments
             CompletableFuture<Void> reset = CompletableFuture.runAsync(() -> b.call(() -> b.store.resetAfterSnapshot(5000, 4)));
             assertThrows(TimeoutException.class, () -> reset.get(300, TimeUnit.MILLISECONDS),
                     "the reset waits for the fsync queued at the gate");
-            release.countDown();
+            g.release.countDown();
             reset.get(30, TimeUnit.SECONDS);
             b.append(items(5001, 5010, 5, 4, 2, 40));
             b.awaitPersisted(5010);
             assertNull(b.on(b.store::failure), "no fsync ran on a segment the reset closed");
             assertEquals(5001, (long) b.on(b.store::firstIndex));
         }
-        assertEquals(1, gate.available(), "closing the stores leaves the permit free");
+        assertEquals(1, g.gate.available(), "closing the stores leaves the permit free");
     }
 
     /**
@@ -155,5 +143,22 @@ class FsyncGateTest {
                 }
             }
         };
+    }
+
+    /** One fsync permit for the stores it makes, all on one file I/O whose hook can hold store-a's next fsync. */
+    private final class HeldGate {
+        final FsyncGate gate = new FsyncGate(1);
+        final FaultyFileIo io = new FaultyFileIo();
+        final CountDownLatch release = new CountDownLatch(1);
+        final CountDownLatch held = new CountDownLatch(1);
+        final AtomicBoolean holdNext = new AtomicBoolean();
+
+        HeldGate() {
+            io.hook = holdingStoreAsNextFsync(holdNext, held, release);
+        }
+
+        StoreHarness store(String name) {
+            return new StoreHarness(dir.resolve(name), 3, c -> c.fileIo(io).fsyncGate(gate).segmentBytes(1 << 20));
+        }
     }
 }

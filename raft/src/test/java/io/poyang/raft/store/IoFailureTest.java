@@ -87,10 +87,7 @@ class IoFailureTest {
     void failedFsyncFailsTheStoreAndIsNotRetried() {
         FaultyFileIo io = new FaultyFileIo();
         AtomicInteger fsyncs = new AtomicInteger();
-        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io))) {
-            h.open();
-            h.append(items(1, 10, 1, 0, 0, 20));
-            h.awaitPersisted(10);
+        try (StoreHarness h = openWithTenPersisted(io)) {
             io.hook = failingLogFsyncs(fsyncs, Integer.MAX_VALUE, 0);
             h.append(items(11, 20, 1, 1, 0, 20));
             LogStoreFailedException e = assertThrows(LogStoreFailedException.class, () -> h.awaitPersisted(20));
@@ -112,10 +109,7 @@ class IoFailureTest {
     void aSuccessfulFsyncAfterAFailedOneReportsNothingPersisted() {
         FaultyFileIo io = new FaultyFileIo();
         AtomicInteger fsyncs = new AtomicInteger();
-        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io))) {
-            h.open();
-            h.append(items(1, 10, 1, 0, 0, 20));
-            h.awaitPersisted(10);
+        try (StoreHarness h = openWithTenPersisted(io)) {
             // the first fsync from here fails after a while (writes go on meanwhile and queue the next
             // fsync); the ones after it succeed, as they do on Linux once the error was reported
             io.hook = failingLogFsyncs(fsyncs, 1, 50);
@@ -145,5 +139,19 @@ class IoFailureTest {
                 }
             }
         };
+    }
+
+    /** A store on {@code io}, open, with items 1 to 10 written and persisted before any fault. */
+    private StoreHarness openWithTenPersisted(FaultyFileIo io) {
+        StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io));
+        try {
+            h.open();
+            h.append(items(1, 10, 1, 0, 0, 20));
+            h.awaitPersisted(10);
+            return h;
+        } catch (RuntimeException | Error e) {
+            h.close();
+            throw e;
+        }
     }
 }
