@@ -805,13 +805,17 @@ public final class RaftGroup {
     long appendsReceived;
     long applyBatches;
     long diskReadsForFollowers;
+    long appendsFailed;
+    long snapshotTransfers;
 
     /**
      * {writer batches, appends sent, appends received, apply batches, log reads for lagging
-     * followers} so far (racy reads; metrics).
+     * followers, appends that failed (timeouts, unreachable followers), snapshot transfers started}
+     * so far (racy reads; metrics).
      */
     public long[] pipelineCounters() {
-        return new long[]{writerBatches, appendsSent, appendsReceived, applyBatches, diskReadsForFollowers};
+        return new long[]{writerBatches, appendsSent, appendsReceived, applyBatches, diskReadsForFollowers,
+                appendsFailed, snapshotTransfers};
     }
 
     /**

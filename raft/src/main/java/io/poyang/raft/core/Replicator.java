@@ -151,6 +151,7 @@ final class Replicator extends FiberFrame<Void> {
                 needSnapshot = false;
                 retryAtNanos = g.nowNanos() + retryPauseNanos * 5;
             } else {
+                g.snapshotTransfers++;
                 return Fiber.call(new SnapshotSender(g, this, snap), this::afterSnapshot);
             }
         }
@@ -303,10 +304,16 @@ final class Replicator extends FiberFrame<Void> {
         inflightBytes -= req.entriesBytes;
         long now = g.nowNanos();
         if (req.error != null) {
+            g.appendsFailed++;
             if (log.isDebugEnabled()) {
                 log.debug("group {}: append to follower {} failed: {}", g.state.groupId, peerId, req.error.toString());
             }
+            // A failed probe says nothing about the follower's log: probe the same place again. Going back
+            // to matchIndex + 1 would send a new leader (match 0) back to index 1, to resend the whole log
+            // or a snapshot to a follower that was only unreachable for a moment.
+            long probeAt = pipelining ? matchIndex + 1 : req.prevLogIndex + 1;
             dropPipeline(now + retryPauseNanos);
+            nextIndex = Math.max(probeAt, matchIndex + 1);
             return;
         }
         AppendEntriesResponse resp = req.response;

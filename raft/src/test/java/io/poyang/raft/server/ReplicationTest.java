@@ -1,5 +1,6 @@
 package io.poyang.raft.server;
 
+import io.poyang.raft.core.RaftGroup;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -44,6 +45,42 @@ class ReplicationTest {
             assertTrue(c.group(leader, 1).pipelineCounters()[4] > readsBefore,
                     "the entries the follower missed were no longer in the tail cache: read from disk");
             assertEquals(1, c.group(follower, 1).firstLogIndex(), "caught up by log, not by snapshot");
+        }
+    }
+
+    @Test
+    void aNewLeaderWhoseProbesFailedWhileAFollowerWasCutOffCatchesItUpByLogNotBySnapshot() {
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1},
+                rc -> rc.segmentBytes(64 * 1024).snapshotsToKeep(1)).start()) {
+            int leader = c.waitForLeader(1);
+            LoadGenerator load = new LoadGenerator(c, 1, 100, 1_000_000);
+            load.awaitAcknowledged(4_000);
+            load.close();
+            long last = c.write(1, 1);
+            // every node has the whole log, then drops its start below a snapshot
+            for (int n : c.allNodes()) {
+                RaftGroup g = c.group(n, 1);
+                RaftCluster.waitFor("node " + n + " to apply " + last, () -> g.lastApplied() >= last);
+                RaftCluster.join(g.takeSnapshot());
+                RaftCluster.waitFor("node " + n + "'s log to start after 1", () -> g.firstLogIndex() > 1);
+            }
+            int follower = leader % 3 + 1;
+            int newLeader = 6 - leader - follower;
+            RaftGroup fg = c.group(follower, 1);
+            long followerFirst = fg.firstLogIndex();
+            c.faults.isolate(follower);
+            RaftCluster.join(c.group(leader, 1).transferLeadership(newLeader, 10_000));
+            RaftGroup ng = c.group(newLeader, 1);
+            // the new leader knows nothing of the follower's log, and what it sends fails while the
+            // follower is cut off (appends, or snapshot transfers if it wrongly decided on one)
+            RaftCluster.waitFor("the new leader's sends to the cut-off follower to fail",
+                    () -> ng.pipelineCounters()[5] + ng.pipelineCounters()[6] >= 3);
+            c.faults.heal();
+            long after = c.write(1, 2);
+            RaftCluster.waitFor("the follower to apply " + after, () -> fg.lastApplied() >= after);
+            assertEquals(0, ng.pipelineCounters()[6], "a snapshot was sent to a follower that had every entry");
+            assertEquals(followerFirst, fg.firstLogIndex(), "the follower's log was reset");
+            c.checkIdentical(1);
         }
     }
 }
