@@ -38,6 +38,9 @@ public final class Dispatcher extends LifeCycle {
 
     private static final PoyangLog log = PoyangLogs.get(Dispatcher.class);
 
+    /** The longest timer delay (about 73 years): far enough from overflow for deadline differences. */
+    static final long MAX_DELAY_NANOS = Long.MAX_VALUE / 4;
+
     public static final int DEFAULT_MAX_STEPS_PER_GROUP_ROUND = 512;
     public static final int DEFAULT_MAX_STEPS_PER_FIBER_RUN = 64;
     public static final long DEFAULT_STOP_TIMEOUT_MILLIS = 10_000;
@@ -81,6 +84,8 @@ public final class Dispatcher extends LifeCycle {
     // ---- dispatcher-thread state
     Fiber currentFiber;
     private final List<FiberGroup> groups = new ArrayList<>();
+    /** Groups not started yet that already have fibers or a shutdown request: settled when the loop ends. */
+    private final java.util.Set<FiberGroup> notStartedWithWork = new java.util.LinkedHashSet<>();
     private FiberGroup readyGroupsHead;
     private FiberGroup readyGroupsTail;
     private Fiber[] timerHeap = new Fiber[64];
@@ -113,6 +118,9 @@ public final class Dispatcher extends LifeCycle {
         if (maxStepsPerGroupRound < 1 || maxStepsPerFiberRun < 1) {
             throw new IllegalArgumentException("step budgets must be at least 1: group " + maxStepsPerGroupRound
                     + ", fiber " + maxStepsPerFiberRun);
+        }
+        if (stopTimeoutMillis < 0) {
+            throw new IllegalArgumentException("stopTimeoutMillis must not be negative: " + stopTimeoutMillis);
         }
         this.name = name;
         this.timestamp = new Timestamp(timeSource);
@@ -157,10 +165,11 @@ public final class Dispatcher extends LifeCycle {
         if (isInDispatcherThread()) {
             return;
         }
-        thread.join(stopTimeoutMillis + 5_000);
+        long joinMillis = stopTimeoutMillis > Long.MAX_VALUE - 5_000 ? Long.MAX_VALUE : stopTimeoutMillis + 5_000;
+        thread.join(joinMillis);
         if (thread.isAlive()) {
             log.error("dispatcher '{}' did not end within {} ms of stop; a fiber step may be blocking it",
-                    name, stopTimeoutMillis + 5_000);
+                    name, joinMillis);
         }
     }
 
@@ -183,6 +192,7 @@ public final class Dispatcher extends LifeCycle {
                 result.completeExceptionally(new FiberException(group + " was already started or has finished"));
             } else {
                 group.started = true;
+                notStartedWithWork.remove(group);
                 groups.add(group);
                 if (group.hasReadyFibers()) {
                     enqueueReadyGroup(group);
@@ -240,10 +250,7 @@ public final class Dispatcher extends LifeCycle {
                         break;
                     }
                     if (timestamp.nanoTime() - forceStopAtNanos >= 0) {
-                        for (FiberGroup g : new ArrayList<>(groups)) {
-                            g.stopByDispatcher();
-                        }
-                        groups.clear();
+                        stopAllGroups();
                         break;
                     }
                 }
@@ -291,10 +298,24 @@ public final class Dispatcher extends LifeCycle {
         while ((task = inbox.poll()) != null) {
             runTask(task);
         }
+        stopAllGroups();
+    }
+
+    /** Drops every group still here, started or not (their shutdown futures fail). Dispatcher thread. */
+    private void stopAllGroups() {
         for (FiberGroup g : new ArrayList<>(groups)) {
             g.stopByDispatcher();
         }
         groups.clear();
+        for (FiberGroup g : new ArrayList<>(notStartedWithWork)) {
+            g.stopByDispatcher();
+        }
+        notStartedWithWork.clear();
+    }
+
+    /** A group that is not started yet got a fiber or a shutdown request. Dispatcher thread. */
+    void noteNotStartedGroup(FiberGroup g) {
+        notStartedWithWork.add(g);
     }
 
     private void onStopRequested() {
@@ -302,7 +323,7 @@ public final class Dispatcher extends LifeCycle {
             return;
         }
         stopRequested = true;
-        forceStopAtNanos = timestamp.nanoTime() + TimeUnit.MILLISECONDS.toNanos(stopTimeoutMillis);
+        forceStopAtNanos = timestamp.nanoTime() + Math.min(TimeUnit.MILLISECONDS.toNanos(stopTimeoutMillis), MAX_DELAY_NANOS);
         for (FiberGroup g : new ArrayList<>(groups)) {
             g.requestShutdown();
         }
@@ -325,6 +346,12 @@ public final class Dispatcher extends LifeCycle {
     }
 
     private void park() {
+        if (Thread.interrupted()) {
+            // LockSupport.park returns at once while the flag is set: left set (by a step that
+            // restored it, or by outside code), it would turn every idle round into a busy spin.
+            log.warn("dispatcher '{}': its thread was interrupted; the interrupt is cleared (fibers are"
+                    + " interrupted with Fiber.interrupt, the dispatcher is stopped with stop())", name);
+        }
         long delayNanos = -1;
         if (timerCount > 0) {
             delayNanos = timerHeap[0].deadlineNanos - timestamp.source().nanoTime();
@@ -379,7 +406,13 @@ public final class Dispatcher extends LifeCycle {
             g.nextReadyGroup = null;
             // queuedInDispatcher stays true while the group runs, so waking its fibers does not queue it twice.
             if (!g.finished) {
-                runGroup(g);
+                try {
+                    runGroup(g);
+                } catch (Throwable t) {
+                    // A broken group stops alone; the dispatcher and its other groups go on.
+                    ImpossibleStates.report("fiber group '{}' failed on dispatcher '{}'", g.getName(), name, t);
+                    g.stopFatally(new FiberException("fiber group '" + g.getName() + "' failed: " + t, t));
+                }
             }
             g.queuedInDispatcher = false;
             if (!g.finished && g.hasReadyFibers()) {
@@ -409,6 +442,7 @@ public final class Dispatcher extends LifeCycle {
 
     void groupFinished(FiberGroup g) {
         groups.remove(g);
+        notStartedWithWork.remove(g);
     }
 
     // ---------------------------------------------------------------- running a fiber
@@ -500,6 +534,7 @@ public final class Dispatcher extends LifeCycle {
             }
         } finally {
             currentFiber = null;
+            group.finishIfDeferred();
         }
     }
 
@@ -564,8 +599,9 @@ public final class Dispatcher extends LifeCycle {
     // ---------------------------------------------------------------- timers
 
     void addTimer(Fiber fiber, long timeoutMillis) {
-        long delayNanos = timeoutMillis >= Long.MAX_VALUE / 1_000_000 ? Long.MAX_VALUE / 2
-                : TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        // Capped well below Long.MAX_VALUE: deadlines are compared by difference, which must not
+        // overflow even against a timer that is long overdue.
+        long delayNanos = Math.min(TimeUnit.MILLISECONDS.toNanos(timeoutMillis), MAX_DELAY_NANOS);
         // A fresh reading, not the round's cached one: a timeout must never end early, and the
         // round may have started a while ago.
         fiber.deadlineNanos = timestamp.source().nanoTime() + delayNanos;

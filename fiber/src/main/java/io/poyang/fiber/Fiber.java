@@ -139,7 +139,7 @@ public final class Fiber {
      */
     public void interrupt() {
         group.checkThread("Fiber.interrupt");
-        if (state == STATE_FINISHED || state == STATE_NEW) {
+        if (state == STATE_FINISHED) {
             return;
         }
         if (state == STATE_WAITING) {

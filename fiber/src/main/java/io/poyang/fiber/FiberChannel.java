@@ -81,7 +81,14 @@ public final class FiberChannel<T> {
         foreignItems.offer(item);
         if ((int) DRAIN_POSTED.getVolatile(this) == 0 && DRAIN_POSTED.compareAndSet(this, 0, 1)) {
             if (!group.dispatcher.post(drainForeign)) {
-                log.warn("an item was offered to {} after dispatcher '{}' stopped; it is dropped", this,
+                // Nothing will drain them: drop what is queued (the offerers' own timeouts end them)
+                // and clear the flag, so later offers do not pile up unseen.
+                int dropped = 0;
+                while (foreignItems.poll() != null) {
+                    dropped++;
+                }
+                DRAIN_POSTED.setVolatile(this, 0);
+                log.warn("{} item(s) offered to {} after dispatcher '{}' stopped are dropped", dropped, this,
                         group.dispatcher.getName());
             }
         }
@@ -98,13 +105,20 @@ public final class FiberChannel<T> {
     }
 
     /**
-     * Closes the channel once its takers are gone: the items still queued, and every item offered
-     * from now on (an offer from another thread may land late), go to {@code rejecter}, which
-     * typically fails them, so no request waits forever on a channel nobody reads. Dispatcher thread.
+     * Closes the channel: the items still queued, and every item offered from now on (an offer
+     * from another thread may land late), go to {@code rejecter}, which typically fails them, so no
+     * request waits forever on a channel nobody reads; a taker still waiting resumes with nothing.
+     * Items offered from another thread after the dispatcher stopped cannot reach the rejecter
+     * (it runs on the dispatcher thread) and are dropped with a warning. Dispatcher thread.
      */
     public void close(java.util.function.Consumer<? super T> rejecter) {
         group.checkThread("FiberChannel.close");
         this.rejecter = rejecter;
+        // A taker still waiting would never get anything now: it resumes with nothing, as at shutdown.
+        Fiber taker;
+        while ((taker = takers.peekFiber()) != null) {
+            taker.wake(null, null);
+        }
         T item;
         while ((item = queue.poll()) != null) {
             rejecter.accept(item);
@@ -128,9 +142,10 @@ public final class FiberChannel<T> {
                     taker.wake(item, null);
                     return;
                 }
-                // A takeAll taker drains the queue when it runs, collecting what arrives meanwhile.
-                queue.add(item);
+                // The takeAll taker gets this item now (another fiber's take could otherwise get it
+                // first and leave the taker with nothing), and drains what arrives meanwhile when it runs.
                 Collection<Object> target = taker.drainTarget;
+                target.add(item);
                 taker.wake(null, null);
                 taker.drainTarget = target;
                 taker.drainChannel = this;

@@ -133,8 +133,10 @@ public final class FiberGroup {
 
     /**
      * Starts a fiber from any thread. Returns false (and starts nothing) when shutdown of the group
-     * was already requested. On the dispatcher thread the fiber starts at once, otherwise as soon
-     * as the dispatcher reads its inbox.
+     * was already requested or the dispatcher has stopped. On the dispatcher thread the fiber starts
+     * at once, otherwise as soon as the dispatcher reads its inbox; a fiber fired from another
+     * thread just as the group finishes (a shutdown requested meanwhile, with no fiber left) is
+     * not started, with a warning.
      */
     public boolean fireFiber(Fiber fiber) {
         if (fiber.group != this) {
@@ -147,7 +149,7 @@ public final class FiberGroup {
         if (dispatcher.isInDispatcherThread()) {
             fiber.start();
         } else {
-            dispatcher.post(() -> {
+            return dispatcher.post(() -> {
                 if (finished) {
                     log.warn("{} was not started: group '{}' finished before it could start", fiber, name);
                 } else if (fiber.state == Fiber.STATE_NEW) {
@@ -168,6 +170,9 @@ public final class FiberGroup {
     void startFiber(Fiber fiber) {
         if (finished) {
             throw new FiberException("cannot start " + fiber + ": group '" + name + "' has finished");
+        }
+        if (!started) {
+            dispatcher.noteNotStartedGroup(this);
         }
         FiberFrame<?> entry = fiber.entryFrame;
         entry.enter(fiber, null);
@@ -280,6 +285,9 @@ public final class FiberGroup {
         }
         shutdownRequested = true;
         shouldStop = true;
+        if (!started) {
+            dispatcher.noteNotStartedGroup(this);
+        }
         // Channel takers would otherwise wait forever for items nobody will send.
         for (Fiber f = liveHead; f != null; f = f.nextLive) {
             if (f.state == Fiber.STATE_WAITING
@@ -294,10 +302,31 @@ public final class FiberGroup {
 
     /** All normal fibers are done: drop the daemons and leave the dispatcher. */
     private void finishShutdown() {
+        if (finished) {
+            return;
+        }
+        Fiber running = dispatcher.currentFiber;
+        if (running != null && running.group == this && running.state == Fiber.STATE_RUNNING) {
+            // Asked from inside a step of one of this group's daemons: dropping that fiber under its
+            // own running step would break the step's return. Finish once the step is over.
+            finishAfterStep = true;
+            return;
+        }
         dropAll();
         dispatcher.groupFinished(this);
         log.debug("fiber group '{}' finished", name);
         shutdownFuture.complete(null);
+    }
+
+    /** Set when shutdown finished inside a step of this group's own fiber; see {@link #finishShutdown()}. */
+    private boolean finishAfterStep;
+
+    /** Finishes a shutdown that was put off until the running step ended. Dispatcher thread. */
+    void finishIfDeferred() {
+        if (finishAfterStep) {
+            finishAfterStep = false;
+            finishShutdown();
+        }
     }
 
     private void dropAll() {

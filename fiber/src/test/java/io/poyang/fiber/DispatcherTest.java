@@ -294,4 +294,50 @@ class DispatcherTest extends FiberTestSupport {
                     + ", refused " + refused.get() + " of " + posted.get());
         }
     }
+
+    @Test
+    void anInterruptLeftOnTheDispatcherThreadDoesNotMakeItSpin() throws Exception {
+        get(run("leaves-interrupt", new FiberFrame<Void>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                Thread.currentThread().interrupt();   // e.g. a catch block that restored the flag
+                return Fiber.frameReturn();
+            }
+        }));
+        get(run("settle", valueFrame(0)));
+        long rounds = dispatcher.roundCount();
+        java.util.concurrent.locks.LockSupport.parkNanos(200_000_000L);   // the idle time under test
+        long idleRounds = dispatcher.roundCount() - rounds;
+        assertTrue(idleRounds < 50, "an idle dispatcher ran " + idleRounds + " rounds in 200 ms");
+    }
+
+    @Test
+    void aHugeTimeoutDoesNotHoldBackAnOverdueTimer() throws Exception {
+        CompletableFuture<Void> shortSleeper = new CompletableFuture<>();
+        run("long-step", new FiberFrame<Void>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                new Fiber("short", getGroup(), new FiberFrame<Void>() {
+                    @Override
+                    public FrameCallResult execute(Object in) {
+                        return Fiber.sleep(10, v -> {
+                            shortSleeper.complete(null);
+                            return Fiber.frameReturn();
+                        });
+                    }
+                }, true).start();
+                return Fiber.yield(this::busy);
+            }
+
+            private FrameCallResult busy(Void v) {
+                // a slow round: the short sleeper's deadline passes before the next timer is added
+                long until = System.nanoTime() + 30_000_000L;
+                while (System.nanoTime() - until < 0) {
+                    Thread.onSpinWait();
+                }
+                return Fiber.sleep(Long.MAX_VALUE / 1_000_000 - 1, x -> Fiber.frameReturn());
+            }
+        });
+        shortSleeper.get(5, java.util.concurrent.TimeUnit.SECONDS);
+    }
 }

@@ -265,4 +265,47 @@ class FiberChannelTest extends FiberTestSupport {
         assertEquals(java.util.Arrays.asList(1, 2, 3, 4), rejected);
         assertEquals(0, (int) onDispatcher(group, ch::size), "nothing stays queued");
     }
+
+    @Test
+    void aTakeAllWokenByAnItemGetsItEvenIfAnotherFiberTakesRightAfter() throws Exception {
+        FiberChannel<String> ch = onDispatcher(group, () -> group.newChannel("shared"));
+        List<String> batch = new ArrayList<>();
+        CompletableFuture<Void> batcher = run("batcher", new FiberFrame<Void>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                return ch.takeAll(batch, v -> Fiber.frameReturn());
+            }
+        });
+        waitUntil("the batcher waits", () -> snapshotState("batcher").equals("waiting"));
+        CompletableFuture<String> other = run("offers-then-takes", new FiberFrame<String>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                ch.offer("x");
+                return ch.take(1, s -> Fiber.frameReturn(s));
+            }
+        });
+        get(batcher);
+        assertEquals(List.of("x"), batch);
+        assertNull(get(other), "the item went to the batcher that was waiting for it");
+    }
+
+    @Test
+    void closingAChannelWakesItsWaitingTakerWithNothing() throws Exception {
+        FiberChannel<String> ch = onDispatcher(group, () -> group.newChannel("closing"));
+        CompletableFuture<String> taker = run("taker", new FiberFrame<String>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                return ch.take(s -> Fiber.frameReturn(s));
+            }
+        });
+        waitUntil("the taker waits", () -> snapshotState("taker").equals("waiting"));
+        List<String> rejected = new ArrayList<>();
+        onDispatcher(group, () -> {
+            ch.close(rejected::add);
+            ch.offer("late");
+            return null;
+        });
+        assertNull(get(taker));
+        assertEquals(List.of("late"), onDispatcher(group, () -> new ArrayList<>(rejected)));
+    }
 }

@@ -150,4 +150,45 @@ class GroupShutdownTest extends FiberTestSupport {
         get(group.shutdownFuture());
         assertEquals("shouldStop=true", get(helperRan));
     }
+
+    @Test
+    void aDaemonRequestingItsOwnGroupsShutdownEndsTheGroupAndLeavesTheDispatcherRunning() throws Exception {
+        for (String after : new String[]{"return", "sleep"}) {
+            FiberGroup g = new FiberGroup("daemons-only-" + after, dispatcher);
+            get(dispatcher.startGroup(g));
+            CompletableFuture<Void> finallyRan = new CompletableFuture<>();
+            g.fireFiber(new Fiber("daemon", g, new FiberFrame<Void>() {
+                @Override
+                public FrameCallResult execute(Object input) {
+                    getGroup().requestShutdown();   // no normal fiber: the group finishes at once
+                    return after.equals("return") ? Fiber.frameReturn() : Fiber.sleep(60_000, v -> Fiber.frameReturn());
+                }
+
+                @Override
+                protected FrameCallResult doFinally() {
+                    finallyRan.complete(null);
+                    return Fiber.frameReturn();
+                }
+            }, true));
+            get(g.shutdownFuture());
+            if (after.equals("return")) {
+                get(finallyRan);
+            }
+            assertEquals(0, onDispatcher(g, g::daemonFiberCount), after);
+            // the dispatcher and the other group on it go on
+            assertEquals(7, get(run("after-" + after, valueFrame(7))), after);
+        }
+    }
+
+    @Test
+    void stoppingTheDispatcherSettlesAGroupThatWasNeverStarted() throws Exception {
+        Dispatcher d = newDispatcher("unstarted-groups");
+        FiberGroup g = new FiberGroup("never-started", d);
+        assertTrue(g.fireFiber("waits-for-start", valueFrame(1)));
+        g.requestShutdown();
+        d.stop();
+        Throwable e = failure(g.shutdownFuture());
+        assertTrue(e instanceof io.poyang.common.StoppedException, e.toString());
+        assertFalse(g.fireFiber("after-stop", valueFrame(2)), "a fiber fired at a group of a stopped dispatcher");
+    }
 }

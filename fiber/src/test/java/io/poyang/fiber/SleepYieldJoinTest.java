@@ -226,4 +226,30 @@ class SleepYieldJoinTest extends FiberTestSupport {
     void sleepZeroIsAYield() throws Exception {
         assertNull(get(run("zero", sleepFrame(0, null, null))));
     }
+
+    @Test
+    void anInterruptBeforeTheFiberStartsFailsItsFirstWait() throws Exception {
+        CompletableFuture<String> outcome = new CompletableFuture<>();
+        onDispatcher(group, () -> {
+            Fiber f = new Fiber("interrupted-early", group, new FiberFrame<Void>() {
+                @Override
+                public FrameCallResult execute(Object input) {
+                    return Fiber.sleep(60_000, v -> {
+                        outcome.complete("slept");
+                        return Fiber.frameReturn();
+                    });
+                }
+
+                @Override
+                protected FrameCallResult handle(Throwable ex) {
+                    outcome.complete(ex.getClass().getSimpleName());
+                    return Fiber.frameReturn();
+                }
+            }, false);
+            f.interrupt();
+            f.start();
+            return null;
+        });
+        assertEquals("FiberInterruptedException", get(outcome));
+    }
 }
