@@ -233,6 +233,13 @@ final class ReadIndexManager extends FiberFrame<Void> {
             failEverything(new StoppedException("raft group " + s.groupId + " on node " + s.selfId + " is stopping"));
             return Fiber.frameReturn();
         }
+        if (termCommitted && s.isLeader() && !waitingTermCommit.isEmpty()) {
+            // The leader's first entry committed: the reads that waited for it go first, in this
+            // same pass as what was just taken (reads taken with the wake-up must not be left out).
+            taken.addAll(0, waitingTermCommit);
+            waitingCount -= waitingTermCommit.size();
+            waitingTermCommit.clear();
+        }
         long now = g.nowNanos();
         ReadBatch leaseBatch = null;
         ReadBatch confirmBatch = null;
@@ -300,15 +307,6 @@ final class ReadIndexManager extends FiberFrame<Void> {
             }
         }
         taken.clear();
-        if (termCommitted && s.isLeader() && !waitingTermCommit.isEmpty()) {
-            // the no-op committed: requeue those reads as a fresh batch
-            for (PendingRead r : waitingTermCommit) {
-                taken.add(r);
-            }
-            waitingCount -= waitingTermCommit.size();
-            waitingTermCommit.clear();
-            return Fiber.resume(null, onTaken);
-        }
         if (leaseBatch != null) {
             leaseReadCount += leaseBatch.reads.size();
             complete(leaseBatch);

@@ -253,4 +253,52 @@ class ReadTest {
             assertFalse(g.readCounters()[0] == 0, "no lease read counted");
         }
     }
+
+    @Test
+    void readsArrivingAsANewLeadersFirstEntryCommitsAreAllAnswered() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            c.write(1, 1);
+            int target = leader % 3 + 1;
+            int third = 6 - leader - target;
+            RaftGroup tg = c.group(target, 1);
+            java.util.Queue<CompletableFuture<Integer>> reads = new java.util.concurrent.ConcurrentLinkedQueue<>();
+            java.util.concurrent.atomic.AtomicBoolean reading = new java.util.concurrent.atomic.AtomicBoolean(true);
+            // reads pour in at the target from the moment it leads, before and as its first entry commits
+            Thread reader = new Thread(() -> {
+                while (reading.get()) {
+                    if (tg.isLeader()) {
+                        reads.add(tg.read(ReadKind.LEASE_READ, 5_000, () -> 1));
+                    }
+                    java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+                }
+            }, "reader");
+            reader.start();
+            try {
+                // what the new leader sends is slow, so its first entry takes a while to commit
+                c.faults.delay(target, leader, 150).delay(target, third, 150);
+                RaftCluster.join(c.group(leader, 1).transferLeadership(target, 10_000));
+                c.write(1, 2);   // commits after the new leader's own first entry
+                int answeredBefore = reads.size();
+                RaftCluster.waitFor("more reads after the commit", () -> reads.size() > answeredBefore + 100);
+            } finally {
+                reading.set(false);
+                reader.join();
+                c.faults.heal();
+            }
+            assertTrue(reads.size() > 100, "reads issued: " + reads.size());
+            int ok = 0;
+            for (CompletableFuture<Integer> r : reads) {
+                try {
+                    r.get(10, TimeUnit.SECONDS);
+                    ok++;
+                } catch (ExecutionException e) {
+                    // failing is allowed (e.g. a timeout); being dropped is not
+                } catch (TimeoutException e) {
+                    fail("a read at the new leader was never answered (" + ok + " of " + reads.size() + " were)");
+                }
+            }
+            assertTrue(ok > 0);
+        }
+    }
 }
