@@ -313,6 +313,9 @@ final class MembershipManager {
         return result;
     }
 
+    /** The membership operation in progress on this node, if any (dispatcher thread). */
+    private OpFrame running;
+
     /** Runs an operation on the group's dispatcher: appends entries through the leader writer and waits for them. */
     private final class OpFrame extends FiberFrame<Void> {
         private final String name;
@@ -340,7 +343,34 @@ final class MembershipManager {
                         + s.groupId + (s.leaderId != 0 ? "; the leader is node " + s.leaderId : ""));
             }
             epoch = s.roleEpoch;
+            return takeTurn(null);
+        }
+
+        /**
+         * One operation at a time: each decides its entry from the configuration in force, and a
+         * second one deciding before the first's entry is in the log would append a conflicting
+         * entry (a commit and an abort of the same prepared change both appended). A later one
+         * waits, then decides from what the first left.
+         */
+        private FrameCallResult takeTurn(Boolean signalled) {
+            if (running != null) {
+                if (signalled != null) {
+                    checkStillLeader();
+                }
+                return progress.await(50, this::takeTurn);
+            }
+            checkStillLeader();
+            running = this;
             return op.step(this);
+        }
+
+        @Override
+        protected FrameCallResult doFinally() {
+            if (running == this) {
+                running = null;
+                progress.signalAll();
+            }
+            return Fiber.frameReturn();
         }
 
         private void checkStillLeader() {

@@ -345,4 +345,29 @@ class MembershipTest {
             assertEquals(21, c.checkIdentical(1).length);
         }
     }
+
+    @Test
+    void membershipOperationsRunOneAtATime() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            c.write(1, 1);
+            int out = leader % 3 + 1;
+            int other = 6 - leader - out;
+            int[] keep = {Math.min(leader, other), Math.max(leader, other)};
+            RaftGroup g = c.group(leader, 1);
+            g.prepareMembers(keep, NONE, 20_000).get(30, TimeUnit.SECONDS);
+            long before = g.lastLogIndex();
+            // a commit and an abort of the same prepared change, together: both entries would go in
+            // (the old configuration after the new one) if the abort decided before the commit's
+            // entry was in the log; it waits, and then finds no prepared change left to abort
+            java.util.concurrent.CompletableFuture<Members> commit = g.commitMembers(keep, NONE, 20_000);
+            java.util.concurrent.CompletableFuture<Members> abort = g.abortMembers(20_000);
+            Members two = new Members(keep, NONE);
+            assertEquals(two, commit.get(30, TimeUnit.SECONDS));
+            assertEquals(two, abort.get(30, TimeUnit.SECONDS));
+            assertEquals(before + 1, g.lastLogIndex(), "one configuration entry, the commit's");
+            assertEquals(two, g.members());
+            waitForConfig(c, two);
+        }
+    }
 }
