@@ -149,11 +149,11 @@ public final class RaftClient extends LifeCycle {
         }
         WriteCall<T> call = new WriteCall<>(groupId, RaftCommands.RAFT_WRITE, new RaftWriteRequest(groupId, bizType, body),
                 resultDecoder, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
-        call.first = true;
+        call.callerThread = Thread.currentThread();
         try {
             call.attempt();
         } finally {
-            call.first = false;
+            call.callerThread = null;
         }
     }
 
@@ -175,11 +175,11 @@ public final class RaftClient extends LifeCycle {
         }
         WriteCall<T> call = new WriteCall<>(groupId, command, body, resultDecoder,
                 System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
-        call.first = true;
+        call.callerThread = Thread.currentThread();
         try {
             call.attempt();
         } finally {
-            call.first = false;
+            call.callerThread = null;
         }
     }
 
@@ -212,11 +212,11 @@ public final class RaftClient extends LifeCycle {
         WriteCall<T> call = new WriteCall<>(groupId, RaftCommands.RAFT_WRITE, new RaftWriteRequest(groupId, bizType, body, sessionId, seq),
                 resultDecoder, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
         call.exactlyOnce = true;
-        call.first = true;
+        call.callerThread = Thread.currentThread();
         try {
             call.attempt();
         } finally {
-            call.first = false;
+            call.callerThread = null;
         }
     }
 
@@ -345,8 +345,13 @@ public final class RaftClient extends LifeCycle {
         volatile int done;
         private int node;
         private int attempts;
-        /** Set during the caller's own attempt: failures to send are thrown, not called back. */
-        boolean first;
+        /**
+         * The caller's thread during its own attempt: failures to send are thrown to it, not called
+         * back. An attempt on any other thread (a leader search that ended meanwhile) calls back.
+         */
+        Thread callerThread;
+        /** An earlier attempt of this exactly-once write went unanswered: it may be in the log. */
+        private boolean mayBeInLog;
         /** The write carries a session: resent after no answer or a lost connection (the group applies it once). */
         boolean exactlyOnce;
         private long backoffMillis;
@@ -383,7 +388,7 @@ public final class RaftClient extends LifeCycle {
                 net.sendRequest(p, WritePacket.request(command, request), decoder, attemptMillis,
                         CallOptions.IO_THREAD_CALLBACK, this);
             } catch (FlowControlException | StoppedException e) {
-                if (first) {
+                if (callerThread == Thread.currentThread()) {
                     throw e;
                 }
                 fail(e);
@@ -397,11 +402,23 @@ public final class RaftClient extends LifeCycle {
         private void findLeaderThenAttempt() {
             findLeader(groupId).whenComplete((leader, e) -> {
                 if (leader != null && leader != 0 && peers.get(leader) != null && peers.get(leader).isConnected()) {
-                    attempt();
+                    attemptInCallback();
                 } else {
                     retryLater();
                 }
             });
+        }
+
+        /**
+         * An attempt from a future's callback, which would swallow what it throws (it can run on the
+         * caller's thread, inside the caller's own attempt, when the search ended at once).
+         */
+        private void attemptInCallback() {
+            try {
+                attempt();
+            } catch (RuntimeException e) {
+                fail(e);
+            }
         }
 
         private void retryLater() {
@@ -471,6 +488,7 @@ public final class RaftClient extends LifeCycle {
                         if (exactlyOnce && r.bizCode() != RaftCommands.SYS_ERROR_SESSION_WINDOW_PASSED
                                 && deadlineNanos - System.nanoTime() > 0) {
                             // the node failed or stopped with it in its log: another leader applies it once
+                            mayBeInLog = true;
                             leaders.remove(groupId, node);
                             retryLater();
                             return;
@@ -489,6 +507,7 @@ public final class RaftClient extends LifeCycle {
                 }
                 if (exactlyOnce && deadlineNanos - System.nanoTime() > 0) {
                     // sent again under the same (session, seq): applied at most once, answered with the first result
+                    mayBeInLog = true;
                     retryLater();
                     return;
                 }
@@ -511,7 +530,7 @@ public final class RaftClient extends LifeCycle {
             findLeader(groupId).whenComplete((leader, e) -> {
                 if (leader != null && leader != 0 && leader != without && peers.get(leader) != null) {
                     redirects.incrementAndGet();
-                    attempt();
+                    attemptInCallback();
                 } else {
                     leaders.remove(groupId, without);
                     retryLater();
@@ -521,6 +540,14 @@ public final class RaftClient extends LifeCycle {
 
         private void fail(Throwable e) {
             if (WRITE_CALL_DONE.compareAndSet(this, 0, 1)) {
+                if (mayBeInLog && !(e instanceof RaftOutcomeUnknownException) && (e instanceof PoyangTimeoutException
+                        || e instanceof FlowControlException || e instanceof StoppedException)) {
+                    // This attempt was certainly not applied, but an earlier one may be in the log and
+                    // commit yet: "not applied" would invite a second write under a new sequence.
+                    e = new RaftOutcomeUnknownException(groupId, "an earlier attempt of this write to raft group "
+                            + groupId + " got no answer and may still be applied; the last attempt: " + e.getMessage()
+                            + ". Retry it with the same session and sequence to learn its outcome", e);
+                }
                 deliver(null, e);
             }
         }

@@ -184,4 +184,35 @@ class RaftClientTest {
             assertTrue(ByteBuffer.wrap(first).getLong() > 0);
         }
     }
+
+    @Test
+    void anExactlyOnceWriteWhoseUnansweredAttemptMayBeInTheLogIsNotReportedAsNotApplied() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            RaftClientConfig cfg = new RaftClientConfig();
+            cfg.exactlyOnceAttemptMillis = 100;
+            RaftClient client = clientFor(c, cfg);
+            io.poyang.raft.client.RaftSession session = client.newSession();
+            session.write(1, 0, TestStateMachine.body(1), BytesDecoder.FACTORY, 5_000).get(10, TimeUnit.SECONDS);
+            // the first attempt reaches the leader's log but commits only after the attempt gave up
+            for (int n = 1; n <= 3; n++) {
+                if (n != leader) {
+                    c.faults.delay(leader, n, 400);
+                }
+            }
+            long retries = client.retryCount();
+            java.util.concurrent.CompletableFuture<byte[]> w =
+                    session.write(1, 0, TestStateMachine.body(42), BytesDecoder.FACTORY, 1_000);
+            RaftCluster.waitFor("the first attempt to go unanswered", () -> client.retryCount() > retries || w.isDone());
+            // every later attempt is certainly refused (STOPPING) until the deadline
+            c.group(leader, 1).refuseNewWrites();
+            ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                    () -> w.get(10, TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof RaftOutcomeUnknownException,
+                    "the caller was told " + e.getCause() + ", and the first attempt was in the log");
+            c.faults.heal();
+            RaftCluster.waitFor("the first attempt to be applied", () ->
+                    java.util.Arrays.stream(c.values(leader, 1)).anyMatch(v -> v == 42));
+        }
+    }
 }
