@@ -70,7 +70,7 @@ public abstract class PbCallback<T> {
             piece.position(piece.limit());
             return s;
         }
-        byte[] s = parser.scratch(fieldLength);
+        byte[] s = parser.scratch(offsetInField + n, offsetInField);
         piece.get(s, offsetInField, n);
         if (offsetInField + n == fieldLength) {
             return utf8String(s, 0, fieldLength);
@@ -85,21 +85,25 @@ public abstract class PbCallback<T> {
         return new String(b, off, len, StandardCharsets.UTF_8);
     }
 
-    /** Copies a bytes field into a new array; returns it on the last piece, null before. */
+    /**
+     * Copies a bytes field into a new array; returns it on the last piece, null before. A field
+     * that comes in pieces is held in an array that grows with what has arrived, not one of its
+     * declared length: a peer announcing a large field and sending little must not make us
+     * allocate it.
+     */
     protected final byte[] parseBytes(ByteBuffer piece, int fieldLength, int offsetInField) {
-        byte[] dest;
-        if (offsetInField == 0) {
-            dest = new byte[fieldLength];
-            parser.pendingBytes = dest;
-        } else {
-            dest = parser.pendingBytes;
-        }
         int n = piece.remaining();
+        int filled = offsetInField + n;
+        byte[] dest = offsetInField == 0 ? null : parser.pendingBytes;
+        if (dest == null || dest.length < filled) {
+            dest = PbUtil.grow(dest, offsetInField, filled, fieldLength);
+        }
         piece.get(dest, offsetInField, n);
-        if (offsetInField + n == fieldLength) {
+        if (filled == fieldLength) {
             parser.pendingBytes = null;
             return dest;
         }
+        parser.pendingBytes = dest;
         return null;
     }
 

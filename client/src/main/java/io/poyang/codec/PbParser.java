@@ -59,7 +59,8 @@ public final class PbParser {
     private Object result;
 
     private PbParser child;
-    private byte[] scratch;
+    /** Holds a string field that arrives in pieces (package-private for tests). */
+    byte[] scratch;
     byte[] pendingBytes;
     private long packedAcc;
     private int packedBits;
@@ -103,6 +104,9 @@ public final class PbParser {
         this.callback = callback;
         this.result = null;
         this.pendingBytes = null;
+        if (scratch != null && scratch.length > KEPT_SCRATCH_BYTES) {
+            scratch = null;
+        }
         this.consumed = 0;
         this.messageLength = 0;
         if (length < 0 || length > maxMessageBytes) {
@@ -450,14 +454,19 @@ public final class PbParser {
         nestedParser().prepareNested(childCallback, length, bodyStart());
     }
 
-    byte[] scratch(int size) {
+    /** The scratch array for a string field, holding at least {@code needed} bytes and keeping its first {@code keep}. */
+    byte[] scratch(int needed, int keep) {
         byte[] s = scratch;
-        if (s == null || s.length < size) {
-            s = new byte[Math.max(size, s == null ? 64 : Math.min(s.length * 2, messageLength))];
+        if (s == null || s.length < needed) {
+            s = PbUtil.grow(s, keep, needed, messageLength);
             scratch = s;
         }
         return s;
     }
+
+    /** Scratch arrays above this size are dropped when the next message starts (not kept for the connection's life). */
+    private static final int KEPT_SCRATCH_BYTES = 64 * 1024;
+
 
     void packedVarints(ByteBuffer piece, int fieldLength, int offsetInField, PbCallback.LongSink sink) {
         if (offsetInField == 0) {

@@ -309,4 +309,19 @@ public final class PbUtil {
     public static long getFixed64(ByteBuffer src, int index) {
         return (getFixed32(src, index) & 0xFFFFFFFFL) | ((long) getFixed32(src, index + 4) << 32);
     }
+
+    /**
+     * An array for at least {@code needed} bytes (at most {@code limit}) with the first {@code keep}
+     * bytes of {@code old}: doubling, so an array grows with what has arrived, never to a length
+     * only declared by the peer. An array of exactly {@code limit} when {@code needed == limit}.
+     */
+    public static byte[] grow(byte[] old, int keep, int needed, int limit) {
+        long doubled = old == null ? 256 : old.length * 2L;
+        int size = (int) Math.min(limit, Math.max(needed, doubled));
+        byte[] a = new byte[size];
+        if (keep > 0) {
+            System.arraycopy(old, 0, a, 0, keep);
+        }
+        return a;
+    }
 }

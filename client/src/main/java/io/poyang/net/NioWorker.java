@@ -260,7 +260,14 @@ final class NioWorker implements Runnable {
             c.lastReadNanos = ts.nanoTime();
             bytesRead += n;
             buf.flip();
-            c.reader.decode(buf);
+            try {
+                c.reader.decode(buf);
+            } catch (OutOfMemoryError e) {
+                // What this connection's frames hold cannot be had: it goes, the worker and the
+                // other connections stay (the memory it held is freed with it).
+                close(c, "out of memory decoding its frames: " + e.getMessage(), null);
+                return;
+            }
             if (c.isClosed() || c.readPaused || n < buf.capacity()) {
                 return;
             }

@@ -61,4 +61,61 @@ class ParserAllocationTest {
         }
         assertEquals(200_000L * 300, sum.sum);
     }
+
+    /** Field {@code field} (LEN) declared {@code declared} bytes long, with only its first {@code sent} bytes. */
+    private static byte[] announced(int field, int declared, int sent) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (int v : new int[]{field << 3 | 2, declared}) {
+            for (; ; v >>>= 7) {
+                if ((v & ~0x7F) == 0) {
+                    out.write(v);
+                    break;
+                }
+                out.write((v & 0x7F) | 0x80);
+            }
+        }
+        for (int k = 0; k < sent; k++) {
+            out.write('a');
+        }
+        return out.toByteArray();
+    }
+
+    @Test
+    void aLargeDeclaredFieldIsNotAllocatedBeforeItsBytesArrive() {
+        int declared = 8 << 20;
+        // bytes (16) and string (15) fields of AllTypes, announced at 8 MiB, 100 bytes sent
+        for (int field : new int[]{16, 15}) {
+            byte[] start = announced(field, declared, 100);
+            PbParser p = new PbParser(16 << 20);
+            p.prepare(new AllTypes.Callback(), start.length - 100 + declared);
+            p.feed(ByteBuffer.wrap(start));
+            byte[] held = field == 16 ? p.pendingBytes : p.scratch;
+            assertTrue(held != null && held.length <= 64 * 1024,
+                    "field " + field + ": " + (held == null ? "nothing" : held.length + " bytes") + " held for 100 received");
+        }
+    }
+
+    @Test
+    void aFieldThatArrivesInManyPiecesIsDecodedWhole() {
+        byte[] value = new byte[300_000];
+        for (int k = 0; k < value.length; k++) {
+            value[k] = (byte) ('a' + k % 26);
+        }
+        AllTypes m = new AllTypes();
+        m.fBytes = value;
+        m.fString = new String(value, java.nio.charset.StandardCharsets.US_ASCII);
+        byte[] wire = EncodeContext.encodeToArray(m);
+        PbParser p = new PbParser(1 << 20);
+        AllTypes.Callback cb = new AllTypes.Callback();
+        p.prepare(cb, wire.length);
+        for (int off = 0; off < wire.length; off += 1000) {
+            p.feed(ByteBuffer.wrap(wire, off, Math.min(1000, wire.length - off)));
+        }
+        AllTypes back = (AllTypes) p.result();
+        assertTrue(java.util.Arrays.equals(value, back.fBytes));
+        assertEquals(m.fString, back.fString);
+        // the next message does not keep the large string's scratch array for the connection's life
+        p.prepare(new AllTypes.Callback(), 0);
+        assertTrue(p.scratch == null, "a scratch array of " + (p.scratch == null ? 0 : p.scratch.length) + " bytes kept");
+    }
 }
