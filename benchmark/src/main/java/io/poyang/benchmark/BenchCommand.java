@@ -49,9 +49,10 @@ public final class BenchCommand {
         try {
             Report report = runScenario(scenario, o, out);
             out.println(o.json() ? report.toJson() : report.toTable());
-            if (o.strict && report.failed + report.timeout > 0) {
+            if (o.strict && !report.clean()) {
                 err.println("poyang bench: " + report.failed + " operations failed and " + report.timeout
-                        + " timed out (--strict)");
+                        + " timed out, " + report.drainFailed + " failed and " + report.drainTimeout
+                        + " timed out after the end" + (report.drained ? "" : ", and some never ended") + " (--strict)");
                 return 1;
             }
             return 0;
@@ -218,9 +219,13 @@ public final class BenchCommand {
         long serverCpu = cpu.serversNanos() - serverCpuStart;
         stats.stopMeasuring();
         driver.stop();
-        if (!driver.awaitDrained(DRAIN_MILLIS)) {
+        boolean drained = driver.awaitDrained(DRAIN_MILLIS);
+        if (!drained) {
             out.println("(some operations were still in flight " + DRAIN_MILLIS + " ms after the end)");
         }
+        // Operations in flight at the end finish during the drain: their failures count too (a
+        // cluster that stalls just before the end must not give a clean report).
+        RunStats.Counts drain = stats.snapshot().minus(atEnd);
 
         RunStats.Counts window = atEnd.minus(atWarmupEnd);
         Report r = new Report();
@@ -236,6 +241,9 @@ public final class BenchCommand {
         r.success = window.success;
         r.failed = window.failed;
         r.timeout = window.timeout;
+        r.drainFailed = drain.failed;
+        r.drainTimeout = drain.timeout;
+        r.drained = drained;
         r.latencies(stats.histogram());
         if (atMiddle != null && middleNanos - measureStart > 0 && measureEnd - middleNanos > 0) {
             r.firstHalfOpsPerSecond = atMiddle.minus(atWarmupEnd).success / ((middleNanos - measureStart) / 1e9);

@@ -24,6 +24,11 @@ public final class Report {
     public long success;
     public long failed;
     public long timeout;
+    /** Operations in flight at the end of the measured window that failed or timed out while they drained. */
+    public long drainFailed;
+    public long drainTimeout;
+    /** False when some operations had not ended when the drain gave up. */
+    public boolean drained = true;
     public double p50Ms;
     public double p95Ms;
     public double p99Ms;
@@ -100,6 +105,10 @@ public final class Report {
             sb.append(String.format(Locale.ROOT, "  NOT CLEAN: %,d operations failed and %,d timed out in the measured"
                     + " window; ops/s counts successes only%n", failed, timeout));
         }
+        if (drainFailed + drainTimeout > 0 || !drained) {
+            sb.append(String.format(Locale.ROOT, "  NOT CLEAN: of the operations in flight at the end, %,d failed and"
+                    + " %,d timed out%s%n", drainFailed, drainTimeout, drained ? "" : ", and some never ended"));
+        }
         return sb.toString();
     }
 
@@ -127,6 +136,9 @@ public final class Report {
         m.put("success", success);
         m.put("failed", failed);
         m.put("timeout", timeout);
+        m.put("drain_failed", drainFailed);
+        m.put("drain_timeout", drainTimeout);
+        m.put("drained", drained);
         m.put("p50_ms", round(p50Ms, 4));
         m.put("p95_ms", round(p95Ms, 4));
         m.put("p99_ms", round(p99Ms, 4));
@@ -167,5 +179,10 @@ public final class Report {
     private static double round(double v, int decimals) {
         double scale = Math.pow(10, decimals);
         return Math.round(v * scale) / scale;
+    }
+
+    /** No operation failed or timed out, in the measured window or while the last ones drained. */
+    public boolean clean() {
+        return failed + timeout + drainFailed + drainTimeout == 0 && drained;
     }
 }

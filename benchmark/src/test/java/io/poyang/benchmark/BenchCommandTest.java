@@ -149,4 +149,49 @@ class BenchCommandTest {
         assertTrue(out().contains("sync, 4"), out());
         assertTrue(out().contains("latency ms"), out());
     }
+
+    @Test
+    void operationsThatTimeOutWhileTheLastOnesDrainMakeTheRunNotClean() throws Exception {
+        java.util.concurrent.ScheduledExecutorService timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            // fine until 0.2 s before the end of the measured window, then every operation times out
+            // 0.4 s later: after the window, while the run drains
+            long stallFrom = System.nanoTime() + 700_000_000L;
+            Scenario stalling = new Scenario() {
+                @Override
+                public void setUp(BenchOptions options) {
+                }
+
+                @Override
+                public int clients() {
+                    return 1;
+                }
+
+                @Override
+                public void issue(int client, OpCallback callback) {
+                    boolean stalled = System.nanoTime() - stallFrom >= 0;
+                    timer.schedule(() -> callback.done(stalled ? Outcome.TIMEOUT : Outcome.SUCCESS),
+                            stalled ? 400 : 1, java.util.concurrent.TimeUnit.MILLISECONDS);
+                }
+
+                @Override
+                public void call(int thread) {
+                    throw new UnsupportedOperationException();
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+            BenchOptions o = BenchOptions.parse("--duration", "0.6", "--warmup", "0.3", "--max-pending", "10");
+            Report r = BenchCommand.runScenario(stalling, o, new PrintStream(outBytes, true));
+            assertTrue(r.success > 0);
+            assertTrue(r.drainTimeout > 0, "timeouts while draining: " + r.drainTimeout);
+            assertFalse(r.clean());
+            assertTrue(r.toTable().contains("NOT CLEAN"), r.toTable());
+            assertTrue(r.toJson().contains("\"drain_timeout\":" + r.drainTimeout), r.toJson());
+        } finally {
+            timer.shutdownNow();
+        }
+    }
 }
