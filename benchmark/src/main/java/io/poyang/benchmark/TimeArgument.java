@@ -29,6 +29,10 @@ public final class TimeArgument {
             s = s.substring(0, s.length() - 1);
         }
         try {
+            // digits only: Double.parseDouble would also take "1d", "2f" or "0x1p3" (1 day read as 1 s)
+            if (!s.matches("[0-9]+(\\.[0-9]+)?|\\.[0-9]+")) {
+                throw new NumberFormatException();
+            }
             double d = Double.parseDouble(s) * scale;
             if (d < 0 || Double.isNaN(d) || Double.isInfinite(d)) {
                 throw new NumberFormatException();

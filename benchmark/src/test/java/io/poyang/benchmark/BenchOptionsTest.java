@@ -59,6 +59,10 @@ class BenchOptionsTest {
         assertMessage("--max-pending must be at least 1", "--max-pending", "0");
         assertMessage("--clients takes a whole number", "--clients", "many");
         assertMessage("--duration takes a time", "--duration", "soon");
+        // Java number suffixes are not time units: "1d" is not one day, nor one second
+        assertMessage("--duration takes a time", "--duration", "1d");
+        assertMessage("--warmup takes a time", "--warmup", "2f");
+        assertMessage("--duration takes a time", "--duration", "0x1p3");
         assertMessage("--duration must be positive", "--duration", "0");
         assertMessage("--fsync takes true or false", "--fsync", "maybe");
         assertMessage("--servers takes host:port", "--servers", "localhost");

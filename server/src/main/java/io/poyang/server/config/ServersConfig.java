@@ -175,16 +175,13 @@ public final class ServersConfig {
     }
 
     private static int id(PropertiesFile p, String key, String text, String what) {
-        try {
-            int id = Integer.parseInt(text);
-            if (id > 0) {
-                return id;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
+        // Written plainly (no sign, no leading zero): node.01 and node.1 would otherwise be one node
+        // in two lines, the second silently replacing the first.
+        if (text.matches("[1-9][0-9]{0,8}")) {
+            return Integer.parseInt(text);
         }
         throw new ConfigException(p.path(), key, p.locate(key) + ": '" + key + "': " + what + " ids are positive"
-                + " integers, found '" + text + "'");
+                + " integers written without sign or leading zeros, found '" + text + "'");
     }
 
     private static String hostPort(PropertiesFile p, String key) {

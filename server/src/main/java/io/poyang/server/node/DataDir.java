@@ -197,19 +197,24 @@ public final class DataDir implements AutoCloseable {
                 + "; the file records which node owns this directory; restore it if you know the right value");
     }
 
-    /** Deletes the PID file and releases the lock (at a clean stop). */
+    /** Empties the PID file and releases the lock (at a clean stop). */
     @Override
     public void close() {
         release(true);
     }
 
-    private void release(boolean deletePid) {
-        if (deletePid) {
+    private void release(boolean clearPid) {
+        if (clearPid) {
+            // Emptied, not deleted: a node that opened the file just before we release the lock
+            // must get the lock of the file that stays in the directory. Had we deleted it, that
+            // node would lock a file no longer there, and a third start would create and lock a new
+            // one: two nodes on one data directory. (Nor may the file be opened and closed through
+            // another channel while locked: closing any descriptor of it drops this process's lock.)
             try {
-                // deleted while still locked, so no other node can have taken it in between
-                Files.deleteIfExists(pidFile());
+                pidChannel.truncate(0);
+                pidChannel.force(true);
             } catch (IOException e) {
-                // a stale PID file is harmless: the lock is what counts
+                // a stale PID in the file is harmless: the lock is what counts
             }
         }
         try {

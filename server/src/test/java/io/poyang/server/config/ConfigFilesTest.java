@@ -79,7 +79,17 @@ class ConfigFilesTest {
                 "node.1 = h:1\ngroup.1.members = 1\ngroup.1.observers = 1\n")));
         assertTrue(e.getMessage().contains("node 1 is also a voting member"), e.getMessage());
         e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("s2", "node.x = h:1\n")));
-        assertTrue(e.getMessage().contains("node ids are positive integers, found 'x'"), e.getMessage());
+        assertTrue(e.getMessage().contains("node ids are positive integers"), e.getMessage());
+        assertTrue(e.getMessage().contains("found 'x'"), e.getMessage());
+        // node.01 and node.+1 would be node 1 a second time, silently replacing the first line
+        for (String dup : new String[]{"node.01", "node.+1"}) {
+            e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("dup",
+                    "node.1 = h:1\n" + dup + " = h:2\n")));
+            assertTrue(e.getMessage().contains("found '" + dup.substring(5) + "'"), e.getMessage());
+        }
+        e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("dupg",
+                "node.1 = h:1\ngroup.1.members = 1\ngroup.01.members = 1\n")));
+        assertTrue(e.getMessage().contains("group ids are positive integers"), e.getMessage());
         e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("s3", "node.1 = h\n")));
         assertTrue(e.getMessage().contains("expected host:port"), e.getMessage());
         e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("s4", "node.1 = h:1\nnode.2 = h:1\n")));
