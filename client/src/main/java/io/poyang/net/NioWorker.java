@@ -364,13 +364,22 @@ final class NioWorker implements Runnable {
     }
 
     private void onResponse(NioConnection c, PacketReader r) {
-        long k = key(c, r.seq);
-        WritePacket req = r.request != null ? r.request : pending.get(k);
+        WritePacket req = r.request != null ? r.request : pending.get(key(c, r.seq));
         if (req == null) {
             // Timed out (and failed) already, or a seq we never sent: nothing waits for it.
             return;
         }
-        pending.remove(k);
+        // The request the body was decoded for, by the seq it was sent with (a frame that repeats
+        // its seq field with another value must not complete one request and remove another's entry).
+        long k = key(c, req.seq);
+        if (pending.get(k) == req) {
+            pending.remove(k);
+        }
+        if (req.seq != r.seq) {
+            completeRequest(req, null, new NetException("the response to " + req + " is malformed: its seq changed"
+                    + " from " + req.seq + " to " + r.seq + " within the frame"));
+            return;
+        }
         if (r.responseCode != ResponseCode.SUCCESS) {
             completeRequest(req, null, new RemoteException(r.responseCode, r.bizCode, r.message));
             return;
@@ -504,8 +513,11 @@ final class NioWorker implements Runnable {
         }
         if (r.type == PacketType.REQUEST && r.seq != 0) {
             respondNow(c, r, ResponseCode.BAD_REQUEST, PacketReader.describe(e));
-        } else if (r.type == PacketType.RESPONSE && r.seq != 0) {
-            WritePacket req = pending.remove(key(c, r.seq));
+        } else if (r.type == PacketType.RESPONSE && (r.seq != 0 || r.request != null)) {
+            WritePacket req = r.request != null ? r.request : pending.get(key(c, r.seq));
+            if (req != null && pending.get(key(c, req.seq)) == req) {
+                pending.remove(key(c, req.seq));
+            }
             if (req != null) {
                 completeRequest(req, null, new NetException("the response to " + req + " could not be decoded: "
                         + e.getMessage(), e));

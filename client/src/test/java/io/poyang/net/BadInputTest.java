@@ -279,4 +279,88 @@ class BadInputTest {
             assertEquals(1, server.workers[0].droppedExpiredForTest());
         }
     }
+
+    /** A header field of a frame (1 type, 2 command, 3 seq) as the server side reads it. */
+    private static final class Header extends PbCallback<Header> {
+        long type;
+        long seq;
+
+        @Override
+        protected int wireTypeOf(int field) {
+            return field <= 5 || field == 7 ? io.poyang.codec.PbWireType.VARINT : io.poyang.codec.PbWireType.UNKNOWN;
+        }
+
+        @Override
+        protected void readVarint(int field, long value) {
+            if (field == 1) {
+                type = value;
+            } else if (field == 3) {
+                seq = value;
+            }
+        }
+
+        @Override
+        protected Header end() {
+            return this;
+        }
+    }
+
+    private static byte[] readFrame(java.io.DataInputStream in) throws IOException {
+        byte[] b = new byte[in.readInt()];
+        in.readFully(b);
+        return b;
+    }
+
+    private static void writeFrame(java.io.OutputStream out, ByteBuffer m) throws IOException {
+        m.flip();
+        java.io.DataOutputStream d = new java.io.DataOutputStream(out);
+        d.writeInt(m.remaining());
+        d.write(m.array(), 0, m.remaining());
+        d.flush();
+    }
+
+    @Test
+    void aResponseWhoseSeqChangesWithinTheFrameLeavesNoRequestBehind() throws Exception {
+        try (java.net.ServerSocket fake = new java.net.ServerSocket(0, 5, java.net.InetAddress.getLoopbackAddress())) {
+            NioClientConfig cc = new NioClientConfig();
+            cc.servers.add("127.0.0.1:" + fake.getLocalPort());
+            cc.heartbeatIntervalMillis = 0;
+            NioClient c = new NioClient(cc);
+            c.start();
+            try (Socket s = fake.accept()) {
+                java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
+                Header hs = io.poyang.codec.PbParser.parse(readFrame(in), new Header());
+                ByteBuffer m = ByteBuffer.allocate(256);
+                io.poyang.codec.PbUtil.writeInt32Field(m, 1, PacketType.RESPONSE);
+                io.poyang.codec.PbUtil.writeInt32Field(m, 2, Commands.HANDSHAKE);
+                io.poyang.codec.PbUtil.writeInt32Field(m, 3, (int) hs.seq);
+                io.poyang.codec.PbUtil.writeBytesField(m, 15, io.poyang.codec.EncodeContext.encodeToArray(
+                        new Handshake(Handshake.MAGIC, 1, 0, 1, 2, 0, 0, 0)));
+                writeFrame(s.getOutputStream(), m);
+                c.waitForConnected(5_000);
+                CompletableFuture<byte[]> a = c.sendRequest(null, WritePacket.request(Commands.ECHO,
+                        new BytesBody(new byte[]{1})), BytesDecoder.FACTORY, 1_000);
+                CompletableFuture<byte[]> b = c.sendRequest(null, WritePacket.request(Commands.ECHO,
+                        new BytesBody(new byte[]{2})), BytesDecoder.FACTORY, 1_000);
+                Header ra = io.poyang.codec.PbParser.parse(readFrame(in), new Header());
+                Header rb = io.poyang.codec.PbParser.parse(readFrame(in), new Header());
+                // A's seq, a body, then B's seq again after it
+                m = ByteBuffer.allocate(256);
+                io.poyang.codec.PbUtil.writeInt32Field(m, 1, PacketType.RESPONSE);
+                io.poyang.codec.PbUtil.writeInt32Field(m, 3, (int) ra.seq);
+                io.poyang.codec.PbUtil.writeBytesField(m, 15, new byte[]{42});
+                io.poyang.codec.PbUtil.writeInt32Field(m, 3, (int) rb.seq);
+                writeFrame(s.getOutputStream(), m);
+                assertThrows(java.util.concurrent.ExecutionException.class, () -> a.get(5, TimeUnit.SECONDS),
+                        "a malformed answer is not a result");
+                // B was not answered: it ends with its own timeout, and nothing stays pending
+                java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                        () -> b.get(5, TimeUnit.SECONDS));
+                assertTrue(e.getCause() instanceof NetTimeoutException, e.getCause().toString());
+                waitUntil("no request pending", 5_000, () -> c.pendingRequests() == 0);
+            } finally {
+                c.stop();
+            }
+        }
+    }
 }
