@@ -747,6 +747,17 @@ final class NioWorker implements Runnable {
                 if (p.type == PacketType.REQUEST && p.context == null) {
                     pending.remove(key(c, p.seq));
                     completeRequest(p, null, new NetException(why));
+                } else if (p.type == PacketType.RESPONSE) {
+                    // The requester must hear something, not wait for its timeout (and retry into
+                    // the same answer): an error in place of the response, which fits.
+                    log.warn("answered with an error instead: {}", why);
+                    releaseFlow(p);
+                    WritePacket err = WritePacket.error(ResponseCode.SYS_ERROR, "the response is " + size
+                            + " bytes, over this client's frame limit of " + c.remoteMaxFrameBytes
+                            + " bytes; ask for less at a time, or raise the client's maxFrameBytes");
+                    err.command = p.command;
+                    err.seq = p.seq;
+                    enqueue(c, err);
                 } else {
                     log.warn("dropped: {}", why);
                     releaseFlow(p);

@@ -59,6 +59,25 @@ class RpcTest {
     }
 
     @Test
+    void aResponseOverTheClientsFrameLimitIsAnsweredWithAnErrorNotDropped() throws Exception {
+        server = startEchoServer(serverConfig());
+        NioClientConfig cc = clientConfig(server);
+        cc.maxFrameBytes = 64 * 1024;
+        client = startClient(cc);
+        long start = System.nanoTime();
+        // the request fits the server's limit; its echo does not fit the client's
+        java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> client.sendRequest(null, echo(new byte[100_000]), BytesDecoder.FACTORY, 20_000)
+                        .get(30, TimeUnit.SECONDS));
+        assertTrue(e.getCause() instanceof RemoteException, e.getCause().toString());
+        assertTrue(e.getCause().getMessage().contains("frame limit"), e.getCause().getMessage());
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10), "answered, not left to time out");
+        // and the connection goes on
+        assertArrayEquals(new byte[]{7}, client.sendRequest(null, echo(new byte[]{7}), BytesDecoder.FACTORY, 3000)
+                .get(5, TimeUnit.SECONDS));
+    }
+
+    @Test
     void hundredThousandPipelinedRequestsOnOneConnectionAreAllAnsweredAndMatched() throws Exception {
         server = startEchoServer(serverConfig());
         NioClientConfig cc = clientConfig(server);
