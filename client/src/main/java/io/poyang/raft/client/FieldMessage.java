@@ -155,13 +155,6 @@ public final class FieldMessage implements Encodable {
             return this;
         }
 
-        private void addString(int field, String value) {
-            String[] old = stringLists[field];
-            String[] l = old == null ? new String[1] : Arrays.copyOf(old, old.length + 1);
-            l[l.length - 1] = value;
-            stringLists[field] = l;
-        }
-
         private void check(int field, boolean ok, String what) {
             if (field < 1 || field > MAX_FIELD || !ok) {
                 throw new IllegalArgumentException("field " + field + " of " + schema + " is not " + what);
@@ -352,12 +345,17 @@ public final class FieldMessage implements Encodable {
         return b.append('}').toString();
     }
 
+    /**
+     * Decodes into one growable array per list field, so a message whose list fields alternate
+     * (2, 3, 2, 3, ...) costs what its elements do, not a copy of the list at every switch.
+     */
     private static final class Decoder<T> extends PbCallback<T> {
         private final Schema schema;
         private final java.util.function.Function<FieldMessage, T> map;
         private Builder b;
-        private long[] list;
-        private int listCount;
+        private long[][] lists;
+        private int[] listCounts;
+        private java.util.ArrayList<String>[] stringLists;
         private int listField;
         private final LongSink sink = this::add;
 
@@ -380,13 +378,15 @@ public final class FieldMessage implements Encodable {
         @Override
         protected void begin(int messageLength) {
             b = schema.builder();
-            list = null;
+            lists = null;   // made at the first list element: most messages have none
+            listCounts = null;
+            stringLists = null;
         }
 
         @Override
         protected void readVarint(int field, long value) {
             if (schema.isList(field)) {
-                startList(field);
+                listField = field;
                 add(value);
             } else {
                 b.scalars[field] = value;
@@ -403,41 +403,54 @@ public final class FieldMessage implements Encodable {
             } else if (schema.isStringList(field)) {
                 String s = fieldLength == 0 ? "" : parseString(piece, fieldLength, offsetInField);
                 if (s != null) {
-                    b.addString(field, s);
+                    if (stringLists == null) {
+                        stringLists = newStringLists();
+                    }
+                    if (stringLists[field] == null) {
+                        stringLists[field] = new java.util.ArrayList<>();
+                    }
+                    stringLists[field].add(s);
                 }
             } else {
-                startList(field);
+                listField = field;
                 parsePackedVarints(piece, fieldLength, offsetInField, sink);
             }
         }
 
-        private void startList(int field) {
-            if (listField != field || list == null) {
-                flushList();
-                listField = field;
-                long[] existing = b.lists[field];
-                list = existing == null ? new long[4] : Arrays.copyOf(existing, Math.max(4, existing.length));
-                listCount = existing == null ? 0 : existing.length;
-            }
+        @SuppressWarnings("unchecked")
+        private static java.util.ArrayList<String>[] newStringLists() {
+            return new java.util.ArrayList[MAX_FIELD + 1];
         }
 
         private void add(long v) {
-            if (listCount == list.length) {
-                list = Arrays.copyOf(list, listCount * 2);
+            if (lists == null) {
+                lists = new long[MAX_FIELD + 1][];
+                listCounts = new int[MAX_FIELD + 1];
             }
-            list[listCount++] = v;
-        }
-
-        private void flushList() {
-            if (list != null) {
-                b.lists[listField] = Arrays.copyOf(list, listCount);
-                list = null;
+            int f = listField;
+            long[] l = lists[f];
+            int n = listCounts[f];
+            if (l == null) {
+                l = new long[4];
+                lists[f] = l;
+            } else if (n == l.length) {
+                l = Arrays.copyOf(l, n * 2);
+                lists[f] = l;
             }
+            l[n] = v;
+            listCounts[f] = n + 1;
         }
 
         @Override
         protected T end() {
-            flushList();
+            for (int f = 1; f <= MAX_FIELD && (lists != null || stringLists != null); f++) {
+                if (lists != null && lists[f] != null) {
+                    b.lists[f] = Arrays.copyOf(lists[f], listCounts[f]);
+                }
+                if (stringLists != null && stringLists[f] != null) {
+                    b.stringLists[f] = stringLists[f].toArray(new String[0]);
+                }
+            }
             return map.apply(b.build());
         }
     }
