@@ -56,10 +56,16 @@ public final class ServerCommand {
                 usage(out);
                 exitCode[0] = EXIT_STOPPED;
                 return null;
-            } else if (a.equals("--conf") && i + 1 < args.length) {
-                conf = Paths.get(args[++i]);
-            } else if (a.startsWith("--conf=")) {
-                conf = Paths.get(a.substring("--conf=".length()));
+            } else if (a.equals("--conf") || a.startsWith("--conf=")) {
+                String dir = a.equals("--conf") ? (i + 1 < args.length ? args[++i] : "") : a.substring("--conf=".length());
+                if (dir.isEmpty()) {
+                    err.println("poyang server: --conf needs a directory (the one holding config.properties and"
+                            + " servers.properties)");
+                    usage(err);
+                    exitCode[0] = EXIT_USAGE;
+                    return null;
+                }
+                conf = Paths.get(dir);
             } else if (a.equals("--testing-faults")) {
                 testingFaults = true;
             } else {

@@ -75,6 +75,9 @@ public final class PropertiesFile {
         } catch (CharacterCodingException e) {
             throw new ConfigException(path, null, path + ": not valid UTF-8 text");
         }
+        if (text.startsWith("\uFEFF")) {
+            text = text.substring(1);   // a byte-order mark some editors write: not part of the first key
+        }
         PropertiesFile f = new PropertiesFile(path);
         String[] raw = text.split("\r?\n", -1);
         int count = raw.length;

@@ -126,4 +126,10 @@ class ConfigFilesTest {
         PropertiesFile.writeAtomically(f, "b = 2\n".getBytes(StandardCharsets.UTF_8));
         assertArrayEquals("b = 2\n".getBytes(StandardCharsets.UTF_8), Files.readAllBytes(f));
     }
+
+    @Test
+    void aByteOrderMarkBeforeTheFirstKeyIsNotPartOfIt() throws Exception {
+        ServersConfig s = ServersConfig.load(file("bom", "\uFEFFnode.1 = h:1\ngroup.1.members = 1\n"));
+        assertEquals(java.util.Collections.singletonMap(1, "h:1"), s.nodes());
+    }
 }

@@ -240,4 +240,16 @@ class StartupErrorTest {
             return pos;
         }
     }
+
+    @Test
+    void confWithoutADirectoryIsAUsageError() {
+        for (String[] args : new String[][]{{"--conf"}, {"--conf="}}) {
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int code = ServerCommand.run(args, new PrintStream(new ByteArrayOutputStream(), true),
+                    new PrintStream(err, true));
+            String e = new String(err.toByteArray(), StandardCharsets.UTF_8);
+            assertEquals(ServerCommand.EXIT_USAGE, code, e);
+            assertTrue(e.startsWith("poyang server: --conf needs a directory"), e);
+        }
+    }
 }
