@@ -1029,7 +1029,9 @@ public final class RaftGroup {
         if (s.isLeader()) {
             roleManager.becomeFollower(s.currentTerm, 0);
         }
-        applyManager.failAllPending("raft group " + s.groupId + " on node " + s.selfId + " failed: " + e);
+        String failed = "raft group " + s.groupId + " on node " + s.selfId + " failed: " + e;
+        applyManager.failAllPending(failed);
+        reads.onGroupFailed(failed + "; restart it");
         publish();
     }
 

@@ -197,10 +197,32 @@ final class ReadIndexManager extends FiberFrame<Void> {
         waitingCount -= waitingTermCommit.size();
         waitingTermCommit.clear();
         for (ReadBatch b : confirming) {
+            waitingCount -= b.reads.size();
             failAll(b, notLeader(leader, msg));
         }
         confirming.clear();
         members = null;
+    }
+
+    /**
+     * The group failed: nothing will be applied any more, so reads waiting for their index to be
+     * applied (or confirmed, or fetched) would wait until their deadline, forever for a read without
+     * one. They fail now; later reads are refused when taken.
+     */
+    void onGroupFailed(String message) {
+        StoppedException e = new StoppedException(message);
+        for (PendingRead r : waitingTermCommit) {
+            failRead(r, e);
+        }
+        waitingTermCommit.clear();
+        for (java.util.Collection<ReadBatch> list : java.util.Arrays.<java.util.Collection<ReadBatch>>asList(
+                confirming, waitingApply, fetching)) {
+            for (ReadBatch b : list) {
+                failAll(b, e);
+            }
+            list.clear();
+        }
+        waitingCount = 0;
     }
 
     /** The state machine applied up to {@code applied}: runs the batches that waited for it. */
