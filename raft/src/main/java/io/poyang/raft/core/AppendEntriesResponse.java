@@ -41,6 +41,22 @@ public final class AppendEntriesResponse implements Encodable {
         return new AppendEntriesResponse(term, false, 0, -1, 0);
     }
 
+    /** The hint of {@link #refused}: below any index, so older leaders read it as a stale-term answer. */
+    static final long HINT_REFUSED = -2;
+
+    /**
+     * The follower does not take entries from this sender at all (its group failed, or the sender is
+     * not in its configuration), whatever the term: not an acknowledgement of the sender's leadership.
+     */
+    static AppendEntriesResponse refused(int term) {
+        return new AppendEntriesResponse(term, false, 0, HINT_REFUSED, 0);
+    }
+
+    /** Whether this is a {@link #refused} answer. */
+    boolean isRefusal() {
+        return !success && hintIndex == HINT_REFUSED;
+    }
+
     @Override
     public int encodedSize() {
         return PbUtil.sizeOfInt32Field(1, term) + PbUtil.sizeOfBoolField(2, success)

@@ -101,8 +101,12 @@ final class FollowerAppender extends FiberFrame<Void> {
         } else {
             return null;   // a wake-up sentinel
         }
-        if (s.failure != null || term < s.currentTerm) {
+        if (term < s.currentTerm) {
             refuseStale(o);
+            return null;
+        }
+        if (s.failure != null) {
+            refuse(o);
             return null;
         }
         if (!s.members.contains(leaderId) && term <= s.currentTerm && !(term == s.currentTerm && s.leaderId == leaderId)) {
@@ -111,7 +115,7 @@ final class FollowerAppender extends FiberFrame<Void> {
                 log.debug("group {}: node {} refuses entries from node {}, which is not in its configuration {}",
                         s.groupId, s.selfId, leaderId, s.members);
             }
-            refuseStale(o);
+            refuse(o);
             return null;
         }
         if (term == s.currentTerm && s.role == RaftRole.LEADER) {
@@ -341,6 +345,15 @@ final class FollowerAppender extends FiberFrame<Void> {
             respond((AppendEntriesRequest) o, AppendEntriesResponse.staleTerm(term));
         } else {
             ((InstallSnapshotRequest) o).context.respond(WritePacket.response(new InstallSnapshotResponse(term, false, 0)));
+        }
+    }
+
+    /** Refuses the sender outright (see {@link AppendEntriesResponse#refused}); a snapshot chunk as stale. */
+    private void refuse(Object o) {
+        if (o instanceof AppendEntriesRequest) {
+            respond((AppendEntriesRequest) o, AppendEntriesResponse.refused(g.state.currentTerm));
+        } else {
+            refuseStale(o);
         }
     }
 

@@ -328,6 +328,12 @@ final class Replicator extends FiberFrame<Void> {
         if (resp.term < term) {
             return;   // an answer from an older term (cannot be ours); ignore
         }
+        if (resp.isRefusal()) {
+            // It does not take entries from us (its group failed, or we are not in its configuration):
+            // no proof of leadership, and no use probing it back to back.
+            dropPipeline(now + retryPauseNanos);
+            return;
+        }
         // The follower accepted this leader's term when it took the request: proof of leadership at the
         // send time, for check-quorum, the read lease and ReadIndex rounds.
         g.commitManager.onFollowerAck(peerId, req.sendNanos);
