@@ -58,6 +58,31 @@ final class LeaderWriter extends FiberFrame<Void> {
     /** Writes that arrived during a leader transfer: written if it fails, refused (NOT_LEADER) if it succeeds. */
     private final ArrayList<WriteTask> held = new ArrayList<>();
 
+    /** How often held writes are checked for their deadline. */
+    private static final long HELD_SWEEP_MILLIS = 50;
+
+    /** Held writes whose deadline passed fail with TIMEOUT (never proposed: certainly not applied). */
+    private void failExpiredHeld(RaftState s) {
+        if (held.isEmpty()) {
+            return;
+        }
+        long now = g.nowNanos();
+        int kept = 0;
+        for (int i = 0, n = held.size(); i < n; i++) {
+            WriteTask t = held.get(i);
+            if (t.isExpired(now)) {
+                g.responder.fail(t, ResponseCode.TIMEOUT, 0, "the write's deadline passed while a leader transfer of"
+                        + " raft group " + s.groupId + " held it; it was not applied");
+            } else {
+                held.set(kept++, t);
+            }
+        }
+        if (kept < held.size()) {
+            held.subList(kept, held.size()).clear();
+            g.responder.flush();
+        }
+    }
+
     /** The leader transfer ended: the held writes go on (into the log, or refused if this node no longer leads). */
     void releaseHeld() {
         if (!held.isEmpty()) {
@@ -78,7 +103,9 @@ final class LeaderWriter extends FiberFrame<Void> {
                 writeBatch(s);   // only the new leader's no-op
                 items.clear();
             }
-            return channel.takeAll(batch, onBatch);
+            failExpiredHeld(s);
+            // woken now and then while writes are held, so none outlives its deadline
+            return held.isEmpty() ? channel.takeAll(batch, onBatch) : channel.takeAll(batch, HELD_SWEEP_MILLIS, onBatch);
         }
         if (!held.isEmpty()) {
             batch.addAll(0, held);

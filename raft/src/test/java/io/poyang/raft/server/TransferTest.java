@@ -85,6 +85,36 @@ class TransferTest {
     }
 
     @Test
+    void aWriteHeldByATransferFailsAtItsOwnDeadline() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            c.write(1, 1);
+            int target = leader % 3 + 1;
+            c.faults.isolate(target);
+            c.write(1, 2);   // the target misses it: the transfer waits for it to catch up
+            RaftGroup g = c.group(leader, 1);
+            CompletableFuture<Void> transfer = g.transferLeadership(target, 8_000);
+            long start = System.nanoTime();
+            CompletableFuture<?> held = g.submit(0, TestStateMachine.body(3), 300);
+            ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                    () -> held.get(10, TimeUnit.SECONDS));
+            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(e.getCause().getMessage().contains("leader transfer"), e.getCause().toString());
+            assertTrue(tookMillis < 4_000, "a write of 300 ms was answered after " + tookMillis + " ms");
+            assertFalse(transfer.isDone(), "the transfer is still waiting for the target");
+            c.faults.heal();
+            try {
+                transfer.get(20, TimeUnit.SECONDS);
+            } catch (ExecutionException ignored) {
+                // it may or may not hand over once the target is back; either way the group goes on
+            }
+            c.write(1, 4);
+            long[] values = c.checkIdentical(1);
+            assertTrue(java.util.Arrays.stream(values).noneMatch(v -> v == 3), "the timed-out write was applied");
+        }
+    }
+
+    @Test
     void aLeaderWhoseHandOverFailedAfterTimeoutNowServesNoLeaseReadInItsTerm() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
             int leader = c.waitForLeader(1);
