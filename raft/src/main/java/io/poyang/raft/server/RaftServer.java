@@ -115,7 +115,7 @@ public final class RaftServer extends LifeCycle {
         InetSocketAddress self = parse(config.nodes.get(id));
         NioServerConfig rc = new NioServerConfig();
         rc.name = "raft-" + id + "-replication";
-        rc.host = self.getHostString();
+        rc.host = config.replicationBindHost != null ? config.replicationBindHost : self.getHostString();
         rc.port = self.getPort();
         rc.ioThreads = config.replicationIoThreads;
         replicationServer = new NioServer(rc);

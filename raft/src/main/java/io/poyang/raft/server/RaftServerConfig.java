@@ -23,6 +23,8 @@ public final class RaftServerConfig {
     final int nodeId;
     final Map<Integer, String> nodes;
     final String serviceHost;
+    /** The host the replication port listens on when it differs from this node's address (null: that address). */
+    final String replicationBindHost;
     final int servicePort;
     final Path dataDir;
     final int dispatchers;
@@ -41,6 +43,7 @@ public final class RaftServerConfig {
         this.nodeId = b.nodeId;
         this.nodes = Collections.unmodifiableMap(new LinkedHashMap<>(b.nodes));
         this.serviceHost = b.serviceHost;
+        this.replicationBindHost = b.replicationBindHost;
         this.servicePort = b.servicePort;
         this.dataDir = b.dataDir;
         this.dispatchers = b.dispatchers;
@@ -102,6 +105,7 @@ public final class RaftServerConfig {
         private int nodeId;
         private final Map<Integer, String> nodes = new LinkedHashMap<>();
         private String serviceHost = null;
+        private String replicationBindHost = null;
         private int servicePort = 9432;
         private Path dataDir;
         private int dispatchers = Runtime.getRuntime().availableProcessors();
@@ -132,6 +136,16 @@ public final class RaftServerConfig {
          */
         public Builder node(int nodeId, String replicationHostPort) {
             nodes.put(nodeId, replicationHostPort);
+            return this;
+        }
+
+        /**
+         * Listens for replication on {@code host} (such as 0.0.0.0, every interface) while this node's
+         * address in {@link #node} stays the one other nodes reach it by, and what it tells them.
+         * Default: the host of that address.
+         */
+        public Builder replicationBindHost(String host) {
+            this.replicationBindHost = host;
             return this;
         }
 

@@ -161,11 +161,20 @@ public final class PoyangNode {
                 + ". Stop the process listening there (another node?) or choose another " + key, cause);
     }
 
+    /** This node's host as servers.properties gives it (checkLayout made it agree with config's host unless that is a wildcard). */
+    private String advertisedHost() {
+        String self = servers.nodes().get(config.nodeId);
+        return self.substring(0, self.lastIndexOf(':'));
+    }
+
     private void startRaft() {
         kv = new DtKvService();
         RaftServerConfig.Builder b = RaftServer.builder()
                 .nodeId(config.nodeId)
-                .node(config.nodeId, config.host + ":" + config.replicationPort)
+                // known to the others by its servers.properties address, listening on config's host
+                // (with host = 0.0.0.0, that address, not 0.0.0.0, is what it reports as its own)
+                .node(config.nodeId, advertisedHost() + ":" + config.replicationPort)
+                .replicationBindHost(config.host)
                 .servicePort(config.host, config.servicePort)
                 .dataDir(dataDir.path())
                 .dispatchers(config.dispatchers)
@@ -319,7 +328,7 @@ public final class PoyangNode {
             groups.append(g.groupId());
         }
         return "poyang node " + config.nodeId + " ready: service " + config.host + ":" + raft.servicePort()
-                + ", replication " + config.host + ":" + raft.replicationPort()
+                + ", replication " + raft.selfAddress()
                 + ", metrics " + (http == null ? "off" : config.host + ":" + http.port())
                 + ", groups " + (groups.length() == 0 ? "none" : groups)
                 + ", data " + dataDir.path() + ", pid " + ProcessHandle.current().pid();

@@ -1,0 +1,48 @@
+package io.poyang.server.node;
+
+import io.poyang.dtkv.client.KvClient;
+import io.poyang.dtkv.client.KvClientConfig;
+import io.poyang.server.config.NodeConfig;
+import io.poyang.server.config.PropertiesFile;
+import io.poyang.server.config.ServersConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A node listening on every interface (host = 0.0.0.0) is known by its servers.properties address. */
+class WildcardHostTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void aNodeOnTheWildcardHostReportsItsServersAddressNotTheWildcard() throws Exception {
+        Path conf = tmp.resolve("config.properties");
+        PropertiesFile p = PropertiesFile.empty(conf);
+        p.set("nodeId", "1");
+        p.set("host", "0.0.0.0");
+        p.set("replicationPort", "0");
+        p.set("servicePort", "0");
+        p.set("metricsPort", "-1");
+        p.set("dataDir", tmp.resolve("data").toString());
+        p.writeAtomically();
+        PoyangNode node = new PoyangNode(NodeConfig.load(conf), ServersConfig.singleNode(1, "127.0.0.1:0"), null);
+        node.start();
+        try {
+            String self = node.raftServer().selfAddress();
+            assertTrue(self.startsWith("127.0.0.1:"), "its own address: " + self);
+            assertEquals(node.raftServer().replicationPort(), Integer.parseInt(self.substring(self.indexOf(':') + 1)));
+            try (KvClient kv = new KvClient(new KvClientConfig().servers("127.0.0.1:" + node.servicePort()))) {
+                kv.start();
+                kv.put("k", "v");
+                assertEquals("v", kv.getString("k"));
+            }
+        } finally {
+            node.stop();
+        }
+    }
+}
