@@ -269,19 +269,9 @@ final class AdminProcessors {
     }
 
     private static void checkHostPort(String address) {
-        int i = address.lastIndexOf(':');
-        boolean ok = i > 0 && i < address.length() - 1;
-        if (ok) {
-            try {
-                int port = Integer.parseInt(address.substring(i + 1));
-                ok = port > 0 && port <= 65535;
-            } catch (NumberFormatException e) {
-                ok = false;
-            }
-        }
-        if (!ok) {
-            throw new IllegalArgumentException("a node address is host:port with a port in 1..65535, got '" + address
-                    + "'");
+        String problem = io.poyang.net.HostPort.problem(address, false);
+        if (problem != null) {
+            throw new IllegalArgumentException("a node address is one host:port with a port in 1..65535: " + problem);
         }
     }
 

@@ -368,7 +368,10 @@ public final class AdminCommand {
     }
 
     private int addNode(AdminClient admin, int node, String address) {
-        ServerList.parse("NODE HOST:PORT", address);   // checks host:port
+        String problem = io.poyang.net.HostPort.problem(address, false);
+        if (problem != null) {
+            throw new CliArgs.UsageException("add-node NODE HOST:PORT: " + problem);
+        }
         List<Integer> told = new ArrayList<>();
         for (int n : servers.keySet()) {
             if (n != node) {

@@ -186,17 +186,9 @@ public final class ServersConfig {
 
     private static String hostPort(PropertiesFile p, String key) {
         String v = p.get(key);
-        int i = v.lastIndexOf(':');
-        if (i <= 0 || i == v.length() - 1) {
-            throw p.invalid(key, "expected host:port (the node's replication address)");
-        }
-        try {
-            int port = Integer.parseInt(v.substring(i + 1));
-            if (port < 1 || port > 65535) {
-                throw p.invalid(key, "port out of range (1..65535)");
-            }
-        } catch (NumberFormatException e) {
-            throw p.invalid(key, "the port is not a number; expected host:port");
+        String problem = io.poyang.net.HostPort.problem(v, false);
+        if (problem != null) {
+            throw p.invalid(key, problem + " (the node's replication address)");
         }
         return v;
     }

@@ -179,6 +179,12 @@ class AdminCommandTest {
         assertTrue(noMembers.stderr.contains("--members IDS is required"), noMembers.stderr);
         assertEquals(AdminCommand.EXIT_ERROR, admin("transfer-leader", "1").exitCode);
         assertEquals(AdminCommand.EXIT_ERROR, admin("transfer-leader", "x", "1").exitCode);
+        // one host:port, nothing else: these were accepted and written to servers.properties
+        for (String bad : new String[]{"7=10.0.0.7:9431", "10.0.0.8:9431,10.0.0.9:9431", "::1:9431", "h:99999"}) {
+            CommandRun r = admin("add-node", "7", bad);
+            assertEquals(AdminCommand.EXIT_ERROR, r.exitCode, bad + ": " + r);
+            assertTrue(r.stderr.contains("add-node NODE HOST:PORT: "), r.stderr);
+        }
         CommandRun help = CommandRun.adminInProcess("--help");
         assertEquals(0, help.exitCode);
         assertTrue(help.stdout.contains("exit codes: 0 done, 2 error, 4 a node could not be reached"));

@@ -92,6 +92,8 @@ class ConfigFilesTest {
         assertTrue(e.getMessage().contains("group ids are positive integers"), e.getMessage());
         e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("s3", "node.1 = h\n")));
         assertTrue(e.getMessage().contains("expected host:port"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("s3b", "node.1 = h:1,g:2\n")));
+        assertTrue(e.getMessage().contains("is not one host:port"), e.getMessage());
         e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("s4", "node.1 = h:1\nnode.2 = h:1\n")));
         assertTrue(e.getMessage().contains("another node has the same address"), e.getMessage());
         e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("s5", "node.1 = h:1\ngroup.1.voters = 1\n")));
