@@ -134,6 +134,12 @@ final class VoteManager extends FiberFrame<Void> {
                     return r;
                 }
                 due = electionStartNanos + electionTimeoutThisRound;
+            } else if (now - due >= 0 && s.leaderId != 0) {
+                // An observer (or a failed or busy node) stands for nothing, but must not go on naming
+                // a leader it has not heard from in an election timeout: clients, follower reads and
+                // /health take that name as a live leader.
+                s.leaderId = 0;
+                g.publish();
             }
             waitNanos = Math.min(heartbeatNanos, Math.max(0, due - now));
         }

@@ -261,7 +261,10 @@ class MembershipTest {
             }
             assertEquals(rounds, obs.electionRounds(), "an observer stood for election");
             assertEquals(RaftRole.FOLLOWER, obs.role());
+            // nor does it go on naming a leader it has not heard from (clients and /health take the name as live)
+            assertEquals(0, obs.leaderId(), "a cut-off observer still names a leader");
             c.faults.heal();
+            RaftCluster.waitFor("the observer to hear from the leader again", () -> obs.leaderId() != 0);
 
             // promotion
             prepare(c, new int[]{1, 2, 3, 4}, NONE);
