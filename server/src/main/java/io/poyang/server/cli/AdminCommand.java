@@ -338,9 +338,7 @@ public final class AdminCommand {
         int[] voters = ids(a, "--members", true);
         int[] observers = ids(a, "--observers", false);
         int[] on = a.has("--on") ? ids(a, "--on", true) : union(voters, observers);
-        for (int n : on) {
-            admin.addGroup(n, group, voters, observers);
-        }
+        onEachNode("add-group", on, n -> admin.addGroup(n, group, voters, observers));
         return done("add-group", "group " + group + " runs on node" + (on.length > 1 ? "s " : " ") + join(on),
                 new Json().field("group", group).raw("on", intArray(on)));
     }
@@ -359,9 +357,7 @@ public final class AdminCommand {
             on = hosting.stream().mapToInt(Integer::intValue).toArray();
         }
         boolean delete = a.flag("--delete-data");
-        for (int n : on) {
-            admin.removeGroup(n, group, delete);
-        }
+        onEachNode("remove-group", on, n -> admin.removeGroup(n, group, delete));
         return done("remove-group", "group " + group + " removed from node" + (on.length == 1 ? " " : "s ") + join(on)
                 + (delete ? " and its data deleted" : " (its data kept)"),
                 new Json().field("group", group).raw("on", intArray(on)).field("dataDeleted", delete));
@@ -372,26 +368,14 @@ public final class AdminCommand {
         if (problem != null) {
             throw new CliArgs.UsageException("add-node NODE HOST:PORT: " + problem);
         }
-        List<Integer> told = new ArrayList<>();
-        for (int n : servers.keySet()) {
-            if (n != node) {
-                admin.addNode(n, node, address);
-                told.add(n);
-            }
-        }
+        List<Integer> told = onEachNode("add-node", othersThan(node), n -> admin.addNode(n, node, address));
         return done("add-node", "node " + node + " at " + address + " known to node" + (told.size() == 1 ? " " : "s ")
                         + joinList(told), new Json().field("node", node).field("address", address)
                         .raw("on", told.toString().replace(" ", "")));
     }
 
     private int removeNode(AdminClient admin, int node) {
-        List<Integer> told = new ArrayList<>();
-        for (int n : servers.keySet()) {
-            if (n != node) {
-                admin.removeNode(n, node);
-                told.add(n);
-            }
-        }
+        List<Integer> told = onEachNode("remove-node", othersThan(node), n -> admin.removeNode(n, node));
         return done("remove-node", "node " + node + " forgotten by node" + (told.size() == 1 ? " " : "s ")
                 + joinList(told), new Json().field("node", node).raw("on", told.toString().replace(" ", "")));
     }
@@ -457,6 +441,53 @@ public final class AdminCommand {
 
     // ------------------------------------------------------------------ helpers
 
+    /** The nodes of --servers but {@code node}. */
+    private int[] othersThan(int node) {
+        return servers.keySet().stream().mapToInt(Integer::intValue).filter(n -> n != node).toArray();
+    }
+
+    /**
+     * Runs {@code step} on each of {@code nodes} in turn; a node that fails does not keep the command
+     * from the others. When some were done and some not, the error names both, so a change half made
+     * is seen as such (run it again once the others are back: every step is idempotent).
+     */
+    private List<Integer> onEachNode(String op, int[] nodes, java.util.function.IntConsumer step) {
+        List<Integer> doneOn = new ArrayList<>();
+        Map<Integer, String> failed = new TreeMap<>();
+        RuntimeException first = null;
+        for (int n : nodes) {
+            try {
+                step.accept(n);
+                doneOn.add(n);
+            } catch (CliArgs.UsageException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                failed.put(n, describe(e));
+                if (first == null) {
+                    first = e;
+                }
+            }
+        }
+        if (first == null) {
+            return doneOn;
+        }
+        if (doneOn.isEmpty() && failed.size() == 1) {
+            throw first;
+        }
+        StringBuilder why = new StringBuilder();
+        failed.forEach((n, m) -> why.append(why.length() > 0 ? "; " : "").append("node ").append(n).append(": ").append(m));
+        throw new PartialChangeException(op + " was done on " + (doneOn.isEmpty() ? "no node" : "node"
+                + (doneOn.size() == 1 ? " " : "s ") + joinList(doneOn)) + " and not on " + why
+                + ". Run it again once those nodes can be reached (it is safe to repeat)", first);
+    }
+
+    /** A command that reached some of its nodes and not others. */
+    static final class PartialChangeException extends RuntimeException {
+        PartialChangeException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     private int done(String op, String text, Json details) {
         if (json) {
             out.println(new Json().field("ok", true).field("op", op).raw("details", details.toString()));
@@ -484,6 +515,8 @@ public final class AdminCommand {
             name = "UNREACHABLE";
         } else if (e instanceof IllegalArgumentException) {
             name = "BAD_ARGUMENT";
+        } else if (e instanceof PartialChangeException) {
+            name = "PARTIAL";
         } else {
             name = "ERROR";
         }

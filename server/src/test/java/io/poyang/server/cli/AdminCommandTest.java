@@ -172,6 +172,22 @@ class AdminCommandTest {
     }
 
     @Test
+    void aChangeThatReachesSomeNodesSaysWhichWereDoneAndWhichNot() throws Exception {
+        int dead = LoopbackPorts.pick(1)[0];
+        String withDead = "4=127.0.0.1:" + dead + "," + admin;
+        CommandRun r = CommandRun.adminInProcess("--servers", withDead, "--timeout", "3000",
+                "add-node", "7", "127.0.0.1:9999");
+        assertEquals(AdminCommand.EXIT_ERROR, r.exitCode, r.toString());
+        // the reachable nodes were told, and the error says which were and which not
+        assertTrue(r.stderr.startsWith("poyang admin: PARTIAL: add-node was done on nodes 1,2,3 and not on node 4: "),
+                r.stderr);
+        for (PoyangNode n : nodes) {
+            assertEquals("127.0.0.1:9999", n.raftServer().nodeAddresses().get(7), "node " + n.config().nodeId);
+        }
+        ok("remove-node", "7");
+    }
+
+    @Test
     void usageErrorsExitTwo() {
         assertEquals(AdminCommand.EXIT_ERROR, admin("frobnicate").exitCode);
         CommandRun noMembers = admin("prepare-change", "1");
