@@ -216,7 +216,9 @@ public final class BenchCommand {
             counters.end();
         }
         long ownCpu = cpu.ownNanos() - ownCpuStart;
-        long serverCpu = cpu.serversNanos() - serverCpuStart;
+        long serverCpuEnd = cpu.serversNanos();
+        // unknown (-1) when a server process was gone at either end: no figure rather than a negative one
+        long serverCpu = serverCpuStart < 0 || serverCpuEnd < 0 ? -1 : serverCpuEnd - serverCpuStart;
         stats.stopMeasuring();
         driver.stop();
         boolean drained = driver.awaitDrained(DRAIN_MILLIS);
@@ -250,7 +252,7 @@ public final class BenchCommand {
             r.secondHalfOpsPerSecond = atEnd.minus(atMiddle).success / ((measureEnd - middleNanos) / 1e9);
         }
         r.extras.putAll(scenario.extras(r.durationSeconds));
-        cpuPerOp(r, ownCpu, serverCpuStart < 0 ? -1 : serverCpu, window.total());
+        cpuPerOp(r, ownCpu, serverCpu, window.total());
         return r;
     }
 

@@ -125,8 +125,9 @@ public final class BenchOptions {
                     o.servers = new ArrayList<>();
                     for (String s : value.split(",")) {
                         String t = s.trim();
-                        if (!t.matches(".+:\\d{1,5}")) {
-                            throw new UsageException("--servers takes host:port,host:port..., got '" + t + "'");
+                        String problem = io.poyang.net.HostPort.problem(t, false);
+                        if (problem != null) {
+                            throw new UsageException("--servers takes host:port,host:port...: " + problem);
                         }
                         o.servers.add(t);
                     }

@@ -66,6 +66,7 @@ class BenchOptionsTest {
         assertMessage("--duration must be positive", "--duration", "0");
         assertMessage("--fsync takes true or false", "--fsync", "maybe");
         assertMessage("--servers takes host:port", "--servers", "localhost");
+        assertMessage("out of range", "--servers", "h:99999");
         assertMessage("unexpected argument 'rpc'", "rpc");
         assertMessage("--read-kind must be lease, read-index or follower", "--read-kind", "dirty");
     }
