@@ -48,6 +48,22 @@ class RaftClientTest {
         return client;
     }
 
+    /** A client whose exactly-once writes are resent after {@code attemptMillis} without an answer. */
+    private RaftClient clientWithAttemptsOf(RaftCluster c, long attemptMillis) throws InterruptedException {
+        RaftClientConfig cfg = new RaftClientConfig();
+        cfg.exactlyOnceAttemptMillis = attemptMillis;
+        return clientFor(c, cfg);
+    }
+
+    /** Everything the leader sends its followers arrives {@code millis} late. */
+    private static void delayFollowers(RaftCluster c, int leader, long millis) {
+        for (int n = 1; n <= 3; n++) {
+            if (n != leader) {
+                c.faults.delay(leader, n, millis);
+            }
+        }
+    }
+
     private static long write(RaftClient client, long value, long timeoutMillis) throws Exception {
         byte[] r = client.write(1, 0, TestStateMachine.body(value), BytesDecoder.FACTORY, timeoutMillis)
                 .get(timeoutMillis + 5_000, TimeUnit.MILLISECONDS);
@@ -150,18 +166,12 @@ class RaftClientTest {
     void anExactlyOnceWriteIsResentAfterNoAnswerAndAppliedOnce() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
             int leader = c.waitForLeader(1);
-            RaftClientConfig cfg = new RaftClientConfig();
-            cfg.exactlyOnceAttemptMillis = 200;
-            RaftClient client = clientFor(c, cfg);
+            RaftClient client = clientWithAttemptsOf(c, 200);
             io.poyang.raft.client.RaftSession session = client.newSession();
             byte[] first = session.write(1, 0, TestStateMachine.body(1), BytesDecoder.FACTORY, 5_000).get(10, TimeUnit.SECONDS);
             // the followers get everything 700 ms late: no attempt of 200 ms is answered; the client
             // sends the write again (same session and seq) until the delayed copies commit
-            for (int n = 1; n <= 3; n++) {
-                if (n != leader) {
-                    c.faults.delay(leader, n, 700);
-                }
-            }
+            delayFollowers(c, leader, 700);
             long retries = client.retryCount();
             byte[] r = session.write(1, 0, TestStateMachine.body(2), BytesDecoder.FACTORY, 20_000).get(30, TimeUnit.SECONDS);
             assertTrue(client.retryCount() > retries, "the write was not sent again");
@@ -189,17 +199,11 @@ class RaftClientTest {
     void anExactlyOnceWriteWhoseUnansweredAttemptMayBeInTheLogIsNotReportedAsNotApplied() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
             int leader = c.waitForLeader(1);
-            RaftClientConfig cfg = new RaftClientConfig();
-            cfg.exactlyOnceAttemptMillis = 100;
-            RaftClient client = clientFor(c, cfg);
+            RaftClient client = clientWithAttemptsOf(c, 100);
             io.poyang.raft.client.RaftSession session = client.newSession();
             session.write(1, 0, TestStateMachine.body(1), BytesDecoder.FACTORY, 5_000).get(10, TimeUnit.SECONDS);
             // the first attempt reaches the leader's log but commits only after the attempt gave up
-            for (int n = 1; n <= 3; n++) {
-                if (n != leader) {
-                    c.faults.delay(leader, n, 400);
-                }
-            }
+            delayFollowers(c, leader, 400);
             long retries = client.retryCount();
             java.util.concurrent.CompletableFuture<byte[]> w =
                     session.write(1, 0, TestStateMachine.body(42), BytesDecoder.FACTORY, 1_000);

@@ -57,15 +57,24 @@ class TransferTest {
         }
     }
 
+    /**
+     * Writes 1, cuts a follower off, writes 2 (which it misses, so a transfer to it waits for it to
+     * catch up), and returns that follower.
+     */
+    private static int cutOffAFollowerBehind(RaftCluster c) {
+        int leader = c.waitForLeader(1);
+        c.write(1, 1);
+        int target = leader % 3 + 1;
+        c.faults.isolate(target);
+        c.write(1, 2);
+        return target;
+    }
+
     @Test
     void aTransferToAnUnreachableTargetFailsAndTheLeaderGoesOn() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
-            int leader = c.waitForLeader(1);
-            c.write(1, 1);
-            int target = leader % 3 + 1;
-            c.faults.isolate(target);
-            c.write(1, 2);   // the target misses it: it cannot catch up
-            RaftGroup g = c.group(leader, 1);
+            int target = cutOffAFollowerBehind(c);
+            RaftGroup g = c.group(c.waitForLeader(1), 1);
             CompletableFuture<Void> transfer = g.transferLeadership(target, 1_000);
             // a write during the transfer waits, then goes in when the transfer gives up
             CompletableFuture<?> during = g.submit(0, TestStateMachine.body(3), 10_000);
@@ -87,12 +96,8 @@ class TransferTest {
     @Test
     void aWriteHeldByATransferFailsAtItsOwnDeadline() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
-            int leader = c.waitForLeader(1);
-            c.write(1, 1);
-            int target = leader % 3 + 1;
-            c.faults.isolate(target);
-            c.write(1, 2);   // the target misses it: the transfer waits for it to catch up
-            RaftGroup g = c.group(leader, 1);
+            int target = cutOffAFollowerBehind(c);
+            RaftGroup g = c.group(c.waitForLeader(1), 1);
             CompletableFuture<Void> transfer = g.transferLeadership(target, 8_000);
             long start = System.nanoTime();
             CompletableFuture<?> held = g.submit(0, TestStateMachine.body(3), 300);
