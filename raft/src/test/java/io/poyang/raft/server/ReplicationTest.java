@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -81,6 +82,33 @@ class ReplicationTest {
             assertEquals(0, ng.pipelineCounters()[6], "a snapshot was sent to a follower that had every entry");
             assertEquals(followerFirst, fg.firstLogIndex(), "the follower's log was reset");
             c.checkIdentical(1);
+        }
+    }
+
+    @Test
+    void aFollowerWhoseGroupFailedIsNotProbedBackToBack() {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            c.write(1, 1);
+            int failing = leader % 3 + 1;
+            c.machine(failing, 1).failNextApply = true;
+            c.write(1, 2);
+            RaftGroup fg = c.group(failing, 1);
+            RaftCluster.waitFor("the group to fail on node " + failing, () -> fg.failure() != null);
+            // the failed follower refuses every append; the leader goes on with the other one
+            RaftGroup lg = c.group(leader, 1);
+            c.write(1, 3);
+            long sent = lg.pipelineCounters()[1];
+            // the thing under test is a rate: what the leader sends over half a second of no writes
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(500));
+            long inHalfASecond = lg.pipelineCounters()[1] - sent;
+            // heartbeats to the healthy follower and one retry per pause to the failed one (50 ms each):
+            // some 20; re-probing the refusing follower at once would be thousands
+            assertTrue(inHalfASecond < 200, inHalfASecond + " appends sent in half a second of no writes");
+            assertTrue(lg.isLeader());
+            // restarted, the node replays and catches up like any other
+            c.restartNode(failing);
+            c.checkConsistent(1);
         }
     }
 }

@@ -32,6 +32,9 @@ final class TestStateMachine implements StateMachine {
     /** A value whose apply throws: the group fails on every node that applies it (tests of failed groups). */
     static final long POISON = Long.MIN_VALUE;
 
+    /** Set on one node's machine: its next apply throws, so the group fails on that node alone. */
+    volatile boolean failNextApply;
+
     static ByteBody body(long value) {
         return new ByteBody(ByteBuffer.allocate(8).putLong(value).array());
     }
@@ -55,7 +58,7 @@ final class TestStateMachine implements StateMachine {
                 continue;
             }
             long v = ByteBuffer.wrap(b.array(), b.offset(), 8).getLong();
-            if (v == POISON) {
+            if (v == POISON || failNextApply) {
                 throw new IllegalStateException("the test state machine was given the poison value");
             }
             if (count == values.length) {
