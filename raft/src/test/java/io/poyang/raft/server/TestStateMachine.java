@@ -59,7 +59,8 @@ final class TestStateMachine implements StateMachine {
             }
             long v = ByteBuffer.wrap(b.array(), b.offset(), 8).getLong();
             if (v == POISON || failNextApply) {
-                throw new IllegalStateException("the test state machine was given the poison value");
+                throw new IllegalStateException(failNextApply ? "the test state machine was told to fail"
+                        : "the test state machine was given the poison value");
             }
             if (count == values.length) {
                 values = Arrays.copyOf(values, count * 2);
