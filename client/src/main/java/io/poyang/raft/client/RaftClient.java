@@ -332,6 +332,9 @@ public final class RaftClient extends LifeCycle {
     @SuppressWarnings("rawtypes")
     private static final AtomicIntegerFieldUpdater<WriteCall> WRITE_CALL_DONE =
             AtomicIntegerFieldUpdater.newUpdater(WriteCall.class, "done");
+    @SuppressWarnings("rawtypes")
+    private static final AtomicIntegerFieldUpdater<WriteCall> SEARCH_TICKET =
+            AtomicIntegerFieldUpdater.newUpdater(WriteCall.class, "searchTicket");
 
     /** One write: attempts until it is answered, certainly not applied past the deadline, or unknown. */
     private final class WriteCall<T> implements RpcCallback<T> {
@@ -352,6 +355,8 @@ public final class RaftClient extends LifeCycle {
         Thread callerThread;
         /** An earlier attempt of this exactly-once write went unanswered: it may be in the log. */
         private boolean mayBeInLog;
+        /** Taken by whichever ends a leader search first: its answer or the call's deadline. */
+        volatile int searchTicket;
         /** The write carries a session: resent after no answer or a lost connection (the group applies it once). */
         boolean exactlyOnce;
         private long backoffMillis;
@@ -400,7 +405,28 @@ public final class RaftClient extends LifeCycle {
         }
 
         private void findLeaderThenAttempt() {
-            findLeader(groupId).whenComplete((leader, e) -> {
+            // The search is shared by every call waiting for this group's leader and waits up to
+            // statusTimeoutMillis for slow nodes; this call must still end at its own deadline. The
+            // search's end and the deadline race for the ticket: one goes on, the other does nothing
+            // (so the call never makes two attempts at once).
+            int ticket = searchTicket;
+            CompletableFuture<Integer> search = findLeader(groupId);
+            if (!search.isDone()) {
+                long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()) + 1;
+                try {
+                    timer.schedule(() -> {
+                        if (SEARCH_TICKET.compareAndSet(this, ticket, ticket + 1)) {
+                            attemptInCallback();   // past the deadline: fails, nothing was sent meanwhile
+                        }
+                    }, Math.max(1, left), TimeUnit.MILLISECONDS);
+                } catch (RejectedExecutionException e) {
+                    // stopped: the client's stop ends the call
+                }
+            }
+            search.whenComplete((leader, e) -> {
+                if (!SEARCH_TICKET.compareAndSet(this, ticket, ticket + 1)) {
+                    return;   // the deadline came first
+                }
                 if (leader != null && leader != 0 && peers.get(leader) != null && peers.get(leader).isConnected()) {
                     attemptInCallback();
                 } else {
