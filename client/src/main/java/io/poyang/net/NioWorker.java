@@ -371,10 +371,8 @@ final class NioWorker implements Runnable {
         }
         // The request the body was decoded for, by the seq it was sent with (a frame that repeats
         // its seq field with another value must not complete one request and remove another's entry).
-        long k = key(c, req.seq);
-        if (pending.get(k) == req) {
-            pending.remove(k);
-        }
+        // One lookup on the hot path: the entry under the request's own seq is the request itself.
+        pending.remove(key(c, req.seq));
         if (req.seq != r.seq) {
             completeRequest(req, null, new NetException("the response to " + req + " is malformed: its seq changed"
                     + " from " + req.seq + " to " + r.seq + " within the frame"));
@@ -515,10 +513,8 @@ final class NioWorker implements Runnable {
             respondNow(c, r, ResponseCode.BAD_REQUEST, PacketReader.describe(e));
         } else if (r.type == PacketType.RESPONSE && (r.seq != 0 || r.request != null)) {
             WritePacket req = r.request != null ? r.request : pending.get(key(c, r.seq));
-            if (req != null && pending.get(key(c, req.seq)) == req) {
-                pending.remove(key(c, req.seq));
-            }
             if (req != null) {
+                pending.remove(key(c, req.seq));
                 completeRequest(req, null, new NetException("the response to " + req + " could not be decoded: "
                         + e.getMessage(), e));
             }
