@@ -28,6 +28,15 @@ public abstract class PbCallback<T> {
     /** The wire type of a field this callback reads, or {@link PbWireType#UNKNOWN} to skip it. */
     protected abstract int wireTypeOf(int field);
 
+    /**
+     * Like {@link #wireTypeOf(int)}, told the wire type the field arrived with, for callbacks whose
+     * schema is open (a field they do not name is read when it has one wire type and skipped, as
+     * unknown, otherwise). The parser calls this one; by default it asks {@link #wireTypeOf(int)}.
+     */
+    protected int wireTypeOf(int field, int arrivedWireType) {
+        return wireTypeOf(field);
+    }
+
     /** A message of {@code messageLength} bytes starts. */
     protected void begin(int messageLength) {
     }

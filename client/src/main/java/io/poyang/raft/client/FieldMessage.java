@@ -15,7 +15,8 @@ import java.util.Arrays;
  * repeated varint fields, string fields and repeated string fields — the shape of raft's control messages (ReadIndex, the
  * admin commands of raft.proto). One class instead of one hand-written codec per message: the
  * message's schema (which field numbers are lists, which are strings) comes from its
- * {@link Schema}; everything else is a varint. Encoded exactly as protoc encodes the same message
+ * {@link Schema}; everything else is a varint (and a field that arrives with another wire type is
+ * skipped as unknown, so a newer peer may add strings and lists). Encoded exactly as protoc encodes the same message
  * (fields in number order, zero scalars and empty lists omitted). Not for hot paths that carry
  * bulk data; immutable once built.
  */
@@ -373,6 +374,18 @@ public final class FieldMessage implements Encodable {
                 return PbWireType.PACKED_VARINT;
             }
             return field <= MAX_FIELD ? PbWireType.VARINT : PbWireType.UNKNOWN;
+        }
+
+        @Override
+        protected int wireTypeOf(int field, int arrivedWireType) {
+            int t = wireTypeOf(field);
+            // A field the schema does not name is a varint only if it comes as one. Otherwise it is
+            // a field of a newer peer's message (a string, bytes, a fixed number): skipped, as
+            // protobuf skips unknown fields, rather than refusing the whole message.
+            if (t == PbWireType.VARINT && arrivedWireType != PbWireType.VARINT) {
+                return PbWireType.UNKNOWN;
+            }
+            return t;
         }
 
         @Override

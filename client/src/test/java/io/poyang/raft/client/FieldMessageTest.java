@@ -53,4 +53,28 @@ class FieldMessageTest {
         }
         assertEquals(n / 1000, back.getStrings(5).length);
     }
+
+    @Test
+    void fieldsANewerPeerAddedWithOtherWireTypesAreSkippedAndTheKnownOnesKept() {
+        // field 1 (a varint here), then fields 6, 7 and 8 this schema does not name, sent as a
+        // string, a fixed64 and a fixed32 (a newer version of the message), then field 9 as a varint
+        ByteArrayOutputStream wire = new ByteArrayOutputStream();
+        wire.write(1 << 3);
+        wire.write(7);
+        wire.write(6 << 3 | 2);
+        wire.write(3);
+        wire.write('n');
+        wire.write('e');
+        wire.write('w');
+        wire.write(7 << 3 | 1);
+        wire.write(new byte[8], 0, 8);
+        wire.write(8 << 3 | 5);
+        wire.write(new byte[4], 0, 4);
+        wire.write(9 << 3);
+        wire.write(42);
+        FieldMessage back = PbParser.parse(wire.toByteArray(), SCHEMA.create());
+        assertEquals(7, back.getLong(1));
+        assertEquals(0, back.getLong(6), "the unknown string was skipped, not read as a number");
+        assertEquals(42, back.getLong(9), "an unnamed field that comes as a varint is read");
+    }
 }

@@ -1,5 +1,6 @@
 package io.poyang.raft.server;
 
+import io.poyang.codec.CodecException;
 import io.poyang.codec.Encodable;
 import io.poyang.codec.PbCallback;
 import io.poyang.codec.PbParser;
@@ -65,6 +66,9 @@ final class WriteProcessor implements ReqProcessor<WriteProcessor.Decoder> {
         boolean decodeLater;
         private PbCallback<? extends Encodable> bodyDecoder;
         private boolean bodyDecoderChosen;
+        /** The group_id and biz_type the body's decoder was chosen by (they may change after the body). */
+        private int chosenGroupId;
+        private int chosenBizType;
 
         Decoder(GroupRegistry groups) {
             this.groups = groups;
@@ -122,6 +126,8 @@ final class WriteProcessor implements ReqProcessor<WriteProcessor.Decoder> {
                 return;
             }
             bodyDecoderChosen = true;
+            chosenGroupId = groupId;
+            chosenBizType = bizType;
             group = groups.get(groupId);
             if (group == null) {
                 decodeLater = true;   // maybe group_id comes after the body
@@ -132,8 +138,15 @@ final class WriteProcessor implements ReqProcessor<WriteProcessor.Decoder> {
 
         @Override
         protected Decoder end() {
-            if (group != null && group.groupId() != groupId) {
-                // group_id changed after the body (fields out of order): route by the final value
+            if (bodyDecoderChosen && (groupId != chosenGroupId || bizType != chosenBizType)) {
+                // group_id or biz_type came after the body (fields out of order; protoc's encoders
+                // never do this). A body kept raw is decoded now by the final values; one already
+                // decoded by the state machine for other values cannot be, and is refused.
+                if (bodyDecoder != null) {
+                    throw new CodecException("RaftWriteRequest: group_id " + groupId + " / biz_type " + bizType
+                            + " came after a body already decoded as group " + chosenGroupId + " / biz_type "
+                            + chosenBizType + "; send group_id (1) and biz_type (2) before body (3)");
+                }
                 group = null;
                 decodeLater = true;
             }
