@@ -64,6 +64,8 @@ public final class AdminCommand {
     private boolean json;
     private Map<Integer, String> servers;
     private long timeoutMillis;
+    /** When the whole command must end ({@code --timeout} from its start), on System.nanoTime(). */
+    private long deadlineNanos;
 
     AdminCommand(PrintStream out, PrintStream err) {
         this.out = out;
@@ -94,6 +96,7 @@ public final class AdminCommand {
             String s = a.value("--servers", envOr("POYANG_ADMIN_SERVERS", DEFAULT_SERVERS));
             servers = ServerList.parse("--servers", s);
             timeoutMillis = a.longValue("--timeout", 30_000, 1, 3_600_000);
+            deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         } catch (CliArgs.UsageException e) {
             return usageError(e.getMessage());
         }
@@ -101,6 +104,9 @@ public final class AdminCommand {
         servers.forEach(cfg::node);
         cfg.requestTimeoutMillis = Math.min(timeoutMillis, cfg.requestTimeoutMillis);
         cfg.net.name = "admin";
+        // once the command has its answers (or its deadline passed) nothing is left worth waiting
+        // for: a request still out to a node that does not answer is dropped at exit
+        cfg.net.stopTimeoutMillis = 0;
         String command = a.positional().get(0);
         List<String> rest = a.positional().subList(1, a.positional().size());
         try (AdminClient admin = new AdminClient(cfg)) {
@@ -119,14 +125,14 @@ public final class AdminCommand {
                     int[] voters = ids(a, "--members", true);
                     int[] observers = ids(a, "--observers", false);
                     GroupMembers m = command.equals("prepare-change")
-                            ? admin.prepareMembers(group, voters, observers, timeoutMillis)
-                            : admin.commitMembers(group, voters, observers, timeoutMillis);
+                            ? admin.prepareMembers(group, voters, observers, remainingMillis())
+                            : admin.commitMembers(group, voters, observers, remainingMillis());
                     return members(command, group, m);
                 }
                 case "abort-change": {
                     expect(rest, 1);
                     int group = id(rest.get(0), "GROUP");
-                    return members(command, group, admin.abortMembers(group, timeoutMillis));
+                    return members(command, group, admin.abortMembers(group, remainingMillis()));
                 }
                 case "add-group":
                     expect(rest, 1);
@@ -174,32 +180,34 @@ public final class AdminCommand {
     }
 
     private int status(AdminClient admin, int onlyGroup) {
-        Map<Integer, CompletableFuture<NodeStatus>> nodeAsks = new LinkedHashMap<>();
+        // Every node is asked at once, and each asked for its groups as soon as it answers, so one
+        // node that does not answer holds up only its own rows within the command's deadline.
+        Map<Integer, CompletableFuture<Map<Integer, CompletableFuture<GroupStatus>>>> nodeAsks = new LinkedHashMap<>();
         for (int n : servers.keySet()) {
-            nodeAsks.put(n, admin.nodeStatusAsync(n));
-        }
-        Map<Integer, String> unreachable = new TreeMap<>();
-        TreeMap<Integer, TreeSet<Integer>> hosts = new TreeMap<>();   // group → nodes hosting it
-        for (Map.Entry<Integer, CompletableFuture<NodeStatus>> e : nodeAsks.entrySet()) {
-            try {
-                NodeStatus ns = get(e.getValue());
+            nodeAsks.put(n, admin.nodeStatusAsync(n).thenApply(ns -> {
+                Map<Integer, CompletableFuture<GroupStatus>> groupAsks = new TreeMap<>();
                 for (int g : ns.groupIds()) {
                     if (onlyGroup == 0 || g == onlyGroup) {
-                        hosts.computeIfAbsent(g, k -> new TreeSet<>()).add(e.getKey());
+                        groupAsks.put(g, admin.groupStatusAsync(n, g));
                     }
                 }
+                return groupAsks;
+            }));
+        }
+        Map<Integer, String> unreachable = new TreeMap<>();
+        // group → node → its status
+        TreeMap<Integer, TreeMap<Integer, CompletableFuture<GroupStatus>>> hosts = new TreeMap<>();
+        for (Map.Entry<Integer, CompletableFuture<Map<Integer, CompletableFuture<GroupStatus>>>> e : nodeAsks.entrySet()) {
+            try {
+                get(e.getValue()).forEach((g, f) -> hosts.computeIfAbsent(g, k -> new TreeMap<>()).put(e.getKey(), f));
             } catch (RuntimeException ex) {
                 unreachable.put(e.getKey(), describe(ex));
             }
         }
         List<Row> rows = new ArrayList<>();
         Map<Integer, GroupStatus> leaders = new TreeMap<>();
-        for (Map.Entry<Integer, TreeSet<Integer>> e : hosts.entrySet()) {
-            Map<Integer, CompletableFuture<GroupStatus>> asks = new LinkedHashMap<>();
-            for (int n : e.getValue()) {
-                asks.put(n, admin.groupStatusAsync(n, e.getKey()));
-            }
-            for (Map.Entry<Integer, CompletableFuture<GroupStatus>> a : asks.entrySet()) {
+        for (Map.Entry<Integer, TreeMap<Integer, CompletableFuture<GroupStatus>>> e : hosts.entrySet()) {
+            for (Map.Entry<Integer, CompletableFuture<GroupStatus>> a : e.getValue().entrySet()) {
                 try {
                     GroupStatus s = get(a.getValue());
                     rows.add(new Row(e.getKey(), a.getKey(), s, null));
@@ -311,7 +319,7 @@ public final class AdminCommand {
     }
 
     private int transferLeader(AdminClient admin, int group, int node) {
-        admin.transferLeader(group, node, timeoutMillis);
+        admin.transferLeader(group, node, remainingMillis());
         if (json) {
             out.println(new Json().field("ok", true).field("op", "transfer-leader").field("group", group)
                     .field("leader", node));
@@ -338,7 +346,7 @@ public final class AdminCommand {
         int[] voters = ids(a, "--members", true);
         int[] observers = ids(a, "--observers", false);
         int[] on = a.has("--on") ? ids(a, "--on", true) : union(voters, observers);
-        onEachNode("add-group", on, n -> admin.addGroup(n, group, voters, observers));
+        onEachNode("add-group", on, n -> admin.addGroupAsync(n, group, voters, observers));
         return done("add-group", "group " + group + " runs on node" + (on.length > 1 ? "s " : " ") + join(on),
                 new Json().field("group", group).raw("on", intArray(on)));
     }
@@ -349,15 +357,15 @@ public final class AdminCommand {
             on = ids(a, "--on", true);
         } else {
             List<Integer> hosting = new ArrayList<>();
-            for (int n : servers.keySet()) {
-                if (contains(admin.nodeStatus(n).groupIds(), group)) {
-                    hosting.add(n);
+            for (Map.Entry<Integer, CompletableFuture<NodeStatus>> e : askEach(admin::nodeStatusAsync).entrySet()) {
+                if (contains(get(e.getValue()).groupIds(), group)) {
+                    hosting.add(e.getKey());
                 }
             }
             on = hosting.stream().mapToInt(Integer::intValue).toArray();
         }
         boolean delete = a.flag("--delete-data");
-        onEachNode("remove-group", on, n -> admin.removeGroup(n, group, delete));
+        onEachNode("remove-group", on, n -> admin.removeGroupAsync(n, group, delete));
         return done("remove-group", "group " + group + " removed from node" + (on.length == 1 ? " " : "s ") + join(on)
                 + (delete ? " and its data deleted" : " (its data kept)"),
                 new Json().field("group", group).raw("on", intArray(on)).field("dataDeleted", delete));
@@ -368,14 +376,14 @@ public final class AdminCommand {
         if (problem != null) {
             throw new CliArgs.UsageException("add-node NODE HOST:PORT: " + problem);
         }
-        List<Integer> told = onEachNode("add-node", othersThan(node), n -> admin.addNode(n, node, address));
+        List<Integer> told = onEachNode("add-node", othersThan(node), n -> admin.addNodeAsync(n, node, address));
         return done("add-node", "node " + node + " at " + address + " known to node" + (told.size() == 1 ? " " : "s ")
                         + joinList(told), new Json().field("node", node).field("address", address)
                         .raw("on", told.toString().replace(" ", "")));
     }
 
     private int removeNode(AdminClient admin, int node) {
-        List<Integer> told = onEachNode("remove-node", othersThan(node), n -> admin.removeNode(n, node));
+        List<Integer> told = onEachNode("remove-node", othersThan(node), n -> admin.removeNodeAsync(n, node));
         return done("remove-node", "node " + node + " forgotten by node" + (told.size() == 1 ? " " : "s ")
                 + joinList(told), new Json().field("node", node).raw("on", told.toString().replace(" ", "")));
     }
@@ -384,9 +392,10 @@ public final class AdminCommand {
         // node id → address → the nodes that know it so
         TreeMap<Integer, TreeMap<String, TreeSet<Integer>>> known = new TreeMap<>();
         Map<Integer, String> unreachable = new TreeMap<>();
-        for (int n : servers.keySet()) {
+        for (Map.Entry<Integer, CompletableFuture<Map<Integer, String>>> ask : askEach(admin::listNodesAsync).entrySet()) {
+            int n = ask.getKey();
             try {
-                for (Map.Entry<Integer, String> e : admin.listNodes(n).entrySet()) {
+                for (Map.Entry<Integer, String> e : get(ask.getValue()).entrySet()) {
                     known.computeIfAbsent(e.getKey(), k -> new TreeMap<>())
                             .computeIfAbsent(e.getValue(), k -> new TreeSet<>()).add(n);
                 }
@@ -414,9 +423,10 @@ public final class AdminCommand {
     private int listGroups(AdminClient admin) {
         TreeMap<Integer, TreeSet<Integer>> hosts = new TreeMap<>();
         Map<Integer, String> unreachable = new TreeMap<>();
-        for (int n : servers.keySet()) {
+        for (Map.Entry<Integer, CompletableFuture<NodeStatus>> ask : askEach(admin::nodeStatusAsync).entrySet()) {
+            int n = ask.getKey();
             try {
-                for (int g : admin.nodeStatus(n).groupIds()) {
+                for (int g : get(ask.getValue()).groupIds()) {
                     hosts.computeIfAbsent(g, k -> new TreeSet<>()).add(n);
                 }
             } catch (RuntimeException e) {
@@ -447,22 +457,26 @@ public final class AdminCommand {
     }
 
     /**
-     * Runs {@code step} on each of {@code nodes} in turn; a node that fails does not keep the command
-     * from the others. When some were done and some not, the error names both, so a change half made
-     * is seen as such (run it again once the others are back: every step is idempotent).
+     * Runs {@code step} on all of {@code nodes} at once and waits for them within the command's
+     * deadline; a node that fails does not keep the command from the others. When some were done
+     * and some not, the error names both, so a change half made is seen as such (run it again once
+     * the others are back: every step is idempotent).
      */
-    private List<Integer> onEachNode(String op, int[] nodes, java.util.function.IntConsumer step) {
+    private List<Integer> onEachNode(String op, int[] nodes,
+                                     java.util.function.IntFunction<CompletableFuture<?>> step) {
+        Map<Integer, CompletableFuture<?>> asks = new LinkedHashMap<>();
+        for (int n : nodes) {
+            asks.put(n, step.apply(n));
+        }
         List<Integer> doneOn = new ArrayList<>();
         Map<Integer, String> failed = new TreeMap<>();
         RuntimeException first = null;
-        for (int n : nodes) {
+        for (Map.Entry<Integer, CompletableFuture<?>> a : asks.entrySet()) {
             try {
-                step.accept(n);
-                doneOn.add(n);
-            } catch (CliArgs.UsageException e) {
-                throw e;
+                get(a.getValue());
+                doneOn.add(a.getKey());
             } catch (RuntimeException e) {
-                failed.put(n, describe(e));
+                failed.put(a.getKey(), describe(e));
                 if (first == null) {
                     first = e;
                 }
@@ -536,9 +550,35 @@ public final class AdminCommand {
         return m == null ? e.toString() : m;
     }
 
+    /** Asks every node of --servers at once; node id → its answer to come, in --servers order. */
+    private <T> Map<Integer, CompletableFuture<T>> askEach(java.util.function.IntFunction<CompletableFuture<T>> ask) {
+        Map<Integer, CompletableFuture<T>> asks = new LinkedHashMap<>();
+        for (int n : servers.keySet()) {
+            asks.put(n, ask.apply(n));
+        }
+        return asks;
+    }
+
+    /**
+     * What is left of the command's {@code --timeout}; each request and wait gets this, so a command
+     * that asks several nodes in turn ends at its deadline, not after one timeout per node.
+     */
+    private long remainingMillis() {
+        long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+        if (left <= 0) {
+            throw commandTimedOut();
+        }
+        return left;
+    }
+
+    private PoyangTimeoutException commandTimedOut() {
+        return new PoyangTimeoutException("the command's --timeout of " + timeoutMillis + " ms passed");
+    }
+
     private <T> T get(CompletableFuture<T> f) {
         try {
-            return f.get(timeoutMillis, TimeUnit.MILLISECONDS);
+            // an answer already there is taken even when the deadline has just passed
+            return f.get(f.isDone() ? 0 : remainingMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
             if (c instanceof RuntimeException) {
@@ -546,7 +586,7 @@ public final class AdminCommand {
             }
             throw new IllegalStateException(String.valueOf(c), c);
         } catch (java.util.concurrent.TimeoutException e) {
-            throw new PoyangTimeoutException("no answer within " + timeoutMillis + " ms");
+            throw commandTimedOut();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted");
@@ -658,7 +698,7 @@ public final class AdminCommand {
         out.println("  --servers ...                  replication addresses of the nodes: ID=HOST:PORT,... or");
         out.println("                                 HOST:PORT,... in node-id order (default $POYANG_ADMIN_SERVERS,");
         out.println("                                 else " + DEFAULT_SERVERS + ")");
-        out.println("  --timeout MS                   deadline of each command (default 30000)");
+        out.println("  --timeout MS                   deadline of the whole command (default 30000)");
         out.println("  --json                         one JSON object on stdout");
         out.println();
         out.println("exit codes: 0 done, 2 error, 4 a node could not be reached (status, list-*)");

@@ -188,6 +188,50 @@ class AdminCommandTest {
     }
 
     @Test
+    void theTimeoutBoundsTheWholeCommandNotEachNodeInTurn() throws Exception {
+        // three "nodes" that accept connections and never answer: asked in turn, each would take a
+        // whole --timeout if the timeout were per request
+        java.net.ServerSocket[] silent = new java.net.ServerSocket[3];
+        List<java.net.Socket> held = Collections.synchronizedList(new ArrayList<>());
+        StringBuilder servers = new StringBuilder();
+        try {
+            for (int i = 0; i < 3; i++) {
+                java.net.ServerSocket ss = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+                silent[i] = ss;
+                Thread t = new Thread(() -> {
+                    try {
+                        while (true) {
+                            held.add(ss.accept());
+                        }
+                    } catch (IOException closed) {
+                        // the test is over
+                    }
+                }, "silent-node-" + i);
+                t.setDaemon(true);
+                t.start();
+                servers.append(i == 0 ? "" : ",").append(i + 5).append("=127.0.0.1:").append(ss.getLocalPort());
+            }
+            long start = System.nanoTime();
+            CommandRun r = CommandRun.adminInProcess("--servers", servers.toString(), "--timeout", "1500",
+                    "add-node", "9", "127.0.0.1:9999");
+            long tookMillis = (System.nanoTime() - start) / 1_000_000;
+            assertEquals(AdminCommand.EXIT_ERROR, r.exitCode, r.toString());
+            assertTrue(r.stderr.contains("--timeout of 1500 ms passed"), r.stderr);
+            // one timeout and the time to start a client, not three timeouts (4,500 ms)
+            assertTrue(tookMillis < 4_000, "took " + tookMillis + " ms: " + r);
+        } finally {
+            for (java.net.ServerSocket ss : silent) {
+                if (ss != null) {
+                    ss.close();
+                }
+            }
+            for (java.net.Socket so : held) {
+                so.close();
+            }
+        }
+    }
+
+    @Test
     void usageErrorsExitTwo() {
         assertEquals(AdminCommand.EXIT_ERROR, admin("frobnicate").exitCode);
         CommandRun noMembers = admin("prepare-change", "1");
