@@ -308,4 +308,23 @@ class FiberChannelTest extends FiberTestSupport {
         assertNull(get(taker));
         assertEquals(List.of("late"), onDispatcher(group, () -> new ArrayList<>(rejected)));
     }
+
+    @Test
+    void itemsOfferedFromAnotherThreadAfterTheDispatcherStoppedAreNotKept() throws Exception {
+        FiberChannel<Object> ch = onDispatcher(group, () -> group.newChannel("late"));
+        dispatcher.stop();
+        // Nothing drains the channel any more. Each item is dropped as it comes (with a warning);
+        // once only the first was, and the later ones piled up in the channel for good.
+        List<java.lang.ref.WeakReference<Object>> offered = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            Object item = new byte[1 << 20];
+            offered.add(new java.lang.ref.WeakReference<>(item));
+            ch.fireOffer(item);
+        }
+        waitUntil("every item offered after the stop to be unreachable", () -> {
+            System.gc();
+            return offered.stream().allMatch(r -> r.get() == null);
+        });
+        assertTrue(ch.toString().contains("late"), "the channel itself is still there: " + ch);
+    }
 }

@@ -301,4 +301,32 @@ class ReadTest {
             assertTrue(ok > 0);
         }
     }
+
+    @Test
+    void aFollowerReadWaitingWhenItsGroupFailsFailsAtOnceNotAtItsDeadline() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            c.write(1, 1);
+            int follower = leader % 3 + 1;
+            RaftCluster.waitFor("the follower to apply 1", () -> c.machine(follower, 1).values().length == 1);
+            // what the leader sends the follower (the next entry, and the answer to its read) comes late
+            c.faults.delay(leader, follower, 1_000);
+            c.machine(follower, 1).failNextApply = true;
+            c.write(1, 2);   // committed by the leader and the third node
+            long start = System.nanoTime();
+            CompletableFuture<long[]> read = c.group(follower, 1).read(ReadKind.FOLLOWER_READ, 60_000,
+                    c.machine(follower, 1)::values);
+            // the follower applies 2, fails, and the read still waiting on it fails with it
+            Throwable t = failureOf(read);
+            long tookMillis = (System.nanoTime() - start) / 1_000_000;
+            assertInstanceOf(io.poyang.common.StoppedException.class, t, String.valueOf(t));
+            assertTrue(t.getMessage().contains("failed"), t.getMessage());
+            assertTrue(tookMillis < 30_000, "failed after " + tookMillis + " ms, not at the read's 60 s deadline");
+            c.faults.heal();
+            // restarted, the node applies the entry it failed on and agrees with the others again
+            c.restartNode(follower);
+            c.write(1, 3);
+            assertEquals(3, c.checkIdentical(1).length);
+        }
+    }
 }
