@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 /**
  * Counts latencies in log-linear buckets: exact below 256 ns, then 128 buckets per power of two,
  * so every bucket is within 1/128 (under 0.8 %) of the values it holds, from nanoseconds up to
- * about 10 minutes (larger values land in the last bucket; the max is kept exactly). Percentiles
+ * about 18 minutes (larger values land in the last bucket; the max is kept exactly). Percentiles
  * come from the counts, never from a list of samples, so memory stays fixed (35 KB) however long
  * the run. Recording is thread safe and lock-free: one atomic add per value.
  */

@@ -188,7 +188,8 @@ public final class ServerCommand {
         out.println();
         out.println("Prints 'poyang node <id> ready: service HOST:PORT, ...' on stdout once it serves.");
         out.println("SIGTERM or SIGINT stops it gracefully; a second signal forces the stop.");
-        out.println("Exit codes: 0 stopped, 1 could not start (reason on stderr), 2 bad arguments, 3 stop forced.");
+        out.println("Exit codes: 0 stopped, 1 could not start (reason on stderr), 2 bad arguments, 3 stop forced,");
+        out.println("4 the graceful stop failed (reason on stderr).");
         out.println("Operations guide: docs/operations.md");
         out.println();
         out.println("--testing-faults   FOR TESTING ONLY (./poyang chaos): accept TESTING_FAULTS on the service port,");

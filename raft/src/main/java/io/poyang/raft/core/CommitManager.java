@@ -9,7 +9,8 @@ import io.poyang.raft.store.LogStore;
  * the index it persisted in its AppendEntries answers — and only an entry of the leader's own term
  * commits directly (earlier ones commit with it). On a follower the commit index comes from the
  * leader ({@link #advanceTo}). Also keeps, per voter, the send time of the last request it
- * acknowledged: the leader's proof that a majority still follows it (and, later, its read lease).
+ * acknowledged: the leader's proof that a majority still follows it (check-quorum; the read lease
+ * is {@link LeaseReadTracker}'s).
  * Dispatcher thread.
  */
 final class CommitManager {

@@ -17,8 +17,8 @@ import java.util.ArrayList;
  * The one fiber that turns client writes into log entries. It takes every write queued in the
  * group's channel at once (opportunistic batching: no timer, no waiting for a batch to fill),
  * fails the expired ones with TIMEOUT before they get an index, gives the others consecutive
- * indexes in the current term, keeps them in the {@link TailCache}, hands them to
- * {@link LogStore#append} (which issues the write at once) and wakes the replicators, which send
+ * indexes in the current term, hands them to {@link LogStore#append} (which issues the write at
+ * once), keeps them in the {@link TailCache} and wakes the replicators, which send
  * them to the followers while the local write and fsync are still running. On a node that is not
  * the leader it answers NOT_LEADER with the leader it knows.
  */
