@@ -37,6 +37,14 @@ public final class CounterWindow {
         return atStart != null && atEnd != null && endNanos - startNanos > 0;
     }
 
+    /** How much counter {@code i} grew over the window; call only when {@link #complete()}. */
+    public long delta(int i) {
+        if (!complete()) {
+            throw new IllegalStateException("the measured window was not read at both ends");
+        }
+        return atEnd[i] - atStart[i];
+    }
+
     /** Counter {@code i} per second over the window, rounded; call only when {@link #complete()}. */
     public long perSecond(int i) {
         if (!complete()) {

@@ -69,7 +69,7 @@ class BenchCommandTest {
         String[] lines = out().trim().split("\n");
         String json = lines[lines.length - 1];
         assertTrue(json.startsWith("{\"op\":\"raft\""), json);
-        for (String key : new String[]{"log_fsyncs_per_sec", "log_mb_per_sec", "appends_sent_per_sec", "leaders",
+        for (String key : new String[]{"log_fsyncs_per_sec", "log_fsync_avg_ms", "log_mb_per_sec", "appends_sent_per_sec", "leaders",
                 "p99_ms", "first_half_ops_per_sec", "second_half_ops_per_sec", "second_half_change_pct"}) {
             assertTrue(json.contains("\"" + key + "\":"), key + " missing in " + json);
         }

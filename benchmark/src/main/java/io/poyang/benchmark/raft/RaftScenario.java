@@ -127,11 +127,14 @@ public final class RaftScenario implements Scenario {
         }
     }
 
-    /** fsyncs, writes and bytes of every log of every node, then leader-writer batches, appends sent and apply batches. */
+    /**
+     * fsyncs, writes and bytes of every log of every node, then leader-writer batches, appends sent,
+     * apply batches, and the time the fsyncs took (ns).
+     */
     private final CounterWindow window = new CounterWindow(this::counters);
 
     private long[] counters() {
-        long[] sum = new long[6];
+        long[] sum = new long[7];
         for (RaftServer s : servers) {
             for (RaftGroup g : s.groups()) {
                 sum[0] += g.logFsyncCount();
@@ -141,6 +144,7 @@ public final class RaftScenario implements Scenario {
                 sum[3] += c[0];
                 sum[4] += c[1];
                 sum[5] += c[3];
+                sum[6] += g.logFsyncLatency().sumNanos();
             }
         }
         return sum;
@@ -162,6 +166,11 @@ public final class RaftScenario implements Scenario {
             m.put("writer_batches_per_sec", window.perSecond(3));
             m.put("appends_sent_per_sec", window.perSecond(4));
             m.put("apply_batches_per_sec", window.perSecond(5));
+            // how long one fsync takes: it grows when the logs' fsyncs queue at the disk
+            long fsyncs = window.delta(0);
+            if (fsyncs > 0) {
+                m.put("log_fsync_avg_ms", Math.round(window.delta(6) / (double) fsyncs / 1e3) / 1e3);
+            }
         }
         cluster.putSetup(m, options);
         return m;
