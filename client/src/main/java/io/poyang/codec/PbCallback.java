@@ -25,13 +25,30 @@ public abstract class PbCallback<T> {
     /** The parser feeding this callback; set when a message starts. */
     protected PbParser parser;
 
+    /**
+     * Whether the parser asks {@link #wireTypeOf(int, int)} (told the wire type a field arrived
+     * with) instead of {@link #wireTypeOf(int)}; a field, so callbacks that do not need it pay no
+     * second virtual call per field.
+     */
+    final boolean readsArrivedWireType;
+
+    protected PbCallback() {
+        this(false);
+    }
+
+    /** @param readsArrivedWireType true for a callback that overrides {@link #wireTypeOf(int, int)} */
+    protected PbCallback(boolean readsArrivedWireType) {
+        this.readsArrivedWireType = readsArrivedWireType;
+    }
+
     /** The wire type of a field this callback reads, or {@link PbWireType#UNKNOWN} to skip it. */
     protected abstract int wireTypeOf(int field);
 
     /**
      * Like {@link #wireTypeOf(int)}, told the wire type the field arrived with, for callbacks whose
      * schema is open (a field they do not name is read when it has one wire type and skipped, as
-     * unknown, otherwise). The parser calls this one; by default it asks {@link #wireTypeOf(int)}.
+     * unknown, otherwise). The parser calls this one instead of {@link #wireTypeOf(int)} when the
+     * callback was made with {@code readsArrivedWireType}.
      */
     protected int wireTypeOf(int field, int arrivedWireType) {
         return wireTypeOf(field);

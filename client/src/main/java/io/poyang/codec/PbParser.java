@@ -317,7 +317,7 @@ public final class PbParser {
                 throw new CodecException(fieldStart, "field " + field + " has wire type "
                         + PbWireType.name(wireType) + ", which is not supported (groups are deprecated)");
         }
-        int expected = callback.wireTypeOf(field, wireType);
+        int expected = callback.readsArrivedWireType ? callback.wireTypeOf(field, wireType) : callback.wireTypeOf(field);
         skipField = expected == PbWireType.UNKNOWN;
         if (!skipField && !PbWireType.accepts(expected, wireType)) {
             throw new CodecException(fieldStart, "field " + field + " has wire type "

@@ -361,6 +361,7 @@ public final class FieldMessage implements Encodable {
         private final LongSink sink = this::add;
 
         Decoder(Schema schema, java.util.function.Function<FieldMessage, T> map) {
+            super(true);
             this.schema = schema;
             this.map = map;
         }
