@@ -59,11 +59,14 @@ final class ClientSession {
     /** Whether {@code seq} fits the window (growing the ring up to {@code maxWindow} if needed). */
     boolean fits(long seq, int maxWindow) {
         long span = seq - ackedBelow + 1;
-        if (span <= results.length) {
-            return true;
-        }
+        // The limit before the ring's size: the ring is a power of two (past a limit that is not one)
+        // and keeps its size after a burst, while a replica restored from a snapshot has a smaller
+        // one; the answer must depend on the replicated state only, or replicas diverge.
         if (span > maxWindow) {
             return false;
+        }
+        if (span <= results.length) {
+            return true;
         }
         int cap = results.length;
         while (cap < span) {

@@ -112,4 +112,22 @@ class ClientSessionTest {
         assertEquals(first, again);
         assertEquals("1", restored.nodeOf("a").valueAsString());
     }
+
+    @Test
+    void aWindowLimitThatIsNotAPowerOfTwoHoldsAndEveryReplicaAgreesAfterARestore() {
+        store.config().sessionWindowMax = 100;
+        for (int seq = 1; seq <= 100; seq++) {
+            assertEquals(KvCode.SUCCESS, log.apply(s(KvReq.put("k" + seq, b("v")), seq, 1)).code());
+        }
+        // the client had every answer: nothing is open, the ring kept the size it grew to (128)
+        assertEquals(KvCode.SUCCESS, log.apply(s(KvReq.put("k101", b("v")), 101, 101)).code());
+        KvStore restored = SnapshotTest.restoreFrom(store, 64);
+        restored.config().sessionWindowMax = 100;
+        long from = log.index;
+        // 110 open seqs: over the limit of 100, on the replica that ran the burst and on the restored one
+        KvResp r = log.apply(s(KvReq.put("k210", b("v")), 210, 101));
+        log.replayInto(restored, from);
+        assertEquals(KvCode.SESSION_WINDOW_FULL, r.code());
+        assertEquals(store.describeState(), restored.describeState());
+    }
 }
