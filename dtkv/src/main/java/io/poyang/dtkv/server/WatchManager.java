@@ -175,8 +175,28 @@ public final class WatchManager {
         }
         w.pendingResync.remove(key);
         for (Iterator<Map.Entry<String, String>> it = w.pending.entrySet().iterator(); it.hasNext(); ) {
-            if (it.next().getValue().equals(key)) {
-                it.remove();
+            Map.Entry<String, String> change = it.next();
+            if (change.getValue().equals(key)) {
+                // A watch of the same watcher above the key (a directory, the root) may still cover
+                // the change: it goes through that one, or that watch would never hear of it.
+                String other = coveringWatch(w, change.getKey());
+                if (other == null) {
+                    it.remove();
+                } else {
+                    change.setValue(other);
+                }
+            }
+        }
+    }
+
+    /** The watch of {@code w} nearest at or above {@code key} (the key, a directory above it, the root), or null. */
+    private static String coveringWatch(Watcher w, String key) {
+        for (String k = key; ; k = KvKeys.parentOf(k)) {
+            if (w.watches.containsKey(k)) {
+                return k;
+            }
+            if (k.isEmpty()) {
+                return null;
             }
         }
     }
@@ -301,8 +321,10 @@ public final class WatchManager {
         }
         if (!delivered) {
             for (String[] c : w.inFlightChanges) {
-                if (w.watches.containsKey(c[1])) {
-                    w.pending.putIfAbsent(c[0], c[1]);
+                // the watch it came through may be gone while another one above still covers it
+                String via = w.watches.containsKey(c[1]) ? c[1] : coveringWatch(w, c[0]);
+                if (via != null) {
+                    w.pending.putIfAbsent(c[0], via);
                 }
             }
             for (String k : w.inFlightResyncs) {

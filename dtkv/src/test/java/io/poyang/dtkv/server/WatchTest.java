@@ -286,6 +286,38 @@ class WatchTest {
         assertEquals("after", drain(1).get(0).node().valueAsString(), "the new entry is linked to the watch");
     }
 
+    @Test
+    void aChangeStaysPendingWhenItsNearestWatchGoesButADirectoryWatchAboveStillCoversIt() {
+        log.apply(KvReq.mkdir("cfg"));
+        log.apply(KvReq.put("cfg.a", b("1")));
+        log.apply(KvReq.put("cfg.b", b("1")));
+        // one client, two handles: one on the directory, one on a key in it (one watcher per connection)
+        watches.watch(1, add("cfg", 0));
+        watches.watch(1, add("cfg.a", 0));
+        drain(1);
+        KvWatchReq dropKey = new KvWatchReq(0, true, false, Collections.singletonList("cfg.a"), new long[1]);
+
+        // pending when the key's own watch goes
+        log.apply(KvReq.put("cfg.a", b("2")));
+        watches.watch(1, dropKey);
+        List<KvWatchEvent> events = drain(1);
+        assertEquals(1, events.size(), "the directory watch still covers cfg.a");
+        assertEquals("cfg", events.get(0).watchKey());
+        assertEquals("2", events.get(0).node().valueAsString());
+
+        // in flight, not delivered, when the key's own watch goes
+        watches.watch(1, add("cfg.a", log.index));
+        log.apply(KvReq.put("cfg.a", b("3")));
+        watches.takeReady();
+        assertEquals("cfg.a", watches.nextNotify(1).events().get(0).watchKey());
+        watches.watch(1, dropKey);
+        watches.onNotifyDone(1, false);
+        events = drain(1);
+        assertEquals(1, events.size(), "an undelivered change the directory watch covers is sent again");
+        assertEquals("cfg", events.get(0).watchKey());
+        assertEquals("3", events.get(0).node().valueAsString());
+    }
+
     private static List<String> keysOf(List<KvWatchEvent> events) {
         List<String> out = new ArrayList<>();
         for (KvWatchEvent e : events) {
