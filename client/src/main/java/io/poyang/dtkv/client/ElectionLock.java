@@ -89,11 +89,13 @@ public final class ElectionLock implements AutoCloseable {
             gen = generation;
         }
         lock.tryLockAsync(leaseMillis, WAIT_ROUND_MILLIS).whenComplete((ok, e) -> {
+            boolean stale;
+            boolean grantedAfterClose = false;
             synchronized (this) {
-                if (closed || gen != generation) {
-                    return;
-                }
-                if (e == null && ok) {
+                stale = closed || gen != generation;
+                if (stale) {
+                    grantedAfterClose = closed && e == null && ok;
+                } else if (e == null && ok) {
                     leading = true;
                     // the lock's own view: from the tryLock's send time for an immediate grant, from the
                     // push for a grant after waiting (not from `sent`, which may be a whole wait earlier)
@@ -106,10 +108,27 @@ public final class ElectionLock implements AutoCloseable {
                     return;
                 }
             }
+            if (stale) {
+                if (grantedAfterClose) {
+                    // granted after close() (the tryLock waited in the queue): nobody leads with it, and
+                    // kept it would stop every other candidate for a whole lease; give it back now
+                    giveBack();
+                }
+                return;
+            }
             if (e != null) {
                 log.debug("election lock '{}': asking failed ({}); asking again", lock.name(), e.toString());
             }
             later(this::acquire, e == null ? 0 : Math.min(leaseMillis / 3, 500));
+        });
+    }
+
+    private void giveBack() {
+        lock.unlockAsync().whenComplete((v, e) -> {
+            if (e != null) {
+                log.info("election lock '{}': giving back a grant that came after close failed ({}); its lease"
+                        + " will run out", lock.name(), e.toString());
+            }
         });
     }
 
@@ -221,7 +240,7 @@ public final class ElectionLock implements AutoCloseable {
         }
     }
 
-    /** Stops competing; releases the lock if held. */
+    /** Stops competing; releases the lock if held (or once a grant its waiting tryLock gets arrives). */
     @Override
     public void close() {
         boolean wasLeading;
