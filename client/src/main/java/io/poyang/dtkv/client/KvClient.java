@@ -265,7 +265,9 @@ public final class KvClient implements AutoCloseable {
     }
 
     public void batchPut(List<String> keys, List<byte[]> values, KvCallback<Long> callback) {
-        write(KvReq.batchPut(keys, values), null, INDEX, callback);
+        if (checkBatch(keys, values, callback)) {
+            write(KvReq.batchPut(keys, values), null, INDEX, callback);
+        }
     }
 
     public CompletableFuture<Long> batchPutAsync(List<String> keys, List<byte[]> values) {
@@ -291,7 +293,9 @@ public final class KvClient implements AutoCloseable {
     }
 
     public void batchRemove(List<String> keys, KvCallback<Long> callback) {
-        write(KvReq.batchRemove(keys), null, INDEX, callback);
+        if (checkBatch(keys, null, callback)) {
+            write(KvReq.batchRemove(keys), null, INDEX, callback);
+        }
     }
 
     public CompletableFuture<Long> batchRemoveAsync(List<String> keys) {
@@ -399,7 +403,9 @@ public final class KvClient implements AutoCloseable {
     }
 
     public void batchGet(List<String> keys, KvCallback<List<KvNode>> callback) {
-        read(KvReq.batchGet(keys), null, NODES, callback);
+        if (checkBatch(keys, null, callback)) {
+            read(KvReq.batchGet(keys), null, NODES, callback);
+        }
     }
 
     public CompletableFuture<List<KvNode>> batchGetAsync(List<String> keys) {
@@ -512,6 +518,31 @@ public final class KvClient implements AutoCloseable {
         }
         deliver(callback, null, new KvException(c, key, KvKeys.explain(c, key)));
         return false;
+    }
+
+    /**
+     * A batch's keys are checked before sending like a single key (a null one would otherwise fail
+     * the encoding with a bare NullPointerException): a bad key, or a null value of a batchPut, fails
+     * with its 1-based position.
+     */
+    private <T> boolean checkBatch(List<String> keys, List<byte[]> values, KvCallback<T> callback) {
+        for (int i = 0, n = keys == null ? 0 : keys.size(); i < n; i++) {
+            String key = keys.get(i);
+            KvCode c = KvKeys.check(key);
+            if (c != KvCode.SUCCESS) {
+                deliver(callback, null, new KvException(c, key, KvKeys.explain(c, key)).failedPosition(i + 1));
+                return false;
+            }
+        }
+        for (int i = 0, n = values == null ? 0 : values.size(); i < n; i++) {
+            if (values.get(i) == null) {
+                String key = keys != null && i < keys.size() ? keys.get(i) : null;
+                deliver(callback, null, new KvException(KvCode.INVALID_REQUEST, key, "value " + (i + 1)
+                        + " of the batch is null; pass an empty array for an empty value").failedPosition(i + 1));
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

@@ -1,0 +1,53 @@
+package io.poyang.dtkv.client;
+
+import io.poyang.dtkv.KvCode;
+import io.poyang.dtkv.KvException;
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * A batch's bad input is refused before anything is sent, as a single key's is: a KvException with
+ * the code and the 1-based position, not a bare NullPointerException from the encoder.
+ */
+class KvClientBatchInputTest {
+
+    private static KvException failure(CompletableFuture<?> f) throws Exception {
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
+        assertInstanceOf(KvException.class, e.getCause(), "failed with " + e.getCause());
+        return (KvException) e.getCause();
+    }
+
+    @Test
+    void badKeysAndNullValuesOfABatchFailWithTheirPosition() throws Exception {
+        // never started: nothing here may need a connection
+        try (KvClient kv = new KvClient(new KvClientConfig().servers("127.0.0.1:1").timeoutMillis(2_000))) {
+            byte[] v = new byte[1];
+            KvException e = failure(kv.batchPutAsync(Arrays.asList("a", null), Arrays.asList(v, v)));
+            assertEquals(KvCode.INVALID_KEY, e.kvCode());
+            assertEquals(2, e.failedPosition());
+
+            e = failure(kv.batchPutAsync(Arrays.asList("a", "b..c"), Arrays.asList(v, v)));
+            assertEquals(KvCode.INVALID_KEY, e.kvCode());
+            assertEquals(2, e.failedPosition());
+
+            e = failure(kv.batchPutAsync(Arrays.asList("a", "b"), Arrays.asList(v, null)));
+            assertEquals(KvCode.INVALID_REQUEST, e.kvCode());
+            assertEquals(2, e.failedPosition());
+            assertTrue(e.getMessage().contains("null"), e.getMessage());
+
+            e = failure(kv.batchRemoveAsync(Arrays.asList(null, "a")));
+            assertEquals(KvCode.INVALID_KEY, e.kvCode());
+            assertEquals(1, e.failedPosition());
+
+            e = failure(kv.batchGetAsync(Arrays.asList("a", "b", null)));
+            assertEquals(KvCode.INVALID_KEY, e.kvCode());
+            assertEquals(3, e.failedPosition());
+        }
+    }
+}
