@@ -176,9 +176,14 @@ public final class KvClient implements AutoCloseable {
         }
     }
 
-    /** Stops the client: connections close, pending operations fail. Views made by {@link #forGroup} stop with it. */
+    /**
+     * Stops the client: locks it holds are released and lock queues it waits in are left (best
+     * effort, answered within the network's stop timeout), connections close, pending operations
+     * fail. Views made by {@link #forGroup} stop with it.
+     */
     public void stop() {
         if (root) {
+            shared.locks.releaseAll();
             shared.locks.closeAll();
             List<Runnable> dropped = shared.timer.shutdownNow();
             shared.raft.stop();

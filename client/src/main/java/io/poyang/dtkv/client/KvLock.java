@@ -325,6 +325,32 @@ public final class KvLock {
         });
     }
 
+    /**
+     * The client stops (before its connections close): if this lock is held or its tryLock waits in
+     * the queue, one unlock is sent, best effort, so the next in line is not kept waiting a whole
+     * lease by a client that is gone. The network's graceful stop waits for its answer (up to its
+     * stop timeout); a failure only means the lease runs out as it would have.
+     */
+    void releaseOnStop() {
+        synchronized (this) {
+            if (!held && waiting == null) {
+                return;
+            }
+            held = false;
+            fencingToken = 0;
+        }
+        client.write(KvReq.unlock(name), null, KvClient.RAW, new KvCallback<KvResp>() {
+            @Override
+            public void onSuccess(KvResp result) {
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                log.debug("lock '{}': the unlock sent at stop failed ({}); its lease will run out", name, error);
+            }
+        }, client.shared.config.timeoutMillis);
+    }
+
     /** The client stops: a waiting tryLock ends with false. */
     void onClientClosed() {
         CompletableFuture<Boolean> w;

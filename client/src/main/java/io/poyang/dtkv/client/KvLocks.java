@@ -27,6 +27,13 @@ final class KvLocks {
         return locks.computeIfAbsent(id(client.groupId, name), k -> new KvLock(client, name));
     }
 
+    /** At stop, while the connections are still open: see {@link KvLock#releaseOnStop()}. */
+    void releaseAll() {
+        for (KvLock l : new ArrayList<>(locks.values())) {
+            l.releaseOnStop();
+        }
+    }
+
     void closeAll() {
         for (KvLock l : new ArrayList<>(locks.values())) {
             l.onClientClosed();

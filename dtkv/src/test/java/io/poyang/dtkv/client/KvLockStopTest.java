@@ -1,0 +1,83 @@
+package io.poyang.dtkv.client;
+
+import io.poyang.dtkv.server.LocalKvCluster;
+import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A client that stops gives up its locks: the one it holds is released and a queue it waits in is
+ * left, so the next client does not wait out a 60 s lease for a client that is gone.
+ */
+class KvLockStopTest {
+
+    private static final long LEASE_MILLIS = 60_000;
+
+    @Test
+    void aStoppedClientLeavesTheQueueItWaitedIn() throws Exception {
+        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
+            cluster.waitForLeader(1, 30_000);
+            KvClient holder = client(cluster);
+            KvClient waiter = client(cluster);
+            KvClient other = client(cluster);
+            try {
+                KvLock held = holder.lock("job");
+                assertTrue(held.tryLock(LEASE_MILLIS, 0));
+                KvLock queued = waiter.lock("job");
+                CompletableFuture<Boolean> waiting = queued.tryLockAsync(LEASE_MILLIS, LEASE_MILLIS);
+                waitFor("the waiter to be queued", queued::isQueued);
+                waiter.stop();
+                assertFalse(waiting.get(10, TimeUnit.SECONDS), "the stopped client's tryLock ends with false");
+                held.unlock();   // the next in line would be the stopped client, had it stayed queued
+                KvLock later = other.lock("job");
+                waitFor("another client to get the lock", () -> later.tryLock(LEASE_MILLIS, 0));
+                later.unlock();
+            } finally {
+                holder.close();
+                waiter.close();
+                other.close();
+            }
+        }
+    }
+
+    @Test
+    void aStoppedClientReleasesTheLockItHeld() throws Exception {
+        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
+            cluster.waitForLeader(1, 30_000);
+            KvClient holder = client(cluster);
+            KvClient other = client(cluster);
+            try {
+                assertTrue(holder.lock("job").tryLock(LEASE_MILLIS, 0));
+                KvLock later = other.lock("job");
+                assertFalse(later.tryLock(LEASE_MILLIS, 0), "held by the first client");
+                holder.stop();
+                waitFor("another client to get the lock", () -> later.tryLock(LEASE_MILLIS, 0));
+                later.unlock();
+            } finally {
+                holder.close();
+                other.close();
+            }
+        }
+    }
+
+    private static KvClient client(LocalKvCluster cluster) {
+        KvClient c = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
+        c.start();
+        return c;
+    }
+
+    private static void waitFor(String what, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("timed out after 10 s waiting for " + what);
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+        }
+    }
+}
