@@ -2,7 +2,9 @@ package io.poyang.benchmark.chaos;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeSet;
 
 /**
@@ -24,7 +26,7 @@ import java.util.TreeSet;
  *     remove, not at all), or to let an optional CAS fire;</li>
  * <li>of the optional puts of values nothing ever compares against, only one: the register cannot tell those
  *     values apart, and the one invoked last is as good as any (the others stay available longer); likewise only
- *     one optional remove.</li>
+ *     one optional remove. Not when collecting end states: the end state tells those values apart.</li>
  * </ul>
  * Each rule removes only orders for which an equivalent order is also searched. They matter: a chaos history
  * has many unknown-outcome writes, and each one applied where it is not needed would split the rest of the
@@ -83,6 +85,11 @@ final class LinearizationSearch {
     private int[] wanted = new int[8];
     private int wantedCount;
 
+    // The optional puts as the search tells them apart: see the constructor.
+    private final int[] unobservedPuts;
+    private final int[] observedPuts;
+    private final Map<Integer, int[]> observedPutsByValue;
+
     private final TreeSet<Integer> endStates = new TreeSet<>();
     private int linearizedEndState = RegisterModel.ABSENT;
     private long furthestNanos = Long.MIN_VALUE;
@@ -126,6 +133,34 @@ final class LinearizationSearch {
         stackOp = new int[depthMax];
         stackState = new int[depthMax];
         stackHighest = new int[depthMax];
+        if (allEndStates && problem.unobservedPuts.length > 0) {
+            // The end state tells apart the values nothing else compares against, so here no unobserved put stands
+            // for the others: with only the latest tried for all, a value the search put to use earlier could never
+            // be an end state, though another unknown put could have taken its place there.
+            observedPuts = new int[problem.observedPuts.length + problem.unobservedPuts.length];
+            Map<Integer, Integer> perValue = new HashMap<>();
+            int puts = 0;
+            for (int j = 0; j < problem.optionalCount; j++) {
+                if (problem.optionalCode[j] == RegisterModel.OPTIONAL_PUT) {
+                    observedPuts[puts++] = j;
+                    perValue.merge(problem.optionalA[j], 1, Integer::sum);
+                }
+            }
+            observedPutsByValue = new HashMap<>();
+            for (Map.Entry<Integer, Integer> e : perValue.entrySet()) {
+                observedPutsByValue.put(e.getKey(), new int[e.getValue()]);
+            }
+            Map<Integer, Integer> filled = new HashMap<>();
+            for (int j : observedPuts) {
+                int k = filled.merge(problem.optionalA[j], 1, Integer::sum) - 1;
+                observedPutsByValue.get(problem.optionalA[j])[k] = j;
+            }
+            unobservedPuts = new int[0];
+        } else {
+            unobservedPuts = problem.unobservedPuts;
+            observedPuts = problem.observedPuts;
+            observedPutsByValue = problem.observedPutsByValue;
+        }
     }
 
     /** Runs the search from each possible initial state until one linearizes (or, collecting end states, all). */
@@ -395,11 +430,11 @@ final class LinearizationSearch {
         }
         if (anyChange) {
             if (!afterOptional) {
-                addCandidate(latestUnapplied(p.unobservedPuts, available));
+                addCandidate(latestUnapplied(unobservedPuts, available));
                 if (state != RegisterModel.ABSENT) {
                     addCandidate(latestUnapplied(p.optionalRemoves, available));
                 }
-                for (int j : p.observedPuts) {
+                for (int j : observedPuts) {
                     if (j >= available) {
                         break;
                     }
@@ -422,7 +457,7 @@ final class LinearizationSearch {
                 if (value == RegisterModel.ABSENT) {
                     addCandidate(latestUnapplied(p.optionalRemoves, available));
                 } else {
-                    int[] puts = p.observedPutsByValue.get(value);
+                    int[] puts = observedPutsByValue.get(value);
                     if (puts != null) {
                         for (int j : puts) {
                             if (j >= available) {

@@ -1,19 +1,23 @@
 package io.poyang.benchmark.chaos;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * A deliberately naive linearizability check for tiny one-key histories, to cross-check the real checker: tries
  * every order of the operations that respects real time (an operation may not come after one that had returned
  * before it was invoked; unknown-outcome writes may come anywhere after their invocation or be left out), with no
- * memo and no pruning beyond legality.
+ * memo and no pruning beyond legality. It can also list every state such an order can end in.
  */
 final class BruteForceLinearizability {
 
     private final List<Operation> definite = new ArrayList<>();
     private final List<Operation> optional = new ArrayList<>();
+    /** When collecting end states: every state a full placement can leave, with any unknown writes after it. */
+    private Set<String> endStates;
 
     private BruteForceLinearizability(List<Operation> ops) {
         for (Operation op : ops) {
@@ -30,9 +34,21 @@ final class BruteForceLinearizability {
         return b.search(null, new boolean[b.definite.size()], new boolean[b.optional.size()], 0);
     }
 
+    /** The states (null: absent) the register can hold after every operation, or an empty set if none. */
+    static Set<String> endStates(List<Operation> ops) {
+        BruteForceLinearizability b = new BruteForceLinearizability(ops);
+        b.endStates = new HashSet<>();
+        b.search(null, new boolean[b.definite.size()], new boolean[b.optional.size()], 0);
+        return b.endStates;
+    }
+
     private boolean search(String state, boolean[] usedDefinite, boolean[] usedOptional, int placed) {
         if (placed == definite.size()) {
-            return true;
+            if (endStates == null) {
+                return true;
+            }
+            // Collecting end states: carry on, so unknown writes may still come after the last definite one.
+            endStates.add(state);
         }
         for (int i = 0; i < definite.size(); i++) {
             Operation op = definite.get(i);

@@ -223,4 +223,13 @@ class ChaosCommandTest {
         assertTrue(err().contains("check it with ./poyang chaos --check " + file), err());
         assertTrue(Files.exists(file), "the history file is there to check");
     }
+
+    @Test
+    void runWhoseCheckRunsOutOfBudgetExitsThreeAndIsNoPass(@TempDir Path dir) {
+        Path file = dir.resolve("run.txt");
+        assertEquals(3, run(inProcess(false), "--seed", "7", "--clients", "3", "--keys", "1", "--max-states", "3",
+                "--history", file.toString()), out() + err());
+        assertTrue(out().contains("INCONCLUSIVE: the search budget ran out on 1 of 1 keys"), out());
+        assertFalse(out().contains("PASS"), out());
+    }
 }

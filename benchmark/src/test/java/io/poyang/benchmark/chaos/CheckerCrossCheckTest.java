@@ -3,14 +3,17 @@ package io.poyang.benchmark.chaos;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-/** The checker against {@link BruteForceLinearizability} on thousands of tiny random histories. */
+/** The checker, its end states and its windows against {@link BruteForceLinearizability} on thousands of tiny random histories. */
 class CheckerCrossCheckTest {
 
     /** Values reads and CAS expectations use. */
@@ -50,8 +53,76 @@ class CheckerCrossCheckTest {
         assertTrue(withUnknowns > 1000, "histories with unknown operations: " + withUnknowns);
     }
 
+    @Test
+    void endStatesAgreeWithBruteForceOnRandomTinyHistories() {
+        // The states a history can end in are what the report of a failing window shows as "before the window".
+        // Unknown writes are frequent here: they are what makes the end states hard.
+        Random random = new Random(20240612);
+        int checked = 0;
+        for (int round = 0; round < 4000; round++) {
+            List<Operation> ops = randomHistory(random, 4);
+            Set<String> expected = BruteForceLinearizability.endStates(ops);
+            if (expected.isEmpty()) {
+                continue;
+            }
+            KeyHistory h = new KeyHistory("k", ops);
+            LinearizationSearch search = new LinearizationSearch(h.whole(), CheckBudget.DEFAULT_MAX_CONFIGURATIONS,
+                    System.nanoTime() + TimeUnit.SECONDS.toNanos(10), true);
+            String text = "round " + round + ":\n" + lines(ops);
+            assertEquals(LinearizationSearch.Outcome.LINEARIZABLE, search.run(), text);
+            Set<String> got = new HashSet<>();
+            for (int id : search.endStates()) {
+                got.add(h.values.value(id));
+            }
+            assertEquals(expected, got, text);
+            checked++;
+        }
+        assertTrue(checked > 1000, "linearizable histories: " + checked);
+    }
+
+    @Test
+    void everyWindowOfALinearizableHistoryIsLinearizable() {
+        // A failing window is taken as proof that the whole history fails, so no window of a history that passes
+        // may fail: whatever the window leaves out must only loosen it.
+        Random random = new Random(20240613);
+        int checked = 0;
+        for (int round = 0; round < 2000; round++) {
+            List<Operation> ops = randomHistory(random, 3);
+            if (!BruteForceLinearizability.isLinearizable(ops)) {
+                continue;
+            }
+            KeyHistory h = new KeyHistory("k", ops);
+            Set<Long> starts = new TreeSet<>();
+            for (Operation op : ops) {
+                starts.add(op.invokeNanos());
+            }
+            String text = "round " + round + ":\n" + lines(ops);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            for (long end : h.completionTimes()) {
+                assertEquals(LinearizationSearch.Outcome.LINEARIZABLE, new LinearizationSearch(h.prefix(end),
+                        CheckBudget.DEFAULT_MAX_CONFIGURATIONS, deadline, false).run(), "prefix to " + end + ", " + text);
+                for (long start : starts) {
+                    if (start <= end) {
+                        assertEquals(LinearizationSearch.Outcome.LINEARIZABLE, new LinearizationSearch(
+                                h.window(start, end, Collections.emptySet()), CheckBudget.DEFAULT_MAX_CONFIGURATIONS,
+                                deadline, false).run(), "window " + start + ".." + end + ", " + text);
+                    }
+                }
+                assertNull(FailingWindowFinder.find(h, end, false, CheckBudget.DEFAULT_MAX_CONFIGURATIONS, deadline),
+                        "a failing window near " + end + ", " + text);
+            }
+            checked++;
+        }
+        assertTrue(checked > 500, "linearizable histories: " + checked);
+    }
+
     /** 2-3 clients, each doing 1-3 operations one after another, on a coarse clock so ties and overlaps abound. */
     static List<Operation> randomHistory(Random random) {
+        return randomHistory(random, 1);
+    }
+
+    /** As {@link #randomHistory(Random)}, with {@code unknownInTen} operations in ten of unknown outcome. */
+    static List<Operation> randomHistory(Random random, int unknownInTen) {
         List<Operation> ops = new ArrayList<>();
         int clients = 2 + random.nextInt(2);
         long id = 1;
@@ -80,10 +151,10 @@ class CheckerCrossCheckTest {
                         break;
                 }
                 int fate = random.nextInt(10);
-                if (fate == 0) {
+                if (fate < unknownInTen) {
                     ops.add(inv.unknown(complete, "timeout"));
                     // The client gave up; it may be much later that the write lands.
-                } else if (fate == 1) {
+                } else if (fate == unknownInTen) {
                     ops.add(inv.failed(complete, "NOT_LEADER"));
                 } else {
                     switch (inv.kind()) {

@@ -119,4 +119,37 @@ class FinalStateCheckTest {
                 r.disagreements().get(0));
         assertTrue(r.format(false).contains("NOT CONSISTENT: the nodes disagree on 1 key"), r.format(false));
     }
+
+    @Test
+    void unknownWriteMayLandAfterLaterAcknowledgedWritesAndEndTheHistory() {
+        // The client gave up on "late" before "a" was written, but the proposal may commit after it.
+        List<Operation> h = new HistoryBuilder().unknownPut(1, "late", 0, 1).put(2, "a", 5, 6).build();
+        assertTrue(check.check(h, allNodes(values("k", "late"))).passed());
+        assertTrue(check.check(h, allNodes(values("k", "a"))).passed());
+    }
+
+    @Test
+    void unknownCasMayEndTheHistoryOnlyFromItsExpectedValue() {
+        HistoryBuilder fires = new HistoryBuilder().put(1, "a", 0, 1).unknownCas(2, "a", "c", 2, 3);
+        assertTrue(check.check(fires.build(), allNodes(values("k", "c"))).passed());
+        HistoryBuilder cannot = new HistoryBuilder().put(1, "a", 0, 1).unknownCas(2, "b", "c", 2, 3);
+        FinalStateCheck.Result r = check.check(cannot.build(), allNodes(values("k", "c")));
+        assertEquals(Verdict.NOT_LINEARIZABLE, r.verdict(), r.format(true));
+    }
+
+    @Test
+    void valueOfAFailedWriteAtTheEndFails() {
+        List<Operation> h = new HistoryBuilder().put(1, "a", 0, 1).failedPut(2, "never", 2, 3).build();
+        FinalStateCheck.Result r = check.check(h, allNodes(values("k", "never")));
+        assertEquals(Verdict.NOT_LINEARIZABLE, r.verdict(), r.format(true));
+    }
+
+    @Test
+    void finalStateThatRunsOutOfBudgetIsNoPass() {
+        List<Operation> h = LinearizableHistoryGenerator.generate(5, 4, 1, 500, 0.0);
+        FinalStateCheck tight = new FinalStateCheck(new LinearizabilityChecker(new CheckBudget(3, 60_000), 1));
+        FinalStateCheck.Result r = tight.check(h, allNodes(Collections.emptyMap()));
+        assertEquals(Verdict.INCONCLUSIVE, r.verdict(), r.format(true));
+        assertFalse(r.passed());
+    }
 }

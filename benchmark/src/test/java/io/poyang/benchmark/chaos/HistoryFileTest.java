@@ -176,4 +176,20 @@ class HistoryFileTest {
         assertEquals(2, e.lineNumber(), e.getMessage());
         assertTrue(e.getMessage().contains("not valid UTF-8"), e.getMessage());
     }
+
+    @Test
+    void lineCutShortByACrashIsAnErrorNotLeftOut(@TempDir Path dir) throws IOException {
+        // A runner killed mid-write leaves a last line without its end: dropping it silently would check a history
+        // with an operation missing, so it must stop the read like any bad line.
+        String good = "id=1 client=0 op=put key=\"k\" value=\"v\" invoke=1 complete=2 status=ok result=ok\n";
+        for (String cut : new String[]{"id=2 client=0 op=get key=\"k\" invoke=3 complete=4 status=ok result=\"v",
+                "id=2 client=0 op=cas key=\"k\" expect=\"v\" value=\"w\" invoke=3 complete=4 status=ok result=tr",
+                "id=2 client=0 op=remove key=\"k\" invoke=3 complete=4 status=ok result=not",
+                "id=2 client=0 op=put key=\"k\" value=\"w\" invoke=3 comp"}) {
+            Path file = dir.resolve("cut.txt");
+            Files.write(file, (HistoryWriter.HEADER + "\n" + good + cut).getBytes(StandardCharsets.UTF_8));
+            HistoryFormatException e = assertThrows(HistoryFormatException.class, () -> HistoryReader.read(file), cut);
+            assertEquals(3, e.lineNumber(), e.getMessage());
+        }
+    }
 }

@@ -3,6 +3,7 @@ package io.poyang.benchmark.chaos;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.*;
@@ -214,6 +215,71 @@ class LinearizabilityCheckerTest {
         assertTrue(r.verdictLine().startsWith("NOT LINEARIZABLE: 1 of 2 keys (\"y\")"), r.verdictLine());
     }
 
+    @Test
+    void operationsThatTouchAtOneInstantMayGoInEitherOrder() {
+        // The lenient reading of equal timestamps: a read invoked at the very nanosecond a put completed may still
+        // come before it.
+        assertLinearizable(new HistoryBuilder()
+                .put(1, "a", 0, 5)
+                .get(2, null, 5, 6));
+        assertFailsWithWindow(new HistoryBuilder()
+                .put(1, "a", 0, 5)
+                .get(2, null, 6, 7), 1L, 2L);
+    }
+
+    @Test
+    void casOnARemovedKeySucceedsOnlyWhenItExpectsAbsent() {
+        assertLinearizable(new HistoryBuilder()
+                .put(1, "a", 0, 1)
+                .remove(1, true, 2, 3)
+                .cas(2, "a", "b", false, 4, 5)
+                .cas(2, null, "c", true, 6, 7)
+                .get(3, "c", 8, 9));
+        assertFailsWithWindow(new HistoryBuilder()
+                .put(1, "a", 0, 1)
+                .remove(1, true, 2, 3)
+                .cas(2, "a", "b", true, 4, 5), 2L, 3L);
+    }
+
+    @Test
+    void searchBacktracksOverOrdersThatPlaceTheSameOperationsButLeaveAnotherState() {
+        // Every order of the three puts places the same operations; only one with "a" last explains the reads.
+        // The memo must tell those configurations apart by the state they leave.
+        assertLinearizable(new HistoryBuilder()
+                .put(1, "a", 0, 10)
+                .put(2, "b", 0, 10)
+                .put(3, "c", 0, 10)
+                .get(4, "b", 0, 10)
+                .get(4, "a", 11, 12));
+    }
+
+    @Test
+    void unknownCasFiresOnlyFromItsExpectedValue() {
+        assertFailsWithWindow(new HistoryBuilder()
+                .put(1, "a", 0, 1)
+                .unknownCas(2, "b", "c", 2, 3)
+                .get(3, "c", 4, 5), 1L, 3L);
+        // ... and from absent when that is what it expects.
+        assertLinearizable(new HistoryBuilder()
+                .put(1, "a", 0, 1)
+                .unknownRemove(2, 2, 3)
+                .unknownCas(2, null, "c", 4, 5)
+                .get(3, "c", 6, 7));
+    }
+
+    @Test
+    void failedCasAndRemoveAreLeftOut() {
+        // A failed CAS would explain the read of "b", a failed remove the absent read: neither may be used.
+        List<Operation> ops = new HistoryBuilder().put(1, "a", 0, 1).get(3, "b", 6, 7).build();
+        ops.add(Invocation.cas(10, 2, "k", "a", "b", 2).failed(3, "NOT_LEADER"));
+        CheckReport r = new LinearizabilityChecker(CheckBudget.defaults(), 1).check(ops);
+        assertEquals(Verdict.NOT_LINEARIZABLE, r.verdict(), r.format(true));
+        ops = new HistoryBuilder().put(1, "a", 0, 1).get(3, null, 6, 7).build();
+        ops.add(Invocation.remove(10, 2, "k", 2).failed(3, "NOT_LEADER"));
+        r = new LinearizabilityChecker(CheckBudget.defaults(), 1).check(ops);
+        assertEquals(Verdict.NOT_LINEARIZABLE, r.verdict(), r.format(true));
+    }
+
     // ---- classic violations fail with the right window ----
 
     @Test
@@ -341,5 +407,50 @@ class LinearizabilityCheckerTest {
         assertTrue(lines.stream().anyMatch(l -> l.matches(" +3 +2 get +\"1\" +2\\.000 +3\\.500  <- completed last.*")),
                 text);
         assertTrue(lines.get(lines.size() - 1).startsWith("NOT LINEARIZABLE: 1 of 1 keys"), text);
+    }
+
+    @Test
+    void casExpectingAbsentThatSucceededOnAPresentKeyFails() {
+        assertFailsWithWindow(new HistoryBuilder()
+                .put(1, "a", 0, 1)
+                .cas(2, null, "b", true, 2, 3), 1L, 2L);
+    }
+
+    @Test
+    void casThatReportedFalseWhileTheKeyHeldTheExpectedValueFails() {
+        assertFailsWithWindow(new HistoryBuilder()
+                .put(1, "a", 0, 1)
+                .cas(2, "a", "b", false, 2, 3), 1L, 2L);
+        assertFailsWithWindow(new HistoryBuilder()
+                .cas(2, null, "b", false, 0, 1), 1L);
+    }
+
+    @Test
+    void removeThatFoundNothingOnAPresentKeyFails() {
+        assertFailsWithWindow(new HistoryBuilder()
+                .put(1, "a", 0, 1)
+                .remove(2, false, 2, 3), 1L, 2L);
+    }
+
+    @Test
+    void stateBeforeTheWindowListsEveryValueAnUnknownPutCouldHaveLeft() {
+        // Before the read of "never": the removes need one unknown put each, so both landed; either may be last.
+        // (Of unknown puts of values nothing reads, the search tries one for all; "x" must not go missing here.)
+        HistoryBuilder h = new HistoryBuilder()
+                .unknownPut(1, "x", 0, 1)
+                .unknownPut(2, "y", 0, 1)
+                .remove(3, true, 2, 3)
+                .cas(3, null, "z", false, 4, 5)
+                .get(4, "never", 10, 11);
+        FailingWindow w = assertFailsWithWindow(h, 5L);
+        assertEquals(new HashSet<>(Arrays.asList("x", "y")), new HashSet<>(w.stateBefore()), w.format());
+        // One unknown put used up by the remove, the other not: either value may be the state before the window.
+        h = new HistoryBuilder()
+                .unknownPut(1, "x", 0, 1)
+                .unknownPut(2, "y", 0, 1)
+                .remove(3, true, 2, 3)
+                .get(4, "never", 10, 11);
+        w = assertFailsWithWindow(h, 4L);
+        assertEquals(new HashSet<>(Arrays.asList(null, "x", "y")), new HashSet<>(w.stateBefore()), w.format());
     }
 }
