@@ -3,8 +3,6 @@ package io.poyang.dtkv.client;
 import io.poyang.dtkv.server.LocalKvCluster;
 import org.junit.jupiter.api.Test;
 
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -39,11 +37,11 @@ class ElectionLockCloseTest {
                 });
                 election.start();
                 KvLock queued = candidate.lock("leader");
-                waitFor("the candidate to wait in the queue", queued::isQueued);
+                Await.until("the candidate to wait in the queue", queued::isQueued);
                 election.close();
                 held.unlock();   // the lock goes to the queue's head: the closed candidate
                 KvLock later = other.lock("leader");
-                waitFor("another client to get the lock the closed candidate was granted",
+                Await.until("another client to get the lock the closed candidate was granted",
                         () -> later.tryLock(60_000, 0));
                 assertFalse(election.isLeader());
                 later.unlock();
@@ -52,16 +50,6 @@ class ElectionLockCloseTest {
                 candidate.close();
                 other.close();
             }
-        }
-    }
-
-    private static void waitFor(String what, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("timed out after 10 s waiting for " + what);
-            }
-            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
         }
     }
 }

@@ -33,11 +33,7 @@ class KvLockStaleGrantTest {
                 assertTrue(lockB.tryLock(30_000, 0));
                 // a waits in the queue behind b
                 CompletableFuture<Boolean> waiting = lockA.tryLockAsync(30_000, 30_000);
-                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                while (!lockA.isQueued() && System.nanoTime() - until < 0) {
-                    java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
-                }
-                assertTrue(lockA.isQueued(), "a's tryLock is queued");
+                Await.until("a's tryLock to be queued", lockA::isQueued);
                 // the grant a had before, pushed again
                 lockA.onEvent(new KvLockEvent(1, "mutex", KvLockEvent.GRANTED, oldToken, System.currentTimeMillis()
                         + 30_000, a.clientId().getMostSignificantBits(), a.clientId().getLeastSignificantBits()));

@@ -5,7 +5,6 @@ import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -30,12 +29,12 @@ class KvLockStopTest {
                 assertTrue(held.tryLock(LEASE_MILLIS, 0));
                 KvLock queued = waiter.lock("job");
                 CompletableFuture<Boolean> waiting = queued.tryLockAsync(LEASE_MILLIS, LEASE_MILLIS);
-                waitFor("the waiter to be queued", queued::isQueued);
+                Await.until("the waiter to be queued", queued::isQueued);
                 waiter.stop();
                 assertFalse(waiting.get(10, TimeUnit.SECONDS), "the stopped client's tryLock ends with false");
                 held.unlock();   // the next in line would be the stopped client, had it stayed queued
                 KvLock later = other.lock("job");
-                waitFor("another client to get the lock", () -> later.tryLock(LEASE_MILLIS, 0));
+                Await.until("another client to get the lock", () -> later.tryLock(LEASE_MILLIS, 0));
                 later.unlock();
             } finally {
                 holder.close();
@@ -56,7 +55,7 @@ class KvLockStopTest {
                 KvLock later = other.lock("job");
                 assertFalse(later.tryLock(LEASE_MILLIS, 0), "held by the first client");
                 holder.stop();
-                waitFor("another client to get the lock", () -> later.tryLock(LEASE_MILLIS, 0));
+                Await.until("another client to get the lock", () -> later.tryLock(LEASE_MILLIS, 0));
                 later.unlock();
             } finally {
                 holder.close();
@@ -69,15 +68,5 @@ class KvLockStopTest {
         KvClient c = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
         c.start();
         return c;
-    }
-
-    private static void waitFor(String what, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("timed out after 10 s waiting for " + what);
-            }
-            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
-        }
     }
 }

@@ -37,68 +37,62 @@ class WriteFieldOrderTest {
 
     @Test
     void aBizTypeAfterARawBodyStillDecodesTheBodyAsThatType() throws Exception {
-        try (RaftCluster c = new RaftCluster(dir, 1, GROUP).start()) {
-            c.waitForLeader(GROUP);
-            NioClient client = new NioClient(new NioClientConfig());
-            client.start();
-            try {
-                Peer p = client.addPeer("127.0.0.1:" + c.server(1).servicePort());
-                // group_id, then the body, then biz_type: the body starts while biz_type is still 0 (raw bytes)
-                byte[] req = concat(varint(1, GROUP), bytes(3, typedBody(77)), varint(2, TestStateMachine.TYPED_BIZ_TYPE));
-                byte[] answer = send(client, p, req);
-                assertEquals(8, answer.length, "the write was applied and answered with its index");
-                assertArrayEquals(new long[]{77}, c.checkIdentical(GROUP), "applied as the typed value 77");
-            } finally {
-                client.stop();
-            }
-        }
+        withOneNode((c, client, p) -> {
+            // group_id, then the body, then biz_type: the body starts while biz_type is still 0 (raw bytes)
+            byte[] req = concat(varint(1, GROUP), bytes(3, typedBody(77)), varint(2, TestStateMachine.TYPED_BIZ_TYPE));
+            byte[] answer = send(client, p, req);
+            assertEquals(8, answer.length, "the write was applied and answered with its index");
+            assertArrayEquals(new long[]{77}, c.checkIdentical(GROUP), "applied as the typed value 77");
+        });
     }
 
     @Test
     void aBizTypeChangedAfterABodyDecodedAsAnotherTypeIsRefusedAndNothingIsWritten() throws Exception {
-        try (RaftCluster c = new RaftCluster(dir, 1, GROUP).start()) {
-            c.waitForLeader(GROUP);
-            NioClient client = new NioClient(new NioClientConfig());
-            client.start();
-            try {
-                Peer p = client.addPeer("127.0.0.1:" + c.server(1).servicePort());
-                // the body is decoded as the typed message, then biz_type says "raw bytes": it cannot be undone
-                byte[] req = concat(varint(1, GROUP), varint(2, TestStateMachine.TYPED_BIZ_TYPE),
-                        bytes(3, typedBody(5)), varint(2, 0));
-                ExecutionException e = assertThrows(ExecutionException.class, () -> send(client, p, req));
-                assertTrue(e.getCause() instanceof RemoteException, e.getCause().toString());
-                RemoteException r = (RemoteException) e.getCause();
-                assertTrue(r.responseCode() != ResponseCode.SUCCESS, r.toString());
-                assertTrue(r.getMessage().contains("biz_type"), r.getMessage());
+        withOneNode((c, client, p) -> {
+            // the body is decoded as the typed message, then biz_type says "raw bytes": it cannot be undone
+            byte[] req = concat(varint(1, GROUP), varint(2, TestStateMachine.TYPED_BIZ_TYPE),
+                    bytes(3, typedBody(5)), varint(2, 0));
+            ExecutionException e = assertThrows(ExecutionException.class, () -> send(client, p, req));
+            assertTrue(e.getCause() instanceof RemoteException, e.getCause().toString());
+            RemoteException r = (RemoteException) e.getCause();
+            assertTrue(r.responseCode() != ResponseCode.SUCCESS, r.toString());
+            assertTrue(r.getMessage().contains("biz_type"), r.getMessage());
 
-                // the connection and the group go on
-                byte[] ok = concat(varint(1, GROUP), varint(2, TestStateMachine.TYPED_BIZ_TYPE), bytes(3, typedBody(6)));
-                assertEquals(8, send(client, p, ok).length);
-                assertArrayEquals(new long[]{6}, c.checkIdentical(GROUP), "only the well-formed write was applied");
-            } finally {
-                client.stop();
-            }
-        }
+            // the connection and the group go on
+            byte[] ok = concat(varint(1, GROUP), varint(2, TestStateMachine.TYPED_BIZ_TYPE), bytes(3, typedBody(6)));
+            assertEquals(8, send(client, p, ok).length);
+            assertArrayEquals(new long[]{6}, c.checkIdentical(GROUP), "only the well-formed write was applied");
+        });
     }
 
     @Test
     void aMalformedBodyWhoseBizTypeCameAfterItIsRefusedAndTheGroupGoesOn() throws Exception {
+        withOneNode((c, client, p) -> {
+            // field 1 of the typed message as a string: not a typed value. Accepted raw, it
+            // would reach the log and fail the group when applied (decoded there by biz_type).
+            byte[] bad = concat(varint(1, GROUP), bytes(3, bytes(1, new byte[]{'x'})),
+                    varint(2, TestStateMachine.TYPED_BIZ_TYPE));
+            ExecutionException e = assertThrows(ExecutionException.class, () -> send(client, p, bad));
+            assertTrue(e.getCause() instanceof RemoteException, e.getCause().toString());
+
+            byte[] ok = concat(varint(1, GROUP), varint(2, TestStateMachine.TYPED_BIZ_TYPE), bytes(3, typedBody(8)));
+            assertEquals(8, send(client, p, ok).length, "the group goes on");
+            assertArrayEquals(new long[]{8}, c.checkIdentical(GROUP));
+        });
+    }
+
+    /** A test's steps, given a one-node cluster that has a leader and a plain client of its service port. */
+    private interface Steps {
+        void run(RaftCluster c, NioClient client, Peer p) throws Exception;
+    }
+
+    private void withOneNode(Steps steps) throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 1, GROUP).start()) {
             c.waitForLeader(GROUP);
             NioClient client = new NioClient(new NioClientConfig());
             client.start();
             try {
-                Peer p = client.addPeer("127.0.0.1:" + c.server(1).servicePort());
-                // field 1 of the typed message as a string: not a typed value. Accepted raw, it
-                // would reach the log and fail the group when applied (decoded there by biz_type).
-                byte[] bad = concat(varint(1, GROUP), bytes(3, bytes(1, new byte[]{'x'})),
-                        varint(2, TestStateMachine.TYPED_BIZ_TYPE));
-                ExecutionException e = assertThrows(ExecutionException.class, () -> send(client, p, bad));
-                assertTrue(e.getCause() instanceof RemoteException, e.getCause().toString());
-
-                byte[] ok = concat(varint(1, GROUP), varint(2, TestStateMachine.TYPED_BIZ_TYPE), bytes(3, typedBody(8)));
-                assertEquals(8, send(client, p, ok).length, "the group goes on");
-                assertArrayEquals(new long[]{8}, c.checkIdentical(GROUP));
+                steps.run(c, client, client.addPeer("127.0.0.1:" + c.server(1).servicePort()));
             } finally {
                 client.stop();
             }
