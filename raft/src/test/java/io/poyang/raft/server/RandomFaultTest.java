@@ -196,13 +196,9 @@ class RandomFaultTest {
                     if (e == null) {
                         r.index = TestStateMachine.index(res);
                         r.outcome = OK;
-                    } else if ((r.error = e) instanceof RaftOutcomeUnknownException) {
-                        r.outcome = UNKNOWN;   // a PoyangTimeoutException too, but after an index
-                    } else if (e instanceof NotLeaderException || e instanceof FlowControlException
-                            || e instanceof PoyangTimeoutException || e instanceof StoppedException) {
-                        r.outcome = NOT_APPLIED;
                     } else {
-                        r.outcome = UNKNOWN;
+                        r.error = e;
+                        r.outcome = reportedNotApplied(e) ? NOT_APPLIED : UNKNOWN;
                     }
                     r.answered = events.incrementAndGet();
                     sem.release();
@@ -210,7 +206,17 @@ class RandomFaultTest {
             }
         }
 
-        /** Session writes pending at most: well inside the session window of results kept (64), so retries are answered. */
+        /**
+     * Whether a write's failure says it was not applied (refused before it got an index). An
+     * outcome-unknown error is a PoyangTimeoutException too, but one raised after an index.
+     */
+    private static boolean reportedNotApplied(Throwable e) {
+        return !(e instanceof RaftOutcomeUnknownException) && (e instanceof NotLeaderException
+                || e instanceof FlowControlException || e instanceof PoyangTimeoutException
+                || e instanceof StoppedException);
+    }
+
+    /** Session writes pending at most: well inside the session window of results kept (64), so retries are answered. */
         static final int SESSION_WINDOW = 20;
 
         /**
@@ -274,9 +280,7 @@ class RandomFaultTest {
                         r.index = TestStateMachine.index(res);
                         r.outcome = OK;
                         known = true;
-                    } else if ((r.error = e) instanceof RaftOutcomeUnknownException || !(e instanceof NotLeaderException
-                            || e instanceof FlowControlException || e instanceof PoyangTimeoutException
-                            || e instanceof StoppedException)) {
+                    } else if (!reportedNotApplied(r.error = e)) {
                         wasUnknown.put(value, Boolean.TRUE);
                         r.outcome = UNKNOWN;
                         known = false;
