@@ -60,6 +60,11 @@ public final class KvLock {
     /** A tryLock request is on its way (a grant push may overtake its QUEUED answer). */
     private boolean requestInFlight;
     private KvLockEvent earlyGrant;
+    /**
+     * The client stopped and sent its unlock: an answer that arrives afterwards (a tryLock that was
+     * in flight) grants nothing here, since the unlock behind it gives the lock back.
+     */
+    private boolean releasedAtStop;
     volatile LossListener lossListener;
 
     KvLock(KvClient client, String name) {
@@ -139,7 +144,9 @@ public final class KvLock {
         boolean queued = false;
         synchronized (this) {
             requestInFlight = false;
-            if (r.lockState() == KvResp.LOCK_GRANTED) {
+            if (releasedAtStop) {
+                // the unlock sent at stop follows this request on the same session: nothing is held
+            } else if (r.lockState() == KvResp.LOCK_GRANTED) {
                 hold(r.fencingToken(), sentNanos, leaseMillis);
                 granted = true;
             } else if (r.lockState() == KvResp.LOCK_QUEUED) {
@@ -326,18 +333,20 @@ public final class KvLock {
     }
 
     /**
-     * The client stops (before its connections close): if this lock is held or its tryLock waits in
-     * the queue, one unlock is sent, best effort, so the next in line is not kept waiting a whole
+     * The client stops (before its connections close): if this lock is held, its tryLock waits in
+     * the queue or a tryLock is still on its way, one unlock is sent, best effort, so the next in line is not kept waiting a whole
      * lease by a client that is gone. The network's graceful stop waits for its answer (up to its
      * stop timeout); a failure only means the lease runs out as it would have.
      */
     void releaseOnStop() {
         synchronized (this) {
-            if (!held && waiting == null) {
+            // a tryLock still on its way may yet be granted or queued: its unlock goes right behind it
+            if (!held && waiting == null && !requestInFlight) {
                 return;
             }
             held = false;
             fencingToken = 0;
+            releasedAtStop = true;
         }
         client.write(KvReq.unlock(name), null, KvClient.RAW, new KvCallback<KvResp>() {
             @Override

@@ -1,8 +1,13 @@
 package io.poyang.dtkv.client;
 
 import io.poyang.dtkv.server.LocalKvCluster;
+import io.poyang.raft.core.RaftConfig;
+import io.poyang.raft.server.FaultInjector;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -16,6 +21,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class KvLockStopTest {
 
     private static final long LEASE_MILLIS = 60_000;
+    /** How long every replication message waits: under the election timeout, so the leader stays. */
+    private static final long REPLICATION_DELAY_MILLIS = 300;
+
+    @TempDir
+    Path dir;
 
     @Test
     void aStoppedClientLeavesTheQueueItWaitedIn() throws Exception {
@@ -59,6 +69,38 @@ class KvLockStopTest {
                 later.unlock();
             } finally {
                 holder.close();
+                other.close();
+            }
+        }
+    }
+
+    @Test
+    void aTryLockStillOnItsWayAtStopIsGivenBack() throws Exception {
+        FaultInjector faults = new FaultInjector();
+        RaftConfig raft = new RaftConfig().electionTimeoutMillis(2_000).heartbeatIntervalMillis(50)
+                .snapshotEvery(0, 0);
+        try (LocalKvCluster cluster = new LocalKvCluster(dir, 3, 1, raft, 1, faults, null).start()) {
+            int leader = cluster.waitForLeader(1, 30_000);
+            KvClient stopping = client(cluster);
+            KvClient other = client(cluster);
+            try {
+                stopping.put("warm", "up".getBytes(StandardCharsets.UTF_8));   // it knows the leader now
+                // Every entry now takes at least the delay to commit, so the tryLock is still unanswered
+                // when the client stops; on the server it is granted after that, to a client that is gone.
+                for (int n = 1; n <= 3; n++) {
+                    if (n != leader) {
+                        faults.delay(leader, n, REPLICATION_DELAY_MILLIS);
+                    }
+                }
+                CompletableFuture<Boolean> inFlight = stopping.lock("job").tryLockAsync(LEASE_MILLIS, 0);
+                stopping.stop();
+                assertFalse(inFlight.get(10, TimeUnit.SECONDS), "a tryLock answered after stop holds nothing");
+                KvLock later = other.lock("job");
+                Await.until("another client to get the lock", () -> later.tryLock(LEASE_MILLIS, 0));
+                later.unlock();
+            } finally {
+                faults.heal();
+                stopping.close();
                 other.close();
             }
         }
