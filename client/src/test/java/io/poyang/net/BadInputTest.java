@@ -247,7 +247,7 @@ class BadInputTest {
                 } catch (IOException e) {
                     return sent; // the server closed us: expected
                 }
-            });
+            }, OWN_THREAD);
             long start = System.nanoTime();
             while (!writer.isDone()) {
                 maxBacklog.accumulateAndGet(server.workers[0].unwrittenBytesForTest(), Math::max);

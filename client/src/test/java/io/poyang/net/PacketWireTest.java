@@ -193,7 +193,7 @@ class PacketWireTest {
                 } catch (IOException e) {
                     throw new AssertionError(e);
                 }
-            });
+            }, OWN_THREAD);
             NioClientConfig cc = new NioClientConfig();
             cc.servers.add("127.0.0.1:" + fake.getLocalPort());
             client = startClient(cc);

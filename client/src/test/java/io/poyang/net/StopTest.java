@@ -56,7 +56,7 @@ class StopTest {
             fs.add(client.sendRequest(null, WritePacket.request(HELD, null), BytesDecoder.FACTORY, 20_000));
         }
         waitUntil("twenty held", 5000, () -> held.size() == 20);
-        CompletableFuture<Void> stopping = CompletableFuture.runAsync(server::stop);
+        CompletableFuture<Void> stopping = CompletableFuture.runAsync(server::stop, OWN_THREAD);
         waitUntil("stopping", 5000, () -> server.status() == LifeCycle.Status.STOPPING);
         // a new request during the stop is refused with STOPPING (once the worker has seen the stop)
         RemoteException refused = null;
@@ -118,7 +118,7 @@ class StopTest {
         client = startClient(cc);
         CompletableFuture<byte[]> f = client.sendRequest(null, WritePacket.request(HELD, null), BytesDecoder.FACTORY, 60_000);
         waitUntil("held", 5000, () -> held.size() == 1);
-        CompletableFuture<Void> stopping = CompletableFuture.runAsync(client::stop);
+        CompletableFuture<Void> stopping = CompletableFuture.runAsync(client::stop, OWN_THREAD);
         waitUntil("stopping", 5000, () -> client.status() == LifeCycle.Status.STOPPING);
         assertFalse(stopping.isDone());
         held.releaseAll(new byte[]{3});

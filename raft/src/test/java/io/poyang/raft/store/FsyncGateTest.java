@@ -111,7 +111,8 @@ class FsyncGateTest {
             b.waitFor("b's writes to complete", () -> b.store.writtenIndex() == 3000);
             StoreHarness.waitFor("b to queue at the gate", () -> g.gate.waitingCount() == 1);
             // a snapshot replaces b's log meanwhile: the reset deletes those segments
-            CompletableFuture<Void> reset = CompletableFuture.runAsync(() -> b.call(() -> b.store.resetAfterSnapshot(5000, 4)));
+            CompletableFuture<Void> reset = CompletableFuture.runAsync(() -> b.call(() -> b.store.resetAfterSnapshot(5000, 4)),
+                    task -> new Thread(task, "reset").start());   // blocks: not in the common pool
             assertThrows(TimeoutException.class, () -> reset.get(300, TimeUnit.MILLISECONDS),
                     "the reset waits for the fsync queued at the gate");
             g.release.countDown();

@@ -37,6 +37,15 @@ class KvCommandTest {
         return CommandRun.kvInProcessWithStdin(stdin, all.toArray(new String[0]));
     }
 
+    /**
+     * Runs a command that blocks (a watch, a held lock) on a thread of its own: in the common pool,
+     * which has one thread on two cores and is CompletableFuture's default from JDK 19 on, it would
+     * starve the command's own client, whose callbacks run there.
+     */
+    private static void ownThread(Runnable task) {
+        new Thread(task, "kv-command").start();
+    }
+
     private static CommandRun kv(String... args) {
         return kvStdin("", args);
     }
@@ -130,7 +139,8 @@ class KvCommandTest {
     void watchPrintsTheCurrentStateThenChanges() throws Exception {
         ok("mkdir", "t6");
         ok("put", "t6.a", "1");
-        CompletableFuture<CommandRun> watch = CompletableFuture.supplyAsync(() -> kv("watch", "t6", "--count", "4"));
+        CompletableFuture<CommandRun> watch = CompletableFuture.supplyAsync(() -> kv("watch", "t6", "--count", "4"),
+                KvCommandTest::ownThread);
         // the watch prints t6/ and t6.a first; wait until it is registered by watching for a change it must see
         long deadline = System.nanoTime() + 30_000_000_000L;
         int n = 0;
@@ -155,7 +165,7 @@ class KvCommandTest {
         assertEquals(0, kv("lock", "t7lock", "--wait", "0", "--", "true").exitCode);
         // held by another client while its command runs: not granted without waiting
         CompletableFuture<CommandRun> holder = CompletableFuture.supplyAsync(() ->
-                kv("lock", "t7lock", "--lease", "5000", "--", "sleep", "3"));
+                kv("lock", "t7lock", "--lease", "5000", "--", "sleep", "3"), KvCommandTest::ownThread);
         long deadline = System.nanoTime() + 20_000_000_000L;
         CommandRun other;
         do {

@@ -43,7 +43,8 @@ class LeaderHandOverTest {
             kv.start();
             kv.put("before", "1");
             long start = System.nanoTime();
-            CompletableFuture<Void> stopping = CompletableFuture.runAsync(leader::stop);
+            CompletableFuture<Void> stopping = CompletableFuture.runAsync(leader::stop,
+                    task -> new Thread(task, "stop").start());   // blocks: the client's callbacks use the common pool
             PoyangNode next = cluster.awaitLeader(leader, 30_000);
             long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             assertTrue(tookMillis < ELECTION_TIMEOUT_MILLIS - 1_000, "a new leader after " + tookMillis
