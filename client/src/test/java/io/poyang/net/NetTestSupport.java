@@ -16,9 +16,9 @@ final class NetTestSupport {
 
     /**
      * Runs each task on a thread of its own, for test tasks that block (a fake peer reading its
-     * socket, a stop waiting for requests). Not the common pool: on two cores it has one thread,
-     * and from JDK 19 on CompletableFuture's default async executor is that pool even then, so a
-     * blocked task there would starve the clients' callbacks, which run on it by default.
+     * socket, a stop waiting for requests). Not the common pool: on two cores it has one thread, and
+     * on newer JDKs (Temurin 25; not JDK 17) CompletableFuture's default async executor is that pool
+     * even then, so a blocked task there starves the clients' callbacks, which run on it by default.
      */
     static final java.util.concurrent.Executor OWN_THREAD = task -> {
         Thread t = new Thread(task, "test-blocking-task");

@@ -38,9 +38,9 @@ class KvCommandTest {
     }
 
     /**
-     * Runs a command that blocks (a watch, a held lock) on a thread of its own: in the common pool,
-     * which has one thread on two cores and is CompletableFuture's default from JDK 19 on, it would
-     * starve the command's own client, whose callbacks run there.
+     * Runs a command that blocks (a watch, a held lock) on a thread of its own. In the common pool,
+     * which has one thread on two cores and is CompletableFuture's default on newer JDKs (Temurin 25;
+     * not JDK 17), it would starve the command's own client, whose callbacks run there.
      */
     private static void ownThread(Runnable task) {
         new Thread(task, "kv-command").start();
