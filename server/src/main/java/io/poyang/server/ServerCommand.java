@@ -81,8 +81,12 @@ public final class ServerCommand {
             return testingFaults ? n.enableTestingFaults() : n;
         }
         if (!Files.isDirectory(conf)) {
-            throw new ConfigException(conf, null, "--conf " + conf + ": no such directory; it must hold"
-                    + " config.properties and servers.properties (samples: server/conf/)");
+            // a natural slip is to name the config file itself: say so rather than "no such directory"
+            throw new ConfigException(conf, null, "--conf " + conf + ": " + (Files.exists(conf)
+                    ? "a file, not a directory; give the directory that holds it (" + (conf.toAbsolutePath().getParent())
+                    + "): --conf names the directory holding config.properties and servers.properties"
+                    : "no such directory; it must hold config.properties and servers.properties")
+                    + " (samples: server/conf/)");
         }
         Path serversFile = conf.resolve("servers.properties");
         NodeConfig c = NodeConfig.load(conf.resolve("config.properties"));

@@ -152,7 +152,13 @@ public final class PropertiesFile {
 
     /** An error about the value of {@code key}: "file:line: key = 'value': reason". */
     public ConfigException invalid(String key, String reason) {
-        return new ConfigException(path, key, locate(key) + ": " + key + " = '" + get(key) + "': " + reason);
+        String value = get(key);
+        // "key = value  # note" is a common habit (and other formats allow it); here the note is part
+        // of the value, which then fails its check with a reason that does not say so
+        boolean trailingComment = value != null && value.matches(".*\\s[#!].*");
+        return new ConfigException(path, key, locate(key) + ": " + key + " = '" + value + "': " + reason
+                + (trailingComment ? " (a '#' after a value is part of the value: put comments on lines of their own)"
+                : ""));
     }
 
     /** Sets {@code key}: its line keeps its place (and the comments around it); a new key is appended. */

@@ -35,20 +35,24 @@ public final class DataDir implements AutoCloseable {
     public static final String NODE_FILE = "node.properties";
 
     /**
-     * Data directories this JVM holds. Checked before the PID file is even opened: on POSIX systems
-     * closing any channel of a file drops every lock this process has on it, so a second attempt in
-     * the same JVM must not open (and then close) the PID file at all.
+     * Data directories this JVM holds, by {@link #identityOf} (not by path). Checked before the PID
+     * file is even opened: on POSIX systems closing any channel of a file drops every lock this
+     * process has on it, so a second attempt in the same JVM must not open (and then close) the PID
+     * file at all — whatever path it reaches the directory by (a symbolic link, a bind mount).
      */
-    private static final java.util.Set<Path> HELD = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final java.util.Set<Object> HELD = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private final Path dir;
+    /** This directory's key in {@link #HELD}. */
+    private final Object identity;
     private final FileChannel pidChannel;
     private final FileLock lock;
     /** This open wrote the node file (the directory was new to any node). */
     private boolean claimedNow;
 
-    private DataDir(Path dir, FileChannel pidChannel, FileLock lock) {
+    private DataDir(Path dir, Object identity, FileChannel pidChannel, FileLock lock) {
         this.dir = dir;
+        this.identity = identity;
         this.pidChannel = pidChannel;
         this.lock = lock;
     }
@@ -72,7 +76,8 @@ public final class DataDir implements AutoCloseable {
             throw new NodeStartException("the data directory " + abs + " is not writable by this user");
         }
         Path pid = abs.resolve(PID_FILE);
-        if (!HELD.add(abs)) {
+        Object identity = identityOf(abs);
+        if (!HELD.add(identity)) {
             throw new NodeStartException("the data directory " + abs + " is in use by another node in this process ("
                     + pid + " is locked); give each node its own dataDir");
         }
@@ -80,7 +85,7 @@ public final class DataDir implements AutoCloseable {
         try {
             ch = FileChannel.open(pid, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
         } catch (IOException e) {
-            HELD.remove(abs);
+            HELD.remove(identity);
             throw new NodeStartException("cannot open the PID file " + pid + ": " + e, e);
         }
         FileLock lock;
@@ -89,19 +94,19 @@ public final class DataDir implements AutoCloseable {
         } catch (OverlappingFileLockException e) {
             lock = null;   // not expected after the HELD check; treated as held
         } catch (IOException e) {
-            HELD.remove(abs);
+            HELD.remove(identity);
             closeQuietly(ch);
             throw new NodeStartException("cannot lock the PID file " + pid + ": " + e, e);
         }
         if (lock == null) {
             String holder = readQuietly(ch).trim();
-            HELD.remove(abs);
+            HELD.remove(identity);
             closeQuietly(ch);
             throw new NodeStartException("the data directory " + abs + " is in use by another node process"
                     + (holder.isEmpty() ? "" : " (pid " + holder + ")") + ": " + pid + " is locked. Stop that"
                     + " node first, or give this one another dataDir");
         }
-        DataDir d = new DataDir(abs, ch, lock);
+        DataDir d = new DataDir(abs, identity, ch, lock);
         try {
             d.writePid();
             d.checkOwner(nodeId);
@@ -110,6 +115,19 @@ public final class DataDir implements AutoCloseable {
             throw e;
         }
         return d;
+    }
+
+    /**
+     * What makes two paths the same directory: the file system's key for it (device and inode on
+     * POSIX systems), else its real path (links resolved).
+     */
+    private static Object identityOf(Path abs) {
+        try {
+            Object key = Files.readAttributes(abs, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+            return key != null ? key : abs.toRealPath();
+        } catch (IOException e) {
+            throw new NodeStartException("cannot read the data directory " + abs + ": " + e, e);
+        }
     }
 
     public Path path() {
@@ -223,7 +241,7 @@ public final class DataDir implements AutoCloseable {
             // closing the channel releases it too
         }
         closeQuietly(pidChannel);
-        HELD.remove(dir);
+        HELD.remove(identity);
     }
 
     private static String readQuietly(FileChannel ch) {

@@ -17,28 +17,56 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The node's plain-HTTP port (JDK {@code com.sun.net.httpserver}, one daemon thread):
- * {@code GET /metrics} in Prometheus text format ({@link NodeMetrics}) and {@code GET /health}, a
- * small JSON document with status 200 when every group on the node runs and knows its leader, 503
- * otherwise (stopping, a group failed or leaderless) — for load balancers and scripts.
+ * The node's plain-HTTP port (JDK {@code com.sun.net.httpserver}, {@value #EXCHANGE_THREADS} daemon
+ * threads): {@code GET /metrics} in Prometheus text format ({@link NodeMetrics}) and
+ * {@code GET /health}, a small JSON document with status 200 when every group on the node runs and
+ * knows its leader, 503 otherwise (stopping, a group failed or leaderless) — for load balancers and
+ * scripts.
+ *
+ * <p>The JDK server hands a connection to an exchange thread as soon as its first bytes arrive, and
+ * that thread then blocks reading the rest of the request with no time limit. So a client that
+ * stops mid-request (a crashed scraper, a half-open connection, a port scanner) would hold a thread
+ * for good, and with one thread every later {@code /health} would hang. Hence several threads, and
+ * an exchange that takes longer than {@code exchangeLimitMillis} is cut: its thread is interrupted,
+ * which closes the connection it is blocked on.
  */
 final class NodeHttpEndpoint {
 
     private static final PoyangLog log = PoyangLogs.get(NodeHttpEndpoint.class);
+    /** Exchanges served at once: a few stalled clients leave threads for the health checks. */
+    static final int EXCHANGE_THREADS = 4;
+    /**
+     * How long one exchange (reading the request, answering it) may take. A scrape waits at most
+     * about 2 s for the groups, and answers are a few KiB: a well-behaved client is far below this.
+     */
+    static final long EXCHANGE_LIMIT_MILLIS = 10_000;
 
     private final PoyangNode node;
     private final String host;
     private final int requestedPort;
+    private final long exchangeLimitMillis;
     private final NodeMetrics metrics;
     private HttpServer server;
     private ExecutorService executor;
+    private ScheduledExecutorService exchangeTimer;
 
     NodeHttpEndpoint(PoyangNode node, String host, int port) {
+        this(node, host, port, EXCHANGE_LIMIT_MILLIS);
+    }
+
+    NodeHttpEndpoint(PoyangNode node, String host, int port, long exchangeLimitMillis) {
         this.node = node;
         this.host = host;
         this.requestedPort = port;
+        this.exchangeLimitMillis = exchangeLimitMillis;
         this.metrics = new NodeMetrics(node.config().nodeId, node.raftServer());
     }
 
@@ -53,12 +81,18 @@ final class NodeHttpEndpoint {
             throw new NodeStartException("cannot open the HTTP port " + host + ":" + requestedPort + " (metricsPort): "
                     + e, e);
         }
-        executor = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "poyang-" + node.config().nodeId + "-http");
+        AtomicInteger threads = new AtomicInteger();
+        executor = Executors.newFixedThreadPool(EXCHANGE_THREADS, r -> {
+            Thread t = new Thread(r, "poyang-" + node.config().nodeId + "-http-" + threads.getAndIncrement());
             t.setDaemon(true);
             return t;
         });
-        server.setExecutor(executor);
+        exchangeTimer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "poyang-" + node.config().nodeId + "-http-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        server.setExecutor(exchange -> executor.execute(() -> runLimited(exchange)));
         metrics.start();
         server.createContext("/metrics", this::metrics);
         server.createContext("/health", this::health);
@@ -76,6 +110,46 @@ final class NodeHttpEndpoint {
         }
         if (executor != null) {
             executor.shutdown();
+        }
+        if (exchangeTimer != null) {
+            exchangeTimer.shutdownNow();
+        }
+    }
+
+    /**
+     * Runs one exchange, interrupting its thread if it takes longer than the limit: a thread blocked
+     * reading or writing the connection (a socket channel) then gets it closed under it and the
+     * exchange ends. The interrupt is only ever delivered while this exchange runs, never to the
+     * next one on the same thread.
+     */
+    private void runLimited(Runnable exchange) {
+        Thread self = Thread.currentThread();
+        AtomicBoolean running = new AtomicBoolean(true);
+        ScheduledFuture<?> cut;
+        try {
+            cut = exchangeTimer.schedule(() -> {
+                synchronized (running) {
+                    if (running.get()) {
+                        log.warn("node {}: an HTTP exchange took longer than {} ms (a client that stopped"
+                                + " sending or reading?); closing its connection", node.config().nodeId,
+                                exchangeLimitMillis);
+                        self.interrupt();
+                    }
+                }
+            }, exchangeLimitMillis, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            cut = null;   // stopping: the server closes every connection anyway
+        }
+        try {
+            exchange.run();
+        } finally {
+            if (cut != null) {
+                cut.cancel(false);
+            }
+            synchronized (running) {
+                running.set(false);
+                Thread.interrupted();   // an interrupt meant for this exchange must not reach the next
+            }
         }
     }
 

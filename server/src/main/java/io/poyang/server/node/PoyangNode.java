@@ -81,11 +81,24 @@ public final class PoyangNode {
         String host = self.substring(0, i);
         int port = Integer.parseInt(self.substring(i + 1));
         boolean wildcard = config.host.equals("0.0.0.0") || config.host.equals("::") || config.host.equals("[::]");
-        if ((config.replicationPort != 0 && port != config.replicationPort) || (!wildcard && !host.equals(config.host))) {
+        // servers.properties must write an IPv6 address in brackets ([::1]:9431), config.properties'
+        // host may or may not (::1 or [::1]): the same address either way
+        if ((config.replicationPort != 0 && port != config.replicationPort)
+                || (!wildcard && !unbracketed(host).equals(unbracketed(config.host)))) {
             throw new ConfigException(serversFile, "node." + config.nodeId, where + ": node." + config.nodeId + " = "
-                    + self + ", but config.properties says this node listens on " + config.host + ":"
-                    + config.replicationPort + " (host, replicationPort); make them agree");
+                    + self + ", but config.properties says this node listens on " + addressOf(config.host,
+                    config.replicationPort) + " (host, replicationPort); make them agree");
         }
+    }
+
+    private static String unbracketed(String host) {
+        return host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    }
+
+    /** "host:port", with an IPv6 host in brackets so the port stays apart ([::1]:9432). */
+    static String addressOf(String host, int port) {
+        String h = unbracketed(host);
+        return (h.indexOf(':') >= 0 ? "[" + h + "]" : h) + ":" + port;
     }
 
     /**
@@ -327,9 +340,9 @@ public final class PoyangNode {
             }
             groups.append(g.groupId());
         }
-        return "poyang node " + config.nodeId + " ready: service " + config.host + ":" + raft.servicePort()
+        return "poyang node " + config.nodeId + " ready: service " + addressOf(config.host, raft.servicePort())
                 + ", replication " + raft.selfAddress()
-                + ", metrics " + (http == null ? "off" : config.host + ":" + http.port())
+                + ", metrics " + (http == null ? "off" : addressOf(config.host, http.port()))
                 + ", groups " + (groups.length() == 0 ? "none" : groups)
                 + ", data " + dataDir.path() + ", pid " + ProcessHandle.current().pid();
     }

@@ -134,4 +134,22 @@ class ConfigFilesTest {
         ServersConfig s = ServersConfig.load(file("bom", "\uFEFFnode.1 = h:1\ngroup.1.members = 1\n"));
         assertEquals(java.util.Collections.singletonMap(1, "h:1"), s.nodes());
     }
+
+    @Test
+    void aCommentAfterAValueIsNamedAsTheCause() throws Exception {
+        // as docs/operations.md writes its servers.properties example
+        Path servers = file("servers-inline.properties", "node.1 = 127.0.0.1:9431          # every node: replication"
+                + " address\ngroup.1.members = 1\n");
+        ConfigException e = assertThrows(ConfigException.class, () -> ServersConfig.load(servers));
+        assertTrue(e.getMessage().contains(":1: node.1 = "), e.getMessage());
+        assertTrue(e.getMessage().contains("put comments on lines of their own"), e.getMessage());
+        Path config = file("config-inline.properties", "nodeId = 1   # this node\n");
+        e = assertThrows(ConfigException.class, () -> NodeConfig.load(config));
+        assertTrue(e.getMessage().contains("not a whole number (a '#' after a value is part of the value"),
+                e.getMessage());
+        // a value that merely holds a '#' gets no such note
+        Path plain = file("config-plain.properties", "nodeId = 1#2\n");
+        e = assertThrows(ConfigException.class, () -> NodeConfig.load(plain));
+        assertFalse(e.getMessage().contains("comments"), e.getMessage());
+    }
 }

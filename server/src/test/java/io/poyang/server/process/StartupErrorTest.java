@@ -116,6 +116,14 @@ class StartupErrorTest {
     }
 
     @Test
+    void aConfigFileGivenAsConfIsNotCalledMissing() throws Exception {
+        Path file = conf(Collections.emptyMap()).resolve("config.properties");
+        String err = refused(file);
+        assertTrue(err.contains("--conf " + file + ": a file, not a directory; give the directory that holds it ("
+                + file.getParent() + ")"), err);
+    }
+
+    @Test
     void aPortInUseIsNamedWithItsKey() throws Exception {
         Path conf = conf(Collections.emptyMap());
         int servicePort = Integer.parseInt(NodeConfig.load(conf.resolve("config.properties")).servicePort + "");

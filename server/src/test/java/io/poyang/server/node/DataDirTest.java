@@ -1,0 +1,57 @@
+package io.poyang.server.node;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The data directory's PID lock holds however the directory is named. */
+class DataDirTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void aSecondOpenThroughASymbolicLinkIsRefusedAndKeepsTheFirstLock() throws Exception {
+        Path real = Files.createDirectories(tmp.resolve("data"));
+        Path link = Files.createSymbolicLink(tmp.resolve("link-to-data"), real);
+        try (DataDir first = DataDir.open(real, 1)) {
+            NodeStartException e = assertThrows(NodeStartException.class, () -> DataDir.open(link, 1));
+            assertTrue(e.getMessage().contains("in use by another node in this process"), e.getMessage());
+            // The refused attempt must not have opened and closed the PID file: on POSIX systems that
+            // drops this process's lock, and another process could then take the directory.
+            assertEquals("held", lockSeenByAnotherProcess(first.pidFile()));
+        }
+    }
+
+    /** "held" or "free": what another JVM finds when it tries to lock {@code file}. */
+    private static String lockSeenByAnotherProcess(Path file) throws Exception {
+        Process p = new ProcessBuilder(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), LockProbe.class.getName(), file.toString())
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the lock probe did not end");
+        return new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
+    }
+
+    /** Run in a child JVM: prints whether the file's lock is free. */
+    public static final class LockProbe {
+        public static void main(String[] args) throws Exception {
+            try (FileChannel ch = FileChannel.open(new File(args[0]).toPath(), StandardOpenOption.WRITE)) {
+                FileLock lock = ch.tryLock();
+                System.out.println(lock == null ? "held" : "free");
+            }
+        }
+    }
+}
