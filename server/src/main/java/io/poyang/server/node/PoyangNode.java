@@ -382,11 +382,11 @@ public final class PoyangNode {
      * {@code drainTimeoutMillis}, after which the rest end as outcome-unknown — a snapshot of every
      * group is taken when {@code snapshotOnStop} is set, the groups stop (last fsync, files closed),
      * the ports close and the data directory is released. The caller bounds the whole with
-     * {@code shutdownTimeoutMillis} (see ServerCommand).
+     * {@code shutdownTimeoutMillis} (see ServerCommand). Before {@link #start()} it does nothing.
      */
     public synchronized void stop() {
-        if (stopped) {
-            return;
+        if (stopped || raft == null) {
+            return;   // stopped already, or never started: nothing runs
         }
         stopped = true;
         List<RaftGroup> groups = raft.groups();
