@@ -116,7 +116,13 @@ final class ServersFileSync {
             written = now;
             lastProblem = null;
         } catch (IOException e) {
-            log.warn("node {}: writing {} failed: {}", nodeId, file, e.toString());
+            // tried again every second while the layout differs: say it once per distinct failure
+            String problem = "write failed: " + e;
+            if (!problem.equals(lastProblem)) {
+                lastProblem = problem;
+                log.warn("node {}: writing {} failed: {}; retrying every second, logged again only if the"
+                        + " failure changes", nodeId, file, e.toString());
+            }
         }
     }
 

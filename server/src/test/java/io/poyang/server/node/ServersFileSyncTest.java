@@ -1,0 +1,67 @@
+package io.poyang.server.node;
+
+import io.poyang.server.config.ServersConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** The servers.properties rewrite, when the file cannot be written. */
+class ServersFileSyncTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void aFileThatCannotBeWrittenIsReportedOnceNotEverySecond() throws Exception {
+        try (InProcessNodes cluster = new InProcessNodes(tmp, 1, Collections.emptyMap())) {
+            PoyangNode node = cluster.nodes().get(0);
+            Path file = Files.createDirectories(tmp.resolve("read-only-conf")).resolve("servers.properties");
+            // a directory where the rewrite puts its temporary file: every write fails (as root, a
+            // read-only mode would not stop it)
+            Files.createDirectories(file.resolveSibling("servers.properties.tmp"));
+            TreeMap<Integer, String> nodes = new TreeMap<>();
+            nodes.put(1, node.raftServer().selfAddress());
+            // loaded without the group the node runs: the running layout differs, so each sync tries to write
+            ServersConfig loaded = new ServersConfig(nodes, new TreeMap<>());
+            ServersFileSync sync = new ServersFileSync(1, node.raftServer(), file, loaded);
+            AtomicInteger warnings = new AtomicInteger();
+            Handler counter = new Handler() {
+                @Override
+                public void publish(LogRecord r) {
+                    if (r.getLevel() == Level.WARNING && String.valueOf(r.getMessage()).contains("writing")) {
+                        warnings.incrementAndGet();
+                    }
+                }
+
+                @Override
+                public void flush() {
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+            Logger logger = Logger.getLogger(ServersFileSync.class.getName());
+            logger.addHandler(counter);
+            try {
+                for (int i = 0; i < 5; i++) {
+                    sync.sync();   // what the timer does once a second
+                }
+            } finally {
+                logger.removeHandler(counter);
+            }
+            assertEquals(1, warnings.get(), "one warning for five failed rewrites with the same cause");
+        }
+    }
+}
