@@ -1,6 +1,7 @@
 package io.poyang.benchmark;
 
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -10,7 +11,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * Keeps up to --max-pending operations in flight on each client: it starts that many, and each
  * completion records its latency and starts the next one (on the thread that completed it, for
  * the rpc scenario the client's I/O thread). An operation that cannot even start is counted as
- * failed and retried a little later, so a dead server does not turn into a busy loop.
+ * failed and retried a little later, so a dead server does not turn into a busy loop. So is one
+ * that a client completes from inside the call that issued it (a request it rejects at once, such
+ * as a value over its size limit): starting the next one there would recurse until the stack overflows.
  */
 public final class AsyncLoadDriver implements LoadDriver {
 
@@ -52,6 +55,7 @@ public final class AsyncLoadDriver implements LoadDriver {
     private void issue(Op op) {
         inFlight.incrementAndGet();
         op.startNanos = System.nanoTime();
+        op.issuingThread = Thread.currentThread();
         try {
             scenario.issue(op.client, op);
         } catch (Throwable t) {
@@ -60,13 +64,25 @@ public final class AsyncLoadDriver implements LoadDriver {
             if (reportedStartError.compareAndSet(false, true)) {
                 System.err.println("bench: an operation could not start: " + t + " (retrying; reported once)");
             }
-            if (running) {
-                retries.schedule(() -> {
-                    if (running) {
-                        issue(op);
-                    }
-                }, RETRY_DELAY_MILLIS, TimeUnit.MILLISECONDS);
-            }
+            retryLater(op);
+        } finally {
+            op.issuingThread = null;
+        }
+    }
+
+    /** Issues {@code op}'s next operation after {@link #RETRY_DELAY_MILLIS}, unless the driver stopped. */
+    private void retryLater(Op op) {
+        if (!running) {
+            return;
+        }
+        try {
+            retries.schedule(() -> {
+                if (running) {
+                    issue(op);
+                }
+            }, RETRY_DELAY_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // stopped meanwhile
         }
     }
 
@@ -75,6 +91,12 @@ public final class AsyncLoadDriver implements LoadDriver {
         private final int client;
         /** Written before the operation is issued, read by its completion (the scenario hands it over). */
         private long startNanos;
+        /**
+         * The thread inside {@link Scenario#issue} for this slot, null once it returned. Only that
+         * thread can read itself here, and only while the call is under way: a completion that sees
+         * its own thread came from inside the call.
+         */
+        private Thread issuingThread;
 
         Op(int client) {
             this.client = client;
@@ -84,7 +106,10 @@ public final class AsyncLoadDriver implements LoadDriver {
         public void done(Outcome outcome) {
             stats.record(outcome, System.nanoTime() - startNanos);
             inFlight.decrementAndGet();
-            if (running) {
+            if (issuingThread == Thread.currentThread()) {
+                // completed inside issue(): an operation that could not start; not from here (recursion)
+                retryLater(this);
+            } else if (running) {
                 issue(this);
             }
         }

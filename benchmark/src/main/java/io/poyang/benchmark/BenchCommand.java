@@ -1,19 +1,30 @@
 package io.poyang.benchmark;
 
+import io.poyang.common.PoyangException;
+
+import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * {@code ./poyang bench}: parses the options, sets up the scenario, drives it, prints a timeline
  * line every second as the run goes (warm-up seconds marked), then the report. Exit codes: 0 done,
- * 1 the run failed (or had failures under --strict), 2 bad options or an op not built yet.
+ * 1 the run failed (or had failures under --strict), 2 bad options or an op not built yet; ended by
+ * a signal, the JVM's own: 130 for SIGINT (Ctrl-C), 143 for SIGTERM.
  */
 public final class BenchCommand {
 
     /** How long the end of a run waits for operations still in flight. */
     private static final long DRAIN_MILLIS = 15_000;
+    /**
+     * How long the exit hook waits for a cleanup the run's own thread is doing, and then for that
+     * thread to leave the run: longer than a node process may take to stop (15 s, then SIGKILL).
+     */
+    private static final long EXIT_WAIT_MILLIS = 60_000;
 
     private BenchCommand() {
     }
@@ -64,8 +75,7 @@ public final class BenchCommand {
                 // interrupted by the exit hook: it said so, and the JVM ends once it has cleaned up
                 return 130;
             }
-            err.println("poyang bench: the run failed: " + e);
-            e.printStackTrace(err);
+            reportFailure(e, err);
             return 1;
         } finally {
             cleanup.run();
@@ -74,15 +84,38 @@ public final class BenchCommand {
             } catch (IllegalStateException e) {
                 // the JVM is shutting down: the hook runs the same cleanup, once
             }
+            cleanup.runEnded();
         }
     }
 
-    /** Closes the scenario and deletes the data directories left, once, from the finally or the exit hook. */
-    private static final class Cleanup implements Runnable {
+    /**
+     * Says why the run failed. Failures a user can meet (a server that cannot be reached or died, a
+     * node that would not start) get one line, or the node's log; anything else is a bug and gets its
+     * stack trace.
+     */
+    static void reportFailure(Exception e, PrintStream err) {
+        if (e instanceof RunFailedException || e instanceof PoyangException || e instanceof IOException
+                || e instanceof UncheckedIOException) {
+            err.println("poyang bench: the run failed: " + e.getMessage());
+        } else {
+            err.println("poyang bench: the run failed: " + e);
+            e.printStackTrace(err);
+        }
+    }
+
+    /**
+     * Closes the scenario and deletes the data directories left, once, from the finally or the exit
+     * hook. The JVM ends as soon as its exit hooks have returned, so the hook waits for a cleanup the
+     * run's thread has begun, and then for that thread to leave the run (what it set up meanwhile is
+     * stopped on its way out), before deleting what is still left.
+     */
+    static final class Cleanup implements Runnable {
         private final Scenario scenario;
         private final PrintStream err;
         private final Thread runner;
-        private final AtomicBoolean done = new AtomicBoolean();
+        private final AtomicBoolean started = new AtomicBoolean();
+        private final CountDownLatch cleanedUp = new CountDownLatch(1);
+        private final CountDownLatch runEnded = new CountDownLatch(1);
         private volatile boolean exiting;
 
         Cleanup(Scenario scenario, PrintStream err, Thread runner) {
@@ -94,15 +127,21 @@ public final class BenchCommand {
         /**
          * The exit hook: says why the run stops early (the stop can take some seconds), wakes the
          * thread running the benchmark so that it stops its load and prints no more timeline lines,
-         * then cleans up.
+         * then cleans up, or waits for the cleanup under way, and for the run's thread to end.
          */
         void onExit() {
-            if (done.compareAndSet(false, true)) {
-                exiting = true;
+            exiting = true;
+            if (started.compareAndSet(false, true)) {
                 runner.interrupt();
                 err.println("poyang bench: interrupted: stopping the servers and deleting their data");
-                cleanUp();
+                cleanUpOnce();
+            } else {
+                err.println("poyang bench: interrupted: waiting for the servers to stop and their data to be deleted");
+                await(cleanedUp);
             }
+            await(runEnded);
+            // directories the run's thread made after the cleanup above (it was setting up)
+            BenchDirs.deleteLeftovers();
         }
 
         /** True once the JVM is exiting before the run's end (Ctrl-C, a kill). */
@@ -112,18 +151,35 @@ public final class BenchCommand {
 
         @Override
         public void run() {
-            if (done.compareAndSet(false, true)) {
-                cleanUp();
+            if (started.compareAndSet(false, true)) {
+                cleanUpOnce();
             }
         }
 
-        private void cleanUp() {
+        /** The run's thread is leaving the run: the exit hook need not wait any longer. */
+        void runEnded() {
+            runEnded.countDown();
+        }
+
+        private void cleanUpOnce() {
             try {
                 scenario.close();
             } catch (Exception e) {
                 err.println("poyang bench: cleanup failed: " + e);
+            } finally {
+                BenchDirs.deleteLeftovers();
+                cleanedUp.countDown();
             }
-            BenchDirs.deleteLeftovers();
+        }
+
+        private void await(CountDownLatch latch) {
+            try {
+                if (!latch.await(EXIT_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+                    err.println("poyang bench: gave up waiting for the run to stop after " + EXIT_WAIT_MILLIS + " ms");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -168,6 +224,7 @@ public final class BenchCommand {
         long lastNanos = start;
         long nextTick = start + TimeUnit.SECONDS.toNanos(1);
         while (true) {
+            checkFailure(scenario, driver);
             long now = System.nanoTime();
             long wake = Math.min(nextTick, atWarmupEnd == null ? warmupEnd : atMiddle == null ? middle : end);
             if (wake - now > 0) {
@@ -225,6 +282,8 @@ public final class BenchCommand {
         if (!drained) {
             out.println("(some operations were still in flight " + DRAIN_MILLIS + " ms after the end)");
         }
+        // a server that died in the last second: the window's figures are not a cluster's
+        checkFailure(scenario, driver);
         // Operations in flight at the end finish during the drain: their failures count too (a
         // cluster that stalls just before the end must not give a clean report).
         RunStats.Counts drain = stats.snapshot().minus(atEnd);
@@ -254,6 +313,15 @@ public final class BenchCommand {
         r.extras.putAll(scenario.extras(r.durationSeconds));
         cpuPerOp(r, ownCpu, serverCpu, window.total());
         return r;
+    }
+
+    /** Ends the run when the scenario says it cannot go on (a server process it started exited). */
+    private static void checkFailure(Scenario scenario, LoadDriver driver) throws RunFailedException {
+        String failure = scenario.failure();
+        if (failure != null) {
+            driver.stop();
+            throw new RunFailedException(failure);
+        }
     }
 
     private static void startWindow(Scenario scenario) {

@@ -205,24 +205,27 @@ public final class BenchOptions {
     }
 
     private static int nonNegative(String name, String v) throws UsageException {
+        return atLeast(0, name, v);
+    }
+
+    private static int positive(String name, String v) throws UsageException {
+        return atLeast(1, name, v);
+    }
+
+    private static int atLeast(int min, String name, String v) throws UsageException {
         long n;
         try {
             n = Long.parseLong(v.replace("_", ""));
         } catch (NumberFormatException e) {
             throw new UsageException("--" + name + " takes a whole number, got '" + v + "'");
         }
-        if (n < 0 || n > Integer.MAX_VALUE) {
-            throw new UsageException("--" + name + " must be between 0 and " + Integer.MAX_VALUE + ", got " + v);
+        if (n < min) {
+            throw new UsageException("--" + name + " must be at least " + min + ", got " + v);
+        }
+        if (n > Integer.MAX_VALUE) {
+            throw new UsageException("--" + name + " must be at most " + Integer.MAX_VALUE + ", got " + v);
         }
         return (int) n;
-    }
-
-    private static int positive(String name, String v) throws UsageException {
-        int n = nonNegative(name, v);
-        if (n == 0) {
-            throw new UsageException("--" + name + " must be at least 1, got " + v);
-        }
-        return n;
     }
 
     public boolean json() {

@@ -62,6 +62,14 @@ public interface Scenario {
         return Collections.emptyMap();
     }
 
+    /**
+     * Why the run cannot go on, checked as the run goes: a server process the scenario started has
+     * exited. Null (the default) while all is well; otherwise the run ends with this reason and exit code 1.
+     */
+    default String failure() {
+        return null;
+    }
+
     /** Stops everything setUp started (also after a failed setUp). */
     void close() throws Exception;
 }

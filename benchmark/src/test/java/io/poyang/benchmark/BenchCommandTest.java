@@ -5,6 +5,13 @@ import org.junit.jupiter.api.Test;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -193,5 +200,163 @@ class BenchCommandTest {
         } finally {
             timer.shutdownNow();
         }
+    }
+    /** A scenario that does nothing: its operations succeed at once, on another thread. */
+    private static class IdleScenario implements Scenario {
+        final AtomicInteger closes = new AtomicInteger();
+
+        @Override
+        public void setUp(BenchOptions options) {
+        }
+
+        @Override
+        public int clients() {
+            return 1;
+        }
+
+        @Override
+        public void issue(int client, OpCallback callback) {
+            new Thread(() -> callback.done(Outcome.SUCCESS)).start();
+        }
+
+        @Override
+        public void call(int thread) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void close() throws Exception {
+            closes.incrementAndGet();
+        }
+    }
+
+    /** A node process killed mid-run: the run ends and says so, it does not measure on for the whole --duration. */
+    @Test
+    void aScenarioThatCannotGoOnEndsTheRunWithItsReason() throws Exception {
+        Scenario dead = new IdleScenario() {
+            @Override
+            public String failure() {
+                return "node 1 (pid 42) exited with code 137 (signal 9) during the run";
+            }
+        };
+        BenchOptions o = BenchOptions.parse("--duration", "1h", "--warmup", "0", "--max-pending", "1");
+        RunFailedException e = assertTimeoutPreemptively(Duration.ofSeconds(20),
+                () -> assertThrows(RunFailedException.class, () -> BenchCommand.runScenario(dead, o, new PrintStream(outBytes, true))));
+        assertEquals("node 1 (pid 42) exited with code 137 (signal 9) during the run", e.getMessage());
+    }
+
+    /**
+     * A value over DtKV's limit is a bad option, told before any server starts (the client rejected
+     * every put inside the call, and the load driver recursed on it for minutes).
+     */
+    @Test
+    void aValueOverDtKvsLimitIsABadOption() {
+        assertEquals(2, assertTimeoutPreemptively(Duration.ofSeconds(20), () -> run("--op", "put", "--value-size", "5000000",
+                "--in-process", "--duration", "0.5", "--warmup", "0")));
+        assertTrue(err().startsWith("poyang bench: --value-size is at most 4194304 for --op put (DtKV's value limit)"), err());
+    }
+
+    /** What a user can meet (an unreachable server, a directory that cannot be made): one line, no stack trace. */
+    @Test
+    void aRunThatFailsSaysWhyInOneLineWithoutAStackTrace() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("POYANG_BENCH_DIR") == null,
+                "the benchmark's directories go to java.io.tmpdir");
+        String tmp = System.getProperty("java.io.tmpdir");
+        System.setProperty("java.io.tmpdir", tmp + "/poyang-no-such-dir/below");
+        try {
+            assertEquals(1, run("--op", "log", "--duration", "0.5", "--warmup", "0"));
+        } finally {
+            System.setProperty("java.io.tmpdir", tmp);
+        }
+        String[] lines = err().trim().split("\n");
+        assertEquals(1, lines.length, err());
+        assertTrue(lines[0].startsWith("poyang bench: the run failed: ") && lines[0].contains("poyang-no-such-dir"), err());
+    }
+
+    /**
+     * Ctrl-C while the run's own thread is stopping the servers (the run had ended): the exit hook
+     * must wait for that to finish, since the JVM ends as soon as its hooks return (the data
+     * directory of the nodes was left, and with a SIGINT to the benchmark alone, a node process).
+     */
+    @Test
+    void theExitHookWaitsForACleanupUnderWayOnTheRunsThread() throws Exception {
+        CountDownLatch closing = new CountDownLatch(1);
+        CountDownLatch mayFinish = new CountDownLatch(1);
+        IdleScenario slowToClose = new IdleScenario() {
+            @Override
+            public void close() throws Exception {
+                super.close();
+                closing.countDown();
+                mayFinish.await();
+            }
+        };
+        Thread runner = new Thread(() -> { });
+        BenchCommand.Cleanup cleanup = new BenchCommand.Cleanup(slowToClose, new PrintStream(errBytes, true), runner);
+        Thread runsThread = new Thread(() -> {
+            cleanup.run();
+            cleanup.runEnded();
+        });
+        runsThread.start();
+        assertTrue(closing.await(10, TimeUnit.SECONDS));
+        Thread hook = new Thread(cleanup::onExit);
+        hook.start();
+        Thread.State state = waitUntilBlockedOrEnded(hook);
+        assertNotEquals(Thread.State.TERMINATED, state, "the hook returned while the servers were still stopping");
+        mayFinish.countDown();
+        hook.join(10_000);
+        assertFalse(hook.isAlive());
+        runsThread.join(10_000);
+        assertEquals(1, slowToClose.closes.get(), "closed once");
+        assertTrue(cleanup.exiting());
+    }
+
+    /**
+     * Ctrl-C while the run's thread is setting up: the hook cleans up, then waits for that thread to
+     * leave the run before the JVM ends, and deletes what it made meanwhile.
+     */
+    @Test
+    void theExitHookDeletesWhatTheRunsThreadMadeAfterTheCleanup() throws Exception {
+        IdleScenario scenario = new IdleScenario();
+        CountDownLatch settingUp = new CountDownLatch(1);
+        AtomicReference<Path> madeLate = new AtomicReference<>();
+        AtomicReference<BenchCommand.Cleanup> cleanup = new AtomicReference<>();
+        Thread runsThread = new Thread(() -> {
+            try {
+                settingUp.countDown();
+                new CountDownLatch(1).await();   // a setup step, until the hook interrupts it
+            } catch (InterruptedException e) {
+                try {
+                    // the setup step on its way out, after the hook's cleanup
+                    madeLate.set(BenchDirs.create("poyang-bench-test-"));
+                } catch (java.io.IOException io) {
+                    throw new java.io.UncheckedIOException(io);
+                }
+            } finally {
+                cleanup.get().run();
+                cleanup.get().runEnded();
+            }
+        });
+        cleanup.set(new BenchCommand.Cleanup(scenario, new PrintStream(errBytes, true), runsThread));
+        runsThread.start();
+        assertTrue(settingUp.await(10, TimeUnit.SECONDS));
+        cleanup.get().onExit();
+        assertNotNull(madeLate.get(), "the run's thread ended before the hook returned");
+        assertFalse(Files.exists(madeLate.get()), "left behind: " + madeLate.get());
+        assertEquals(1, scenario.closes.get());
+        assertTrue(err().contains("poyang bench: interrupted: stopping the servers and deleting their data"), err());
+    }
+
+    /** Waits until {@code t} waits (on a lock, a latch, a sleep) or ended; returns which. */
+    private static Thread.State waitUntilBlockedOrEnded(Thread t) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() - deadline < 0) {
+            Thread.State s = t.getState();
+            if (s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING || s == Thread.State.BLOCKED
+                    || s == Thread.State.TERMINATED) {
+                return s;
+            }
+            Thread.sleep(1);
+        }
+        return t.getState();
     }
 }

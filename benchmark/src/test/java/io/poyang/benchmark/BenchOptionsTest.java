@@ -72,6 +72,16 @@ class BenchOptionsTest {
     }
 
     @Test
+    void aNumberOutOfRangeIsToldTheBoundItBroke() {
+        // not "between 0 and ..." for a count that must be at least 1
+        assertMessage("--keys must be at least 1, got -5", "--keys", "-5");
+        assertMessage("--groups must be at least 1, got -3", "--groups", "-3");
+        assertMessage("--nodes must be at least 1, got -1", "--nodes", "-1");
+        assertMessage("--value-size must be at least 0, got -1", "--value-size", "-1");
+        assertMessage("--max-pending must be at most 2147483647, got 3000000000", "--max-pending", "3000000000");
+    }
+
+    @Test
     void theReadKindOfRaftRead() throws Exception {
         assertEquals("lease", BenchOptions.parse("--op", "raft-read").readKind);
         BenchOptions o = BenchOptions.parse("--op", "raft-read", "--read-kind", "Follower");

@@ -9,6 +9,7 @@ import io.poyang.benchmark.Scenario;
 import io.poyang.benchmark.UsageException;
 import io.poyang.common.PoyangTimeoutException;
 import io.poyang.dtkv.KvException;
+import io.poyang.dtkv.KvKeys;
 import io.poyang.dtkv.KvNode;
 import io.poyang.dtkv.KvReadKind;
 import io.poyang.dtkv.client.KvCallback;
@@ -76,8 +77,12 @@ public final class KvScenario implements Scenario {
         }
         groups = o.groups;
         batch = o.batchSize;
-        if (batch > 10_000) {
-            throw new UsageException("--batch-size is at most 10000 (DtKV's batch limit)");
+        if (batch > KvKeys.MAX_BATCH_KEYS) {
+            throw new UsageException("--batch-size is at most " + KvKeys.MAX_BATCH_KEYS + " (DtKV's batch limit)");
+        }
+        if (o.valueSize > KvKeys.MAX_VALUE_BYTES) {
+            throw new UsageException("--value-size is at most " + KvKeys.MAX_VALUE_BYTES + " for --op " + op
+                    + " (DtKV's value limit), got " + o.valueSize);
         }
         String servers;
         if (!o.servers.isEmpty()) {
@@ -290,6 +295,13 @@ public final class KvScenario implements Scenario {
             }
         }
         return pids;
+    }
+
+    /** A node process that exited during the run (only the child processes are watched). */
+    @Override
+    public String failure() {
+        NodeProcesses p = processes;
+        return p == null ? null : p.failure();
     }
 
     /**

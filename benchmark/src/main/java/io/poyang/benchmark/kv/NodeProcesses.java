@@ -30,8 +30,11 @@ import java.util.regex.Pattern;
  * stops them (SIGTERM, then SIGKILL after a grace period) and deletes the temporary directory.
  *
  * <p>A shutdown hook does the same when the benchmark's JVM is ended by a signal (Ctrl-C) before
- * {@code close}, so an interrupted run leaves no server process and no data behind. The nodes' stderr
- * (their log) goes to a file beside their data and is printed when a node fails to start.
+ * {@code close}, so an interrupted run leaves no server process and no data behind; when the signal
+ * comes while {@code close} is under way, the hook waits for it to finish (the JVM ends when its
+ * hooks have). The nodes' stderr (their log) goes to a file beside their data and is printed when a
+ * node fails to start. A node that exits on its own once the nodes are up is reported by
+ * {@link #failure}.
  */
 final class NodeProcesses implements AutoCloseable {
 
@@ -50,9 +53,14 @@ final class NodeProcesses implements AutoCloseable {
     private final List<Process> processes = new ArrayList<>();
     private final List<String> serviceAddresses = new ArrayList<>();
     private final Thread shutdownHook;
+    /** Held for the whole of {@link #stopAndDelete}, so a second caller returns only once it is done. */
+    private final Object stopLock = new Object();
     private boolean closed;
+    /** Why the nodes cannot serve the run any more (a node exited), or null. */
+    private volatile String failure;
 
-    private NodeProcesses(Path dir) {
+    /** Nodes in {@code dir}, none started yet; {@link #start} registers the exit hook. */
+    NodeProcesses(Path dir) {
         this.dir = dir;
         this.shutdownHook = new Thread(this::stopAndDelete, "bench-node-cleanup");
     }
@@ -65,7 +73,13 @@ final class NodeProcesses implements AutoCloseable {
     static NodeProcesses start(int nodes, int groups, boolean fsync, int dispatchers) throws IOException {
         // not BenchDirs.create: this directory is deleted by this class's own exit hook, after its processes stopped
         NodeProcesses p = new NodeProcesses(Files.createTempDirectory(BenchDirs.parent(), "poyang-bench-nodes-"));
-        Runtime.getRuntime().addShutdownHook(p.shutdownHook);
+        try {
+            Runtime.getRuntime().addShutdownHook(p.shutdownHook);
+        } catch (IllegalStateException e) {
+            // the JVM is already exiting (Ctrl-C during the setup): no hook would delete the directory
+            BenchDirs.deleteTree(p.dir);
+            throw new IOException("the benchmark is stopping", e);
+        }
         try {
             p.launch(nodes, groups, fsync, dispatchers);
             return p;
@@ -90,19 +104,26 @@ final class NodeProcesses implements AutoCloseable {
         }
         List<BlockingQueue<String>> readyLines = new ArrayList<>();
         for (int i = 1; i <= nodes; i++) {
-            Path conf = Files.createDirectories(dir.resolve("node" + i));
-            write(conf.resolve("servers.properties"), servers.toString());
-            write(conf.resolve("config.properties"), "# written by ./poyang bench\n"
-                    + "nodeId = " + i + "\n"
-                    + "host = 127.0.0.1\n"
-                    + "replicationPort = " + replication[i - 1] + "\n"
-                    + "servicePort = 0\n"
-                    + "metricsPort = -1\n"
-                    + "dataDir = " + conf.resolve("data") + "\n"
-                    + "syncForce = " + fsync + "\n"
-                    + "dispatchers = " + dispatchers + "\n"
-                    // nothing to gain from a snapshot of data deleted right after
-                    + "snapshotOnStop = false\n");
+            Path conf = dir.resolve("node" + i);
+            synchronized (this) {
+                // not into a directory a close (the exit hook's) is deleting
+                if (closed) {
+                    throw new IOException("the benchmark is stopping");
+                }
+                Files.createDirectories(conf);
+                write(conf.resolve("servers.properties"), servers.toString());
+                write(conf.resolve("config.properties"), "# written by ./poyang bench\n"
+                        + "nodeId = " + i + "\n"
+                        + "host = 127.0.0.1\n"
+                        + "replicationPort = " + replication[i - 1] + "\n"
+                        + "servicePort = 0\n"
+                        + "metricsPort = -1\n"
+                        + "dataDir = " + conf.resolve("data") + "\n"
+                        + "syncForce = " + fsync + "\n"
+                        + "dispatchers = " + dispatchers + "\n"
+                        // nothing to gain from a snapshot of data deleted right after
+                        + "snapshotOnStop = false\n");
+            }
             readyLines.add(spawn(i, conf));
         }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READY_TIMEOUT_MILLIS);
@@ -125,6 +146,41 @@ final class NodeProcesses implements AutoCloseable {
             }
             serviceAddresses.add(m.group(2) + ":" + m.group(3));
         }
+        for (int i = 1; i <= nodes; i++) {
+            watch(i, processes.get(i - 1));
+        }
+    }
+
+    /** Starts one process of this cluster, unless {@link #close} began (it would not stop it). */
+    Process startProcess(ProcessBuilder pb) throws IOException {
+        synchronized (this) {
+            if (closed) {
+                throw new IOException("the benchmark is stopping");
+            }
+            Process p = pb.start();
+            processes.add(p);
+            return p;
+        }
+    }
+
+    /** Once the nodes are up, a node that exits before {@link #close} makes {@link #failure} say so. */
+    void watch(int id, Process p) {
+        p.onExit().thenAccept(gone -> {
+            synchronized (this) {
+                if (closed || failure != null) {
+                    return;
+                }
+                int code = p.exitValue();
+                failure = "node " + id + " (" + MAIN_CLASS + ", pid " + p.pid() + ") exited with code " + code
+                        + (code > 128 ? " (signal " + (code - 128) + ")" : "") + " during the run; its log ends with:\n"
+                        + tail(logOf(id), 10);
+            }
+        });
+    }
+
+    /** Why the run cannot go on (a node process exited before {@link #close}), or null while every node runs. */
+    String failure() {
+        return failure;
     }
 
     /** Starts node {@code id}; the queue gets its ready line, or "" when its stdout ends first. */
@@ -142,15 +198,7 @@ final class NodeProcesses implements AutoCloseable {
         cmd.add(MAIN_CLASS);
         cmd.add("--conf");
         cmd.add(conf.toString());
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(logOf(id).toFile()));
-        Process p;
-        synchronized (this) {
-            if (closed) {
-                throw new IOException("the benchmark is stopping");
-            }
-            p = pb.start();
-            processes.add(p);
-        }
+        Process p = startProcess(new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(logOf(id).toFile())));
         BlockingQueue<String> ready = new ArrayBlockingQueue<>(1);
         // Reads the node's stdout to the end, so the pipe never fills: the node itself prints only its
         // ready line there, but JVM options given through POYANG_SERVER_JAVA_OPTS may print too (JFR,
@@ -211,36 +259,52 @@ final class NodeProcesses implements AutoCloseable {
         }
     }
 
-    /** Stops every node (SIGTERM; SIGKILL after the grace period) and deletes the directory. Idempotent. */
+    /**
+     * Stops every node (SIGTERM; SIGKILL after the grace period) and deletes the directory. Idempotent;
+     * a caller that comes while another one is stopping waits until it is done (the exit hook must not
+     * let the JVM end half-way through {@link #close}). An interrupt does not cut it short: the
+     * directory is deleted only once the processes are gone, or they would write into it again. Every
+     * call deletes the directory: the setup may have written config files after the exit hook's call.
+     */
     private void stopAndDelete() {
-        List<Process> toStop;
-        synchronized (this) {
-            if (closed) {
-                return;
+        synchronized (stopLock) {
+            List<Process> toStop;
+            synchronized (this) {
+                // after the first call no process starts, and those it found are gone
+                toStop = closed ? new ArrayList<>() : new ArrayList<>(processes);
+                closed = true;
             }
-            closed = true;
-            toStop = new ArrayList<>(processes);
-        }
-        for (Process p : toStop) {
-            p.destroy();
-        }
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STOP_GRACE_MILLIS);
-        for (Process p : toStop) {
-            try {
-                if (!p.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-                    System.err.println("bench: node process " + p.pid() + " did not stop within " + STOP_GRACE_MILLIS
-                            + " ms of SIGTERM; killing it");
-                    p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            for (Process p : toStop) {
+                p.destroy();
+            }
+            boolean interrupted = false;
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STOP_GRACE_MILLIS);
+            for (Process p : toStop) {
+                while (true) {
+                    try {
+                        if (!p.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                            System.err.println("bench: node process " + p.pid() + " did not stop within " + STOP_GRACE_MILLIS
+                                    + " ms of SIGTERM; killing it");
+                            p.destroyForcibly();
+                            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                                System.err.println("bench: node process " + p.pid() + " did not end after SIGKILL");
+                            }
+                        }
+                        break;
+                    } catch (InterruptedException e) {
+                        // the exit hook stops the run: the processes must still be gone before the delete
+                        interrupted = true;
+                    }
                 }
-            } catch (InterruptedException e) {
-                p.destroyForcibly();
+            }
+            try {
+                BenchDirs.deleteTree(dir);
+            } catch (IOException | UncheckedIOException e) {
+                System.err.println("bench: could not delete " + dir + ": " + e);
+            }
+            if (interrupted) {
                 Thread.currentThread().interrupt();
             }
-        }
-        try {
-            BenchDirs.deleteTree(dir);
-        } catch (IOException | UncheckedIOException e) {
-            System.err.println("bench: could not delete " + dir + ": " + e);
         }
     }
 
