@@ -355,7 +355,7 @@ class BenchCommandTest {
                     || s == Thread.State.TERMINATED) {
                 return s;
             }
-            Thread.sleep(1);
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);   // poll interval; the loop has a deadline
         }
         return t.getState();
     }

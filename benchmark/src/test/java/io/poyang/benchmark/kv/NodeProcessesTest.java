@@ -66,7 +66,7 @@ class NodeProcessesTest {
         first.start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (first.getState() != Thread.State.TIMED_WAITING && first.isAlive() && System.nanoTime() - deadline < 0) {
-            Thread.sleep(1);
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);   // poll interval; the loop has a deadline
         }
         nodes.close();
         assertFalse(p.isAlive(), "the second close returned while the process was stopping");
@@ -104,7 +104,7 @@ class NodeProcessesTest {
             assertTrue(p.waitFor(10, TimeUnit.SECONDS));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (nodes.failure() == null && System.nanoTime() - deadline < 0) {
-                Thread.sleep(1);
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);   // poll interval; the loop has a deadline
             }
             String failure = nodes.failure();
             assertNotNull(failure, "no failure reported");

@@ -2,9 +2,6 @@ package io.poyang.server.node;
 
 import io.poyang.dtkv.client.KvClient;
 import io.poyang.dtkv.client.KvClientConfig;
-import io.poyang.server.config.NodeConfig;
-import io.poyang.server.config.PropertiesFile;
-import io.poyang.server.config.ServersConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,16 +20,8 @@ class BackupRestoreTest {
     Path tmp;
 
     private PoyangNode node(Path dataDir, boolean snapshotOnStop) throws Exception {
-        Path conf = tmp.resolve("config-" + dataDir.getFileName() + ".properties");
-        PropertiesFile p = PropertiesFile.empty(conf);
-        p.set("nodeId", "1");
-        p.set("replicationPort", "0");
-        p.set("servicePort", "0");
-        p.set("metricsPort", "-1");
-        p.set("dataDir", dataDir.toString());
-        p.set("snapshotOnStop", String.valueOf(snapshotOnStop));
-        p.writeAtomically();
-        return new PoyangNode(NodeConfig.load(conf), ServersConfig.singleNode(1, "127.0.0.1:0"), null);
+        return InProcessNodes.singleNode(tmp.resolve("config-" + dataDir.getFileName() + ".properties"), dataDir,
+                java.util.Collections.singletonMap("snapshotOnStop", String.valueOf(snapshotOnStop)));
     }
 
     @Test

@@ -67,6 +67,24 @@ public final class InProcessNodes implements AutoCloseable {
         }
     }
 
+    /**
+     * One node (id 1, ports picked at start, metrics off), not started, configured by
+     * {@code confFile} with its data in {@code dataDir}; {@code settings} are added to its config.
+     */
+    static PoyangNode singleNode(Path confFile, Path dataDir, Map<String, String> settings) throws Exception {
+        PropertiesFile p = PropertiesFile.empty(confFile);
+        p.set("nodeId", "1");
+        p.set("replicationPort", "0");
+        p.set("servicePort", "0");
+        p.set("metricsPort", "-1");
+        p.set("dataDir", dataDir.toString());
+        for (Map.Entry<String, String> s : settings.entrySet()) {
+            p.set(s.getKey(), s.getValue());
+        }
+        p.writeAtomically();
+        return new PoyangNode(NodeConfig.load(confFile), ServersConfig.singleNode(1, "127.0.0.1:0"), null);
+    }
+
     /** The nodes in id order (node i at index i - 1). */
     public List<PoyangNode> nodes() {
         return Collections.unmodifiableList(nodes);

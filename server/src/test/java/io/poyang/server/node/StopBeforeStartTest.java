@@ -2,9 +2,6 @@ package io.poyang.server.node;
 
 import io.poyang.dtkv.client.KvClient;
 import io.poyang.dtkv.client.KvClientConfig;
-import io.poyang.server.config.NodeConfig;
-import io.poyang.server.config.PropertiesFile;
-import io.poyang.server.config.ServersConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,15 +19,8 @@ class StopBeforeStartTest {
 
     @Test
     void stopBeforeStartDoesNothingAndTheNodeStillStarts() throws Exception {
-        Path conf = tmp.resolve("config.properties");
-        PropertiesFile p = PropertiesFile.empty(conf);
-        p.set("nodeId", "1");
-        p.set("replicationPort", "0");
-        p.set("servicePort", "0");
-        p.set("metricsPort", "-1");
-        p.set("dataDir", tmp.resolve("data").toString());
-        p.writeAtomically();
-        PoyangNode node = new PoyangNode(NodeConfig.load(conf), ServersConfig.singleNode(1, "127.0.0.1:0"), null);
+        PoyangNode node = InProcessNodes.singleNode(tmp.resolve("config.properties"), tmp.resolve("data"),
+                java.util.Collections.emptyMap());
         node.stop();
         assertFalse(node.isStopped(), "nothing ran, so nothing was stopped");
         node.start();
