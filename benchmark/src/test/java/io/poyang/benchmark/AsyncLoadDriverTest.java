@@ -22,31 +22,13 @@ class AsyncLoadDriverTest {
         AtomicInteger calls = new AtomicInteger();
         AtomicInteger deepest = new AtomicInteger();
         CountDownLatch enough = new CountDownLatch(20);
-        Scenario rejecting = new Scenario() {
-            @Override
-            public void setUp(BenchOptions options) {
-            }
-
-            @Override
-            public int clients() {
-                return 1;
-            }
-
+        Scenario rejecting = new AsyncOneClientScenario() {
             @Override
             public void issue(int client, OpCallback callback) {
                 calls.incrementAndGet();
                 deepest.accumulateAndGet(Thread.currentThread().getStackTrace().length, Math::max);
                 enough.countDown();
                 callback.done(Outcome.FAILED);
-            }
-
-            @Override
-            public void call(int thread) {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public void close() {
             }
         };
         RunStats stats = new RunStats();

@@ -164,30 +164,12 @@ class BenchCommandTest {
             // fine until 0.2 s before the end of the measured window, then every operation times out
             // 0.4 s later: after the window, while the run drains
             long stallFrom = System.nanoTime() + 700_000_000L;
-            Scenario stalling = new Scenario() {
-                @Override
-                public void setUp(BenchOptions options) {
-                }
-
-                @Override
-                public int clients() {
-                    return 1;
-                }
-
+            Scenario stalling = new AsyncOneClientScenario() {
                 @Override
                 public void issue(int client, OpCallback callback) {
                     boolean stalled = System.nanoTime() - stallFrom >= 0;
                     timer.schedule(() -> callback.done(stalled ? Outcome.TIMEOUT : Outcome.SUCCESS),
                             stalled ? 400 : 1, java.util.concurrent.TimeUnit.MILLISECONDS);
-                }
-
-                @Override
-                public void call(int thread) {
-                    throw new UnsupportedOperationException();
-                }
-
-                @Override
-                public void close() {
                 }
             };
             BenchOptions o = BenchOptions.parse("--duration", "0.6", "--warmup", "0.3", "--max-pending", "10");
@@ -201,27 +183,14 @@ class BenchCommandTest {
             timer.shutdownNow();
         }
     }
+
     /** A scenario that does nothing: its operations succeed at once, on another thread. */
-    private static class IdleScenario implements Scenario {
+    private static class IdleScenario extends AsyncOneClientScenario {
         final AtomicInteger closes = new AtomicInteger();
-
-        @Override
-        public void setUp(BenchOptions options) {
-        }
-
-        @Override
-        public int clients() {
-            return 1;
-        }
 
         @Override
         public void issue(int client, OpCallback callback) {
             new Thread(() -> callback.done(Outcome.SUCCESS)).start();
-        }
-
-        @Override
-        public void call(int thread) {
-            throw new UnsupportedOperationException();
         }
 
         @Override
