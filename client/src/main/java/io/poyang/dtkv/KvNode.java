@@ -111,7 +111,10 @@ public final class KvNode implements Encodable {
         return ttlMillis;
     }
 
-    /** When the TTL runs out, in epoch milliseconds of the leader's clock; 0 for permanent nodes. */
+    /**
+     * When the TTL runs out, in epoch milliseconds of the leader's clock; 0 for permanent nodes. A
+     * leader change moves it later by the time the group had no leader (a TTL is never shortened).
+     */
     public long expireAtMillis() {
         return expireAtMillis;
     }

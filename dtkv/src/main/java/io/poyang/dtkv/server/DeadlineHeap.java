@@ -78,6 +78,19 @@ final class DeadlineHeap<T extends DeadlineHeap.Item> {
         size = 0;
     }
 
+    /**
+     * Moves every deadline later by {@code deltaMillis} (at least 0). The order stays, so the heap
+     * needs no repair. The items' own copies of their deadlines are the caller's to move.
+     */
+    void shiftAll(long deltaMillis) {
+        if (deltaMillis < 0) {
+            throw new IllegalArgumentException("deadlines only move later; got " + deltaMillis + " ms");
+        }
+        for (int i = 0; i < size; i++) {
+            items[i].deadlineMillis += deltaMillis;
+        }
+    }
+
     /** The earliest deadline, or Long.MAX_VALUE when empty. */
     long firstDeadline() {
         return size == 0 ? Long.MAX_VALUE : items[0].deadlineMillis;

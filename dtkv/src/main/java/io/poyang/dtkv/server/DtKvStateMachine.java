@@ -153,11 +153,11 @@ public final class DtKvStateMachine implements StateMachine {
         for (int i = 0, n = batch.size(); i < n; i++) {
             Encodable body = batch.body(i);
             if (!(body instanceof KvReq)) {
-                s.applyOther(batch.index(i), batch.timestampMillis(i));
+                s.applyOther(batch.index(i), batch.term(i), batch.timestampMillis(i));
                 batch.setError(i, KvCode.INVALID_REQUEST.number(), "the entry holds no DtKV request");
                 continue;
             }
-            KvResp r = s.apply(batch.index(i), batch.timestampMillis(i), (KvReq) body);
+            KvResp r = s.apply(batch.index(i), batch.term(i), batch.timestampMillis(i), (KvReq) body);
             int code = r.codeNumber();
             if (code != 0) {
                 batch.setError(i, code, errorMessage(r));
@@ -293,7 +293,7 @@ public final class DtKvStateMachine implements StateMachine {
         for (KvSnapshotChunk c : (List<KvSnapshotChunk>) state) {
             r.accept(c);
         }
-        r.finish();
+        r.finish(meta.lastTerm());
         if (leader) {
             store.ttlManager().onLeaderStart(System.currentTimeMillis());
         }

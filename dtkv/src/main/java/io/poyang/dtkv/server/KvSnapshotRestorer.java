@@ -49,12 +49,18 @@ public final class KvSnapshotRestorer {
         sawLast = chunk.isLast();
     }
 
-    /** Ends the restore; the store continues from the snapshot's index. */
-    public void finish() {
+    /**
+     * Ends the restore; the store continues from the snapshot's index. {@code lastTerm} is the raft
+     * term of the snapshot's last entry (raft's snapshot metadata): the store needs it to tell the
+     * first entry of a newer term, whose gap it takes out of every deadline. 0 when not known: the
+     * next entry then starts the count without moving deadlines.
+     */
+    public void finish(int lastTerm) {
         if (!sawLast) {
             throw new IllegalStateException("the snapshot ended before its last chunk; the restore is incomplete");
         }
         finished = true;
         store.finishRestore();
+        store.restoreTerm(lastTerm);
     }
 }

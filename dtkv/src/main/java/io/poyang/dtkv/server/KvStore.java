@@ -40,6 +40,8 @@ public final class KvStore {
     private final WatchManager watchManager;
 
     private long lastAppliedIndex;
+    /** The term of the entry applied last (0 before the first, or after a restore that did not say). */
+    private int lastAppliedTerm;
     private long logClockMillis;
 
     public KvStore(KvConfig config) {
@@ -75,6 +77,10 @@ public final class KvStore {
         return lastAppliedIndex;
     }
 
+    public int lastAppliedTerm() {
+        return lastAppliedTerm;
+    }
+
     /** The largest leader timestamp applied so far (epoch ms). */
     public long logClockMillis() {
         return logClockMillis;
@@ -90,22 +96,24 @@ public final class KvStore {
     // =====================================================================================
 
     /**
-     * Applies one write at raft index {@code index} (indexes must increase) with the timestamp the
-     * leader put in the entry. Returns the answer for the client; failures are answers too (with
-     * a code other than SUCCESS), since they are as deterministic as successes. Reads are refused
-     * here with INVALID_REQUEST: they are never logged.
+     * Applies one write at raft index {@code index} (indexes must increase), of raft term
+     * {@code term}, with the timestamp the leader put in the entry. Returns the answer for the
+     * client; failures are answers too (with a code other than SUCCESS), since they are as
+     * deterministic as successes. Reads are refused here with INVALID_REQUEST: they are never logged.
      */
-    public KvResp apply(long index, long leaderTimestampMillis, KvReq req) {
+    public KvResp apply(long index, int term, long leaderTimestampMillis, KvReq req) {
         if (index <= lastAppliedIndex) {
             throw new IllegalArgumentException("raft index " + index + " applied after " + lastAppliedIndex
                     + "; entries must be applied once each, in index order");
         }
         lastAppliedIndex = index;
         long prevClock = logClockMillis;
-        if (leaderTimestampMillis > logClockMillis) {
-            logClockMillis = leaderTimestampMillis;
+        advanceClock(index, term, leaderTimestampMillis);
+        if (req.op() != KvOp.EXPIRE) {
+            removeDueTempNodes(index);
         }
         KvResp r = applyWithSession(index, req);
+        removeDueTempNodes(index); // after an EXPIRE (which removes its own node): the others due now
         long sweep = config.sessionSweepIntervalMillis;
         if (logClockMillis / sweep != prevClock / sweep) {
             sessions.sweep(logClockMillis - config.sessionIdleMillis);
@@ -115,15 +123,72 @@ public final class KvStore {
 
     /**
      * Records that an entry without a DtKV request (a raft no-op or a membership change) was
-     * applied: indexes stay contiguous and the log clock moves with its timestamp.
+     * applied: indexes stay contiguous and the log clock moves with its timestamp. A new leader's
+     * first entry is such a no-op, so this is where most term changes are seen.
      */
-    public void applyOther(long index, long leaderTimestampMillis) {
+    public void applyOther(long index, int term, long leaderTimestampMillis) {
         if (index <= lastAppliedIndex) {
             throw new IllegalArgumentException("raft index " + index + " applied after " + lastAppliedIndex);
         }
         lastAppliedIndex = index;
+        advanceClock(index, term, leaderTimestampMillis);
+        removeDueTempNodes(index);
+    }
+
+    /**
+     * Moves the log clock to an entry's timestamp, the same way on every replica (a function of the
+     * log alone). The first entry of a newer term carries the new leader's clock, which may be far
+     * ahead of the last entry's: the old leader's idle time, the election, and the skew between the
+     * two clocks. Every TTL, lease and lock wait deadline moves later by that gap, so what was left
+     * of each is counted again from the new term's start: a leader change never shortens one. (It
+     * can lengthen one by up to the gap; that is the price of not trusting two clocks to agree.)
+     */
+    private void advanceClock(long index, int term, long leaderTimestampMillis) {
+        if (term > lastAppliedTerm) {
+            if (lastAppliedTerm != 0 && leaderTimestampMillis > logClockMillis) {
+                shiftDeadlines(index, leaderTimestampMillis - logClockMillis);
+            }
+            lastAppliedTerm = term;
+            ttlManager.onTermApplied();
+        }
         if (leaderTimestampMillis > logClockMillis) {
             logClockMillis = leaderTimestampMillis;
+        }
+    }
+
+    private void shiftDeadlines(long index, long gapMillis) {
+        ttlHeap.forEachDue(Long.MAX_VALUE, e -> {
+            KvVersion old = e.latest;
+            // a new version (not an in-place change): an open snapshot may still read the old one
+            tree.update(e, new KvVersion(old.value, old.dir, false, old.createIndex, old.updateIndex, index,
+                    old.ownerMost, old.ownerLeast, old.ttlMillis, old.expireAtMillis + gapMillis));
+            return true;
+        });
+        ttlHeap.shiftAll(gapMillis);
+        locks.shiftDeadlines(gapMillis);
+        leaseHeap.shiftAll(gapMillis);
+    }
+
+    /**
+     * Removes, in the entry at {@code index}, the temp nodes whose deadline the log clock has
+     * reached. Called before an entry's operation, so past its deadline a temp node is gone for every
+     * write at once (as a run-out lock lease is), not only once the leader's EXPIRE entry arrives;
+     * the leader still proposes EXPIRE, for groups with no other writes. An EXPIRE entry removes its
+     * own node first (and answers SUCCESS), then this removes whatever else is due.
+     */
+    private void removeDueTempNodes(long index) {
+        if (ttlHeap.firstDeadline() > logClockMillis) {
+            return;
+        }
+        List<KvEntry> due = new ArrayList<>();
+        ttlHeap.forEachDue(logClockMillis, e -> {
+            due.add(e);
+            return true;
+        });
+        for (KvEntry e : due) {
+            if (e.live()) { // not already gone with a due directory above it
+                removeSubtree(index, e);
+            }
         }
     }
 
@@ -704,6 +769,12 @@ public final class KvStore {
     void restoreHeader(long snapshotIndex, long logClockMillis) {
         this.lastAppliedIndex = snapshotIndex;
         this.logClockMillis = logClockMillis;
+        this.lastAppliedTerm = 0;
+    }
+
+    /** The raft term of a restored snapshot's last entry (raft's snapshot metadata has it). */
+    void restoreTerm(int term) {
+        this.lastAppliedTerm = term;
     }
 
     /** Adds a node from a snapshot: its parent must have come before it. */

@@ -60,6 +60,22 @@ final class LockManager {
         locks.clear();
     }
 
+    /**
+     * Moves every lease deadline and every waiter's wait deadline later by {@code gapMillis}: a new
+     * term started that much later than the log clock (see KvStore#advanceClock). The lease heap is
+     * the caller's to shift.
+     */
+    void shiftDeadlines(long gapMillis) {
+        for (KvLock lock : locks.values()) {
+            if (lock.held) {
+                lock.leaseExpireAtMillis += gapMillis;
+            }
+            for (KvLock.LockWaiter w : lock.waiters) {
+                w.waitUntilMillis += gapMillis;
+            }
+        }
+    }
+
     /** Restores a lock from a snapshot. */
     void restore(KvLock lock) {
         locks.put(lock.key, lock);

@@ -17,13 +17,14 @@ import java.util.List;
  * that its deadline is at or before the entry's log clock; otherwise it is STALE_EXPIRE and changes
  * nothing. So a proposal that races an updateTtl, a re-creation or an unlock is harmless.
  *
- * <p>Leader changes never shorten a TTL. Deadlines are in the old leader's clock; the new leader
- * measures with its own. {@link #onLeaderStart} takes the new leader's clock reading when it is elected
- * (before its own first entry is applied) and, when it is ahead of the log clock, shifts every
- * deadline by the difference: the remaining time of each TTL is counted again
- * from the start of the new term. A TTL can thus be lengthened by up to the leaderless gap plus the
- * clock skew, never shortened. A proposal that is not applied within {@code expireRetryMillis}
- * (lost in a leader change, say) is proposed again.
+ * <p>Leader changes never shorten a TTL. Deadlines are in the log clock, which is the old leader's
+ * clock until the new term's first entry is applied; that entry moves every deadline later by the
+ * gap between the two clocks' readings, on every replica (KvStore#advanceClock). Between the
+ * election and that apply, the new leader measures with its own clock, so {@link #onLeaderStart}
+ * takes its clock reading and, when it is ahead of the log clock, expires everything that much
+ * later ({@link #leaderOffsetMillis}); once the term's first entry is applied the deadlines
+ * themselves have moved and the offset goes back to 0 ({@link #onTermApplied}). A proposal that is
+ * not applied within {@code expireRetryMillis} (lost in a leader change, say) is proposed again.
  *
  * <p>Single-threaded: the apply thread.
  */
@@ -54,6 +55,14 @@ public final class TtlManager {
         offsetMillis = clock == 0 ? 0 : Math.max(0, localNowMillis - clock);
         clearProposed(nodes);
         clearProposed(leases);
+    }
+
+    /**
+     * The store applied the first entry of a newer term and moved every deadline by the gap the
+     * offset was standing in for: from now on deadlines are in this term's clock.
+     */
+    void onTermApplied() {
+        offsetMillis = 0;
     }
 
     /** This node is no longer leader: it proposes nothing until the next {@link #onLeaderStart}. */

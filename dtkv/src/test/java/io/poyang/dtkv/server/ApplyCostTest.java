@@ -21,10 +21,10 @@ class ApplyCostTest {
         String[] names = new String[keys];
         byte[] value = new byte[64];
         long index = 0;
-        store.apply(++index, 1, KvReq.mkdir("bench"));
+        store.apply(++index, 1, 1, KvReq.mkdir("bench"));
         for (int i = 0; i < keys; i++) {
             names[i] = "bench.k" + i;
-            store.apply(++index, 1, KvReq.put(names[i], value));
+            store.apply(++index, 1, 1, KvReq.put(names[i], value));
         }
         KvReq[] reqs = new KvReq[keys];
         for (int i = 0; i < keys; i++) {
@@ -38,7 +38,7 @@ class ApplyCostTest {
         long start = System.nanoTime();
         for (int r = 0; r < rounds; r++) {
             for (int i = 0; i < keys; i++) {
-                if (store.apply(++index, 1 + r, reqs[i]).codeNumber() != 0) {
+                if (store.apply(++index, 1, 1 + r, reqs[i]).codeNumber() != 0) {
                     fail("put failed");
                 }
             }

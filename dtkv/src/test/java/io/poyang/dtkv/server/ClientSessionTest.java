@@ -106,9 +106,9 @@ class ClientSessionTest {
     void sessionsSurviveASnapshotAndAnswerRetriesAfterRestore() {
         KvResp first = log.apply(s(KvReq.put("a", b("1")), 1, 1));
         KvStore restored = SnapshotTest.restoreFrom(store, 64);
-        KvLog.Entry retry = new KvLog.Entry(log.index + 1, log.clockMillis, io.poyang.codec.EncodeContext
+        KvLog.Entry retry = new KvLog.Entry(log.index + 1, log.term, log.clockMillis, io.poyang.codec.EncodeContext
                 .encodeToArray(s(KvReq.put("a", b("2")), 1, 1)));
-        KvResp again = restored.apply(retry.index, retry.timestampMillis, retry.decode());
+        KvResp again = retry.applyTo(restored);
         assertEquals(first, again);
         assertEquals("1", restored.nodeOf("a").valueAsString());
     }

@@ -24,13 +24,25 @@ final class KvLog {
     /** One logged write. */
     static final class Entry {
         final long index;
+        final int term;
         final long timestampMillis;
+        /** The encoded request, or null for an entry without one (a new leader's no-op). */
         final byte[] body;
 
-        Entry(long index, long timestampMillis, byte[] body) {
+        Entry(long index, int term, long timestampMillis, byte[] body) {
             this.index = index;
+            this.term = term;
             this.timestampMillis = timestampMillis;
             this.body = body;
+        }
+
+        /** Applies this entry to {@code target}, decoded from its bytes. */
+        KvResp applyTo(KvStore target) {
+            if (body == null) {
+                target.applyOther(index, term, timestampMillis);
+                return null;
+            }
+            return target.apply(index, term, timestampMillis, decode());
         }
 
         KvReq decode() {
@@ -41,6 +53,7 @@ final class KvLog {
     final KvStore store;
     final List<Entry> entries = new ArrayList<>();
     long index;
+    int term = 1;
     long clockMillis = 1_700_000_000_000L;
 
     KvLog(KvStore store) {
@@ -53,9 +66,26 @@ final class KvLog {
 
     KvResp apply(KvReq req) {
         index++;
-        Entry e = new Entry(index, clockMillis, EncodeContext.encodeToArray(req));
+        Entry e = new Entry(index, term, clockMillis, EncodeContext.encodeToArray(req));
         entries.add(e);
-        return store.apply(e.index, e.timestampMillis, e.decode());
+        return e.applyTo(store);
+    }
+
+    /** An entry without a DtKV request in the current term (a membership change, say). */
+    void entryWithoutRequest() {
+        index++;
+        Entry e = new Entry(index, term, clockMillis, null);
+        entries.add(e);
+        e.applyTo(store);
+    }
+
+    /**
+     * A new leader took over: the term goes up and its first entry, a no-op without a DtKV request,
+     * is applied at the current clock (set the clock to the new leader's reading first).
+     */
+    void newLeaderNoOp() {
+        term++;
+        entryWithoutRequest();
     }
 
     /** Advances the leader's clock. */
@@ -67,7 +97,7 @@ final class KvLog {
     void replayInto(KvStore target, long afterIndex) {
         for (Entry e : entries) {
             if (e.index > afterIndex) {
-                target.apply(e.index, e.timestampMillis, e.decode());
+                e.applyTo(target);
             }
         }
     }

@@ -264,8 +264,8 @@ class KvStoreOperationsTest {
     void readsAreNotAppliedAndUnknownOpsAreInvalid() {
         fails(KvCode.INVALID_REQUEST, KvReq.get("a"));
         fails(KvCode.INVALID_REQUEST, new KvReq());
-        assertThrows(IllegalArgumentException.class, () -> store.apply(log.index, log.clockMillis, KvReq.put("a", null)));
-        store.applyOther(log.index + 1, log.clockMillis + 5);
+        assertThrows(IllegalArgumentException.class, () -> store.apply(log.index, log.term, log.clockMillis, KvReq.put("a", null)));
+        store.applyOther(log.index + 1, log.term, log.clockMillis + 5);
         assertEquals(log.clockMillis + 5, store.logClockMillis());
     }
 

@@ -144,6 +144,24 @@ class LockTest {
     }
 
     @Test
+    void aLeaderChangeDoesNotShortenALeaseOrAWait() {
+        long token = log.apply(as(1, KvReq.tryLock("l", 1000, 0))).fencingToken();
+        log.apply(as(2, KvReq.tryLock("l", 1000, 2000)));
+        // The old leader falls silent; the new one takes over 3 s after the last entry, by its clock.
+        log.advance(3000);
+        log.newLeaderNoOp();
+        log.advance(500);
+        KvResp renewal = log.apply(as(1, KvReq.updateLease("l", 1000)));
+        assertEquals(KvCode.SUCCESS, renewal.code(), "0.5 s into the new term, the 1 s lease still holds");
+        assertEquals(token, renewal.fencingToken());
+        assertTrue(events.isEmpty(), "nothing was lost");
+        log.apply(as(1, KvReq.unlock("l")));
+        assertEquals(1, events.size(), "the waiter's 2 s wait also started again: it is granted");
+        assertEquals(KvLockEvent.GRANTED, events.get(0).type());
+        assertEquals(2, events.get(0).clientUuidMost());
+    }
+
+    @Test
     void waitersPastTheirWaitTimeAreSkipped() {
         log.apply(as(1, KvReq.tryLock("l", 10_000, 0)));
         log.apply(as(2, KvReq.tryLock("l", 1000, 100)));

@@ -29,7 +29,7 @@ class SnapshotTest {
                 c = PbParser.parse(EncodeContext.encodeToArray(snap.nextChunk()), new KvSnapshotChunk.Decoder());
                 r.accept(c);
             } while (!c.isLast());
-            r.finish();
+            r.finish(source.lastAppliedTerm());
         }
         return target;
     }
@@ -112,7 +112,7 @@ class SnapshotTest {
         KvStore replayToS = new KvStore();
         for (KvLog.Entry e : log.entries) {
             if (e.index <= s) {
-                replayToS.apply(e.index, e.timestampMillis, e.decode());
+                e.applyTo(replayToS);
             }
         }
         KvStore restored = new KvStore();
@@ -120,7 +120,7 @@ class SnapshotTest {
         for (byte[] c : chunks) {
             r.accept(PbParser.parse(c, new KvSnapshotChunk.Decoder()));
         }
-        r.finish();
+        r.finish(log.term);
         assertEquals(replayToS.describeState(), restored.describeState(), "the snapshot is the state at its index");
 
         // Restored, then replaying the rest of the log, equals the leader and a full replay.
@@ -143,8 +143,8 @@ class SnapshotTest {
                 original = KvReq.put(rnd.nextBoolean() ? "" : null, null); // defaults: null vs empty
             }
             byte[] body = EncodeContext.encodeToArray(original);
-            KvResp a = leader.apply(index, clock, original);
-            KvResp b = follower.apply(index, clock, PbParser.parse(body, new KvReq.Decoder()));
+            KvResp a = leader.apply(index, 1, clock, original);
+            KvResp b = follower.apply(index, 1, clock, PbParser.parse(body, new KvReq.Decoder()));
             assertEquals(a, b, "answers differ at " + index + " for " + original);
             clock += rnd.nextInt(20);
         }
@@ -237,7 +237,7 @@ class SnapshotTest {
         assertThrows(IllegalStateException.class, () -> r.accept(orphan));
         KvSnapshotRestorer r2 = store.beginRestore();
         r2.accept(new KvSnapshotChunk(5, 1, null, null, null, false));
-        assertThrows(IllegalStateException.class, r2::finish);
+        assertThrows(IllegalStateException.class, () -> r2.finish(1));
         assertThrows(IllegalStateException.class, () -> r2.accept(new KvSnapshotChunk(6, 1, null, null, null, true)));
         KvStore open = new KvStore();
         try (KvSnapshot s = open.openSnapshot()) {
@@ -259,7 +259,7 @@ class SnapshotTest {
         assertEquals(log.store.describeState(), restored.describeState());
         assertEquals(291, restored.ttlManager().trackedLeaseCount(), "every held lock has its lease deadline");
         // the waiter is granted on the restored replica just as on the original
-        KvResp r = restored.apply(log.index + 1, log.clockMillis, KvReq.unlock("l").session(1, 1));
+        KvResp r = restored.apply(log.index + 1, log.term, log.clockMillis, KvReq.unlock("l").session(1, 1));
         assertEquals(KvCode.SUCCESS, r.code());
         assertTrue(restored.locks.get("l").heldBy(2, 2));
     }

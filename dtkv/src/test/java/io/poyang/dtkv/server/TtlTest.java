@@ -1,6 +1,7 @@
 package io.poyang.dtkv.server;
 
 import io.poyang.dtkv.KvCode;
+import io.poyang.dtkv.KvNode;
 import io.poyang.dtkv.KvOp;
 import io.poyang.dtkv.KvReq;
 import io.poyang.dtkv.KvResp;
@@ -9,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 
 import static io.poyang.dtkv.server.KvLog.asA;
+import static io.poyang.dtkv.server.KvLog.asB;
 import static io.poyang.dtkv.server.KvLog.b;
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -64,9 +66,9 @@ class TtlTest {
     void staleExpiriesAreRejected() {
         ttl.onLeaderStart(log.clockMillis);
         log.apply(asA(KvReq.putTemp("t", b("1"), 100)));
-        log.advance(100);
-        KvReq proposal = ttl.pollDue(log.clockMillis, 10).get(0);
-        // the owner renews before the proposal is applied
+        log.advance(99);
+        KvReq proposal = ttl.pollDue(log.clockMillis + 1, 10).get(0); // the leader's clock reads 1 ms on
+        // the owner renews (1 ms before the deadline) before the proposal is applied
         log.apply(asA(KvReq.updateTtl("t", 1000)));
         assertEquals(KvCode.STALE_EXPIRE, log.apply(proposal).code());
         assertTrue(store.nodeOf("t").exists());
@@ -74,7 +76,7 @@ class TtlTest {
         log.advance(1000);
         KvReq again = ttl.pollDue(log.clockMillis, 10).get(0);
         log.apply(asA(KvReq.remove("t")));
-        log.apply(asA(KvReq.putTemp("t", b("2"), 1)));
+        log.apply(asA(KvReq.putTemp("t", b("2"), 1000)));
         log.advance(1);
         assertEquals(KvCode.STALE_EXPIRE, log.apply(again).code());
         assertEquals("2", store.nodeOf("t").valueAsString());
@@ -126,23 +128,90 @@ class TtlTest {
     @Test
     void aLeaderChangeNeverShortensATtl() {
         // The old leader writes a temp node with 10 s to live at its clock T.
-        KvStore follower = new KvStore();
         log.apply(asA(KvReq.putTemp("t", b("1"), 10_000)));
-        log.advance(4000); // 4 s later the old leader dies; its last entry was at T
-        log.replayInto(follower, 0);
-        TtlManager newLeader = follower.ttlManager();
-        // The new leader's clock runs 3 s ahead of the old one's and it took over 4 s after the last entry.
-        long newLeaderClockSkewMillis = 3000;
-        long takeOverLocal = log.clockMillis + newLeaderClockSkewMillis;
-        newLeader.onLeaderStart(takeOverLocal);
-        assertEquals(7000, newLeader.leaderOffsetMillis());
+        long t = log.clockMillis;
+        KvStore otherReplica = new KvStore();
+        // 4 s later the old leader dies; its last entry was at T. The new leader's clock runs 3 s
+        // ahead of the old one's, so it reads T + 7 s when it takes over.
+        long takeOverLocal = t + 4000 + 3000;
+        ttl.onLeaderStart(takeOverLocal);
+        assertEquals(7000, ttl.leaderOffsetMillis(), "until its first entry is applied it expires 7 s later");
+        assertTrue(ttl.pollDue(takeOverLocal + 9_999, 10).isEmpty());
+        // Its first entry moves every deadline by the gap, on every replica, and the offset goes.
+        log.clockMillis = takeOverLocal;
+        log.newLeaderNoOp();
+        assertEquals(0, ttl.leaderOffsetMillis());
+        assertEquals(takeOverLocal + 10_000, store.nodeOf("t").expireAtMillis());
+        assertEquals(takeOverLocal + 10_000, ttl.nextDueMillis());
+        log.replayInto(otherReplica, 0);
+        assertEquals(store.describeState(), otherReplica.describeState());
         // Nothing is due before 10 s have passed in the new leader's own time since it took over.
-        assertTrue(newLeader.pollDue(takeOverLocal + 9_999, 10).isEmpty());
-        List<KvReq> due = newLeader.pollDue(takeOverLocal + 10_000, 10);
+        log.advance(9_999);
+        log.apply(KvReq.put("other", b("x")));
+        assertTrue(store.nodeOf("t").exists(), "an entry 9.999 s into the new term leaves it");
+        assertTrue(ttl.pollDue(log.clockMillis, 10).isEmpty());
+        log.advance(1);
+        List<KvReq> due = ttl.pollDue(log.clockMillis, 10);
         assertEquals(1, due.size());
-        // The proposal passes the apply-time check on every replica.
-        assertEquals(KvCode.SUCCESS, follower.apply(log.index + 1, takeOverLocal + 10_000, due.get(0)).code());
-        assertFalse(follower.nodeOf("t").exists());
+        assertEquals(KvCode.SUCCESS, log.apply(due.get(0)).code(), "the proposal removes its own node");
+        assertFalse(store.nodeOf("t").exists());
+    }
+
+    @Test
+    void aTempNodePastItsDeadlineIsGoneForTheNextWriteBeforeTheExpiryEntry() {
+        ttl.onLeaderStart(log.clockMillis);
+        log.apply(asA(KvReq.putTemp("t", b("a"), 1000)));
+        log.apply(asA(KvReq.putTemp("u", b("a"), 1000)));
+        log.apply(KvReq.mkdir("svc"));
+        log.apply(asA(KvReq.makeTempDir("svc.members", 1000)));
+        log.apply(asA(KvReq.putTemp("svc.members.m1", b("a"), 60_000)));
+        List<KvReq> proposals = ttl.pollDue(log.clockMillis + 1000, 10);
+        assertEquals(3, proposals.size(), "t, u and svc.members are proposed once due");
+        log.advance(999);
+        assertEquals(KvCode.NOT_OWNER, log.apply(asB(KvReq.put("t", b("b")))).code(), "1 ms before: still A's");
+        log.advance(1);
+        // At the deadline the owner can no longer renew it, and anyone may write the key.
+        KvResp renewal = log.apply(asA(KvReq.updateTtl("u", 1000)));
+        assertEquals(KvCode.NOT_FOUND, renewal.code());
+        assertEquals(KvCode.SUCCESS, log.apply(asB(KvReq.put("t", b("b")))).code());
+        KvNode t = store.nodeOf("t");
+        assertEquals("b", t.valueAsString());
+        assertFalse(t.isTemp(), "a new, permanent node");
+        assertFalse(store.nodeOf("svc.members").exists(), "the temp directory went too");
+        assertFalse(store.nodeOf("svc.members.m1").exists(), "with its longer-lived child");
+        assertEquals(0, ttl.trackedNodeCount());
+        for (KvReq p : proposals) {
+            assertEquals(KvCode.STALE_EXPIRE, log.apply(p).code(), "the leader's late proposal changes nothing");
+        }
+        assertEquals("b", store.nodeOf("t").valueAsString());
+    }
+
+    @Test
+    void anEntryWithoutARequestPastADeadlineRemovesTheTempNodeOnEveryReplica() {
+        log.apply(asA(KvReq.putTemp("t", b("a"), 1000)));
+        log.advance(1000);
+        log.entryWithoutRequest(); // a membership change, say, in the same term
+        assertFalse(store.nodeOf("t").exists());
+        KvStore replica = new KvStore();
+        log.replayInto(replica, 0);
+        assertFalse(replica.nodeOf("t").exists());
+        assertEquals(store.describeState(), replica.describeState());
+    }
+
+    @Test
+    void deadlinesMoveTheSameOnAReplicaRestoredFromASnapshotBeforeTheTermChange() {
+        log.apply(asA(KvReq.putTemp("a", b("1"), 5000)));
+        log.apply(asA(KvReq.tryLock("l", 5000, 0)));
+        KvStore restored = SnapshotTest.restoreFrom(store, 64);
+        long snapshotIndex = log.index;
+        assertEquals(1, restored.lastAppliedTerm());
+        log.advance(3000);
+        log.newLeaderNoOp();
+        log.advance(4000);
+        log.apply(KvReq.put("b", b("1")));
+        log.replayInto(restored, snapshotIndex);
+        assertTrue(store.nodeOf("a").exists(), "7 s after its write, but only 4 s into the new term");
+        assertEquals(store.describeState(), restored.describeState());
     }
 
     @Test
@@ -167,7 +236,7 @@ class TtlTest {
                 c = s.nextChunk();
                 r.accept(c);
             } while (!c.isLast());
-            r.finish();
+            r.finish(log.term);
         }
         assertEquals(2, restored.ttlManager().trackedNodeCount());
         restored.ttlManager().onLeaderStart(log.clockMillis);

@@ -201,7 +201,7 @@ class WatchTest {
         long lag = log.index - 40;
         for (KvLog.Entry e : log.entries) {
             if (e.index <= lag) {
-                node2.apply(e.index, e.timestampMillis, e.decode());
+                e.applyTo(node2);
             }
         }
         long[] known = new long[keys.length];
@@ -213,7 +213,7 @@ class WatchTest {
         // node 2 catches up (the client ignores states older than what it has)
         for (KvLog.Entry e : log.entries) {
             if (e.index > lag) {
-                node2.apply(e.index, e.timestampMillis, e.decode());
+                e.applyTo(node2);
                 if (e.index % 5 == 0) {
                     clientReceives(node2, 1, drainNotifies(node2, 1), clientIndex, clientValue);
                 }
@@ -278,11 +278,11 @@ class WatchTest {
         KvSnapshot snap = other.store.openSnapshot();
         KvSnapshotRestorer r = store.beginRestore();
         r.accept(snap.nextChunk());
-        r.finish();
+        r.finish(other.term);
         snap.close();
         List<KvWatchEvent> events = drain(1);
         assertEquals("from-snapshot", events.get(0).node().valueAsString());
-        store.apply(store.lastAppliedIndex() + 1, log.clockMillis, KvReq.put("k", b("after")));
+        store.apply(store.lastAppliedIndex() + 1, other.term, log.clockMillis, KvReq.put("k", b("after")));
         assertEquals("after", drain(1).get(0).node().valueAsString(), "the new entry is linked to the watch");
     }
 
