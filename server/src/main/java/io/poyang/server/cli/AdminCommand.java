@@ -4,6 +4,7 @@ import io.poyang.common.PoyangTimeoutException;
 import io.poyang.net.NetConnectionException;
 import io.poyang.raft.client.AdminClient;
 import io.poyang.raft.client.AdminClientConfig;
+import io.poyang.raft.client.AdminError;
 import io.poyang.raft.client.GroupMembers;
 import io.poyang.raft.client.GroupStatus;
 import io.poyang.raft.client.NodeStatus;
@@ -23,6 +24,8 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -41,7 +44,9 @@ import java.util.concurrent.TimeUnit;
  * </pre>
  *
  * <p>Every node changes its own {@code servers.properties} when it sees a change (see the node's
- * ServersFileSync), so the command line only talks to the nodes. Exit codes: {@value #EXIT_OK}
+ * ServersFileSync), so the command line only talks to the nodes. A group or node that no node
+ * asked has ({@code remove-group}, {@code remove-node}, {@code status --group}) is an error, not an
+ * empty success. Exit codes: {@value #EXIT_OK}
  * done; {@value #EXIT_ERROR} an error (the message says which and what to do);
  * {@value #EXIT_UNREACHABLE} for {@code status} when a node could not be reached (the table is still
  * printed).
@@ -183,10 +188,12 @@ public final class AdminCommand {
         // Every node is asked at once, and each asked for its groups as soon as it answers, so one
         // node that does not answer holds up only its own rows within the command's deadline.
         Map<Integer, CompletableFuture<Map<Integer, CompletableFuture<GroupStatus>>>> nodeAsks = new LinkedHashMap<>();
+        Set<Integer> groupsSeen = new ConcurrentSkipListSet<>();
         for (int n : servers.keySet()) {
             nodeAsks.put(n, admin.nodeStatusAsync(n).thenApply(ns -> {
                 Map<Integer, CompletableFuture<GroupStatus>> groupAsks = new TreeMap<>();
                 for (int g : ns.groupIds()) {
+                    groupsSeen.add(g);
                     if (onlyGroup == 0 || g == onlyGroup) {
                         groupAsks.put(g, admin.groupStatusAsync(n, g));
                     }
@@ -203,6 +210,10 @@ public final class AdminCommand {
             } catch (RuntimeException ex) {
                 unreachable.put(e.getKey(), describe(ex));
             }
+        }
+        if (onlyGroup != 0 && hosts.isEmpty() && unreachable.isEmpty()) {
+            // every node answered and none runs it: a mistyped id, not an empty table
+            throw noSuchGroup(onlyGroup, "no node of --servers runs group " + onlyGroup, groupsSeen, "");
         }
         List<Row> rows = new ArrayList<>();
         Map<Integer, GroupStatus> leaders = new TreeMap<>();
@@ -351,21 +362,41 @@ public final class AdminCommand {
                 new Json().field("group", group).raw("on", intArray(on)));
     }
 
+    /**
+     * Stops {@code group} on the nodes of {@code --on}, or on every node of {@code --servers} that
+     * runs it. Removing is idempotent on a node, so a group that no node asked runs would "succeed"
+     * without doing anything; that is refused as NO_SUCH_GROUP instead (a mistyped id, or a removal
+     * done already), with the groups the nodes do run.
+     */
     private int removeGroup(AdminClient admin, CliArgs a, int group) {
+        boolean delete = a.flag("--delete-data");
+        Set<Integer> groupsSeen = new ConcurrentSkipListSet<>();
         int[] on;
         if (a.has("--on")) {
             on = ids(a, "--on", true);
+            // each node is asked what it runs just before it is told to remove the group, so the
+            // nodes still go at once and one that does not answer holds up only its own part
+            Set<Integer> ranIt = ConcurrentHashMap.newKeySet();
+            onEachNode("remove-group", on, n -> admin.nodeStatusAsync(n).thenCompose(ns -> {
+                noteGroups(ns, group, n, groupsSeen, ranIt);
+                return admin.removeGroupAsync(n, group, delete);
+            }));
+            if (ranIt.isEmpty()) {
+                throw noSuchGroup(group, (on.length == 1 ? "node " + join(on) + " does not run" : "none of nodes "
+                        + join(on) + " runs") + " group " + group, groupsSeen, "; nothing was removed");
+            }
         } else {
-            List<Integer> hosting = new ArrayList<>();
+            Set<Integer> hosting = new TreeSet<>();
             for (Map.Entry<Integer, CompletableFuture<NodeStatus>> e : askEach(admin::nodeStatusAsync).entrySet()) {
-                if (contains(get(e.getValue()).groupIds(), group)) {
-                    hosting.add(e.getKey());
-                }
+                noteGroups(get(e.getValue()), group, e.getKey(), groupsSeen, hosting);
+            }
+            if (hosting.isEmpty()) {
+                throw noSuchGroup(group, "no node of --servers runs group " + group, groupsSeen,
+                        "; nothing was removed");
             }
             on = hosting.stream().mapToInt(Integer::intValue).toArray();
+            onEachNode("remove-group", on, n -> admin.removeGroupAsync(n, group, delete));
         }
-        boolean delete = a.flag("--delete-data");
-        onEachNode("remove-group", on, n -> admin.removeGroupAsync(n, group, delete));
         return done("remove-group", "group " + group + " removed from node" + (on.length == 1 ? " " : "s ") + join(on)
                 + (delete ? " and its data deleted" : " (its data kept)"),
                 new Json().field("group", group).raw("on", intArray(on)).field("dataDeleted", delete));
@@ -382,8 +413,31 @@ public final class AdminCommand {
                         .raw("on", told.toString().replace(" ", "")));
     }
 
+    /**
+     * Makes every other node of {@code --servers} forget {@code node}. Forgetting is idempotent on a
+     * node, so a node that none of them knows would "succeed" without doing anything; that is refused
+     * as UNKNOWN_NODE instead (a mistyped id, or a removal done already), with the nodes they know.
+     */
     private int removeNode(AdminClient admin, int node) {
-        List<Integer> told = onEachNode("remove-node", othersThan(node), n -> admin.removeNodeAsync(n, node));
+        if (othersThan(node).length == 0) {
+            throw new CliArgs.UsageException("remove-node " + node + ": --servers lists no other node to tell");
+        }
+        Set<Integer> nodesSeen = new ConcurrentSkipListSet<>();
+        Set<Integer> knewIt = ConcurrentHashMap.newKeySet();
+        // each node is asked what it knows just before it is told to forget, as in removeGroup
+        List<Integer> told = onEachNode("remove-node", othersThan(node), n -> admin.nodeStatusAsync(n)
+                .thenCompose(ns -> {
+                    nodesSeen.addAll(ns.nodes().keySet());
+                    if (ns.nodes().containsKey(node)) {
+                        knewIt.add(n);
+                    }
+                    return admin.removeNodeAsync(n, node);
+                }));
+        if (knewIt.isEmpty()) {
+            throw new NoSuchTargetException(AdminError.UNKNOWN_NODE, "no node of --servers"
+                    + " knows node " + node + " (the nodes asked know nodes " + joinList(new ArrayList<>(nodesSeen))
+                    + "); nothing was removed. Check the node id; list-nodes shows what each node knows");
+        }
         return done("remove-node", "node " + node + " forgotten by node" + (told.size() == 1 ? " " : "s ")
                 + joinList(told), new Json().field("node", node).raw("on", told.toString().replace(" ", "")));
     }
@@ -495,6 +549,36 @@ public final class AdminCommand {
                 + ". Run it again once those nodes can be reached (it is safe to repeat)", first);
     }
 
+    /** Records the groups {@code ns} runs, and whether {@code group} is among them (then adds {@code node} to {@code runners}). */
+    private static void noteGroups(NodeStatus ns, int group, int node, Set<Integer> groupsSeen, Set<Integer> runners) {
+        for (int g : ns.groupIds()) {
+            groupsSeen.add(g);
+        }
+        if (contains(ns.groupIds(), group)) {
+            runners.add(node);
+        }
+    }
+
+    private static NoSuchTargetException noSuchGroup(int group, String what, Set<Integer> groupsSeen, String outcome) {
+        return new NoSuchTargetException(AdminError.NO_SUCH_GROUP, what + " (the nodes asked"
+                + " run " + (groupsSeen.isEmpty() ? "no group" : "group" + (groupsSeen.size() == 1 ? " " : "s ")
+                + joinList(new ArrayList<>(groupsSeen))) + ")" + outcome + ". Check the group id; list-groups shows"
+                + " which node runs what");
+    }
+
+    /**
+     * A command names a group or node that none of the nodes asked has: a mistyped id (or a change
+     * made already). Nothing was changed. Named like the nodes' own refusal of the same thing.
+     */
+    static final class NoSuchTargetException extends RuntimeException {
+        final AdminError error;
+
+        NoSuchTargetException(AdminError error, String message) {
+            super(message);
+            this.error = error;
+        }
+    }
+
     /** A command that reached some of its nodes and not others. */
     static final class PartialChangeException extends RuntimeException {
         PartialChangeException(String message, Throwable cause) {
@@ -531,6 +615,8 @@ public final class AdminCommand {
             name = "BAD_ARGUMENT";
         } else if (e instanceof PartialChangeException) {
             name = "PARTIAL";
+        } else if (e instanceof NoSuchTargetException) {
+            name = ((NoSuchTargetException) e).error.name();
         } else {
             name = "ERROR";
         }
@@ -676,7 +762,8 @@ public final class AdminCommand {
         out.println();
         out.println("commands:");
         out.println("  status [--group G]             every group on every node: role, term, leader, indexes,");
-        out.println("                                 lag behind the leader, configuration (a table)");
+        out.println("                                 lag behind the leader, configuration (a table); a group G");
+        out.println("                                 no node runs is an error (NO_SUCH_GROUP)");
         out.println("  transfer-leader GROUP NODE     make NODE (a voter) the leader of GROUP");
         out.println("  prepare-change GROUP --members IDS [--observers IDS]");
         out.println("                                 start a membership change (joint consensus) to these voters");
@@ -688,9 +775,11 @@ public final class AdminCommand {
         out.println("                                 with this configuration (for a node joining an existing");
         out.println("                                 group: its current configuration, --on the new node)");
         out.println("  remove-group GROUP [--on IDS] [--delete-data]   stop running GROUP on nodes IDS");
-        out.println("                                 (default: every node running it)");
+        out.println("                                 (default: every node running it; when none of them runs");
+        out.println("                                 it, an error: NO_SUCH_GROUP)");
         out.println("  add-node NODE HOST:PORT        tell every other node NODE's replication address");
-        out.println("  remove-node NODE               make every other node forget NODE");
+        out.println("  remove-node NODE               make every other node forget NODE (UNKNOWN_NODE when none");
+        out.println("                                 knows it)");
         out.println("  list-nodes                     the nodes each node knows, with addresses");
         out.println("  list-groups                    the groups and the nodes running them");
         out.println();

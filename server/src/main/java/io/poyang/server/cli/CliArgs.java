@@ -2,8 +2,10 @@ package io.poyang.server.cli;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,6 +20,8 @@ public final class CliArgs {
 
     private final Map<String, String> values = new HashMap<>();
     private final Set<String> flags = new HashSet<>();
+    /** The options given (valued and flags), by name, in the order of the command line. */
+    private final Set<String> given = new LinkedHashSet<>();
     private final List<String> positional = new ArrayList<>();
     private final List<String> rest = new ArrayList<>();
 
@@ -49,8 +53,10 @@ public final class CliArgs {
                         value = args[++i];
                     }
                     a.values.put(name, value);
+                    a.given.add(name);
                 } else if (flagNames.contains(name) && value == null) {
                     a.flags.add(name);
+                    a.given.add(name);
                 } else {
                     throw new UsageException("unknown option '" + s + "'");
                 }
@@ -86,6 +92,11 @@ public final class CliArgs {
             throw new UsageException(name + " " + v + ": out of range (" + min + ".." + max + ")");
         }
         return n;
+    }
+
+    /** The names of the options given (with their dashes), in the order they came. */
+    public Set<String> given() {
+        return Collections.unmodifiableSet(given);
     }
 
     public boolean flag(String name) {

@@ -22,8 +22,11 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -58,6 +61,14 @@ public final class KvCommand {
             "--timeout", "--ttl", "--count", "--lease", "--wait"));
     private static final java.util.Set<String> FLAGS = new HashSet<>(Arrays.asList("--json", "--verbose", "--help",
             "-h", "--absent"));
+    /** The options every command takes (besides --help, which prints the usage instead of running one). */
+    private static final List<String> COMMON_OPTIONS = Arrays.asList("--servers", "--group", "--timeout", "--json",
+            "--verbose");
+    /**
+     * Each command's own options. Another command's option is refused, not ignored: {@code kv get k
+     * --ttl 5000} must not look as if it did something with the TTL.
+     */
+    private static final Map<String, List<String>> OWN_OPTIONS = ownOptions();
 
     private final PrintStream out;
     private final PrintStream err;
@@ -97,6 +108,10 @@ public final class KvCommand {
             return usageError("name a command");
         }
         String command = a.positional().get(0);
+        String misplaced = misplacedOption(command, a);
+        if (misplaced != null) {
+            return usageError(misplaced);
+        }
         String servers = a.value("--servers", envOr("POYANG_SERVERS", DEFAULT_SERVERS));
         long timeoutMillis;
         int group;
@@ -113,12 +128,16 @@ public final class KvCommand {
             return usageError(e.getMessage());
         }
         List<String> args1 = new ArrayList<>(a.positional().subList(1, a.positional().size()));
+        if (!command.equals("lock")) {
+            // after "--" come arguments that look like options (a value "-1"); lock's are its COMMAND
+            args1.addAll(a.rest());
+        }
         KvClient kv = new KvClient(cfg);
         try {
             kv.start();
             switch (command) {
                 case "put":
-                    return put(kv, a, withRest(args1, a));
+                    return put(kv, a, args1);
                 case "get":
                     return get(kv, one(args1, "KEY"));
                 case "remove":
@@ -130,7 +149,7 @@ public final class KvCommand {
                 case "mkdir":
                     return mkdir(kv, a, one(args1, "DIR"));
                 case "cas":
-                    return cas(kv, a, withRest(args1, a));
+                    return cas(kv, a, args1);
                 case "ttl":
                     return ttl(kv, one(args1, "KEY"));
                 case "watch":
@@ -149,10 +168,39 @@ public final class KvCommand {
         }
     }
 
-    private static List<String> withRest(List<String> args, CliArgs a) {
-        List<String> all = new ArrayList<>(args);
-        all.addAll(a.rest());
-        return all;
+    private static Map<String, List<String>> ownOptions() {
+        Map<String, List<String>> m = new HashMap<>();
+        List<String> none = Collections.emptyList();
+        List<String> ttl = Collections.singletonList("--ttl");
+        m.put("put", ttl);
+        m.put("mkdir", ttl);
+        m.put("cas", Collections.singletonList("--absent"));
+        m.put("watch", Collections.singletonList("--count"));
+        m.put("lock", Arrays.asList("--lease", "--wait"));
+        for (String c : new String[]{"get", "remove", "rm", "list", "ls", "ttl"}) {
+            m.put(c, none);
+        }
+        return m;
+    }
+
+    /**
+     * Why an option given does not apply to {@code command} (naming the option, the command and what
+     * it accepts), or null when all do. An unknown command is left to the command switch to report.
+     */
+    private static String misplacedOption(String command, CliArgs a) {
+        List<String> own = OWN_OPTIONS.get(command);
+        if (own == null) {
+            return null;
+        }
+        for (String option : a.given()) {
+            if (!own.contains(option) && !COMMON_OPTIONS.contains(option)) {
+                List<String> accepted = new ArrayList<>(own);
+                accepted.addAll(COMMON_OPTIONS);
+                return option + " does not apply to " + command + "; " + command + " accepts "
+                        + String.join(", ", accepted);
+            }
+        }
+        return null;
     }
 
     private static String one(List<String> args, String what) {
@@ -518,6 +566,7 @@ public final class KvCommand {
         out.println("  --json                        one JSON object per result line on stdout");
         out.println("  --verbose                     client logs on stderr");
         out.println();
+        out.println("An option of one command is refused by the others (get KEY --ttl MS is an error).");
         out.println("Keys are paths with '.' (app.db.url); parents must exist (mkdir app, mkdir app.db).");
         out.println("exit codes: 0 done, 1 not found, 2 error, 3 condition failed (cas mismatch, lock not granted)");
     }

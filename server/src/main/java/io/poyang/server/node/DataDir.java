@@ -222,6 +222,16 @@ public final class DataDir implements AutoCloseable {
     }
 
     private void release(boolean clearPid) {
+        try {
+            releaseLock(clearPid);
+        } finally {
+            // whatever happened to the file, this JVM no longer holds the directory: a later open
+            // here must not be refused as "in use by another node in this process"
+            HELD.remove(identity);
+        }
+    }
+
+    private void releaseLock(boolean clearPid) {
         if (clearPid) {
             // Emptied, not deleted: a node that opened the file just before we release the lock
             // must get the lock of the file that stays in the directory. Had we deleted it, that
@@ -241,7 +251,6 @@ public final class DataDir implements AutoCloseable {
             // closing the channel releases it too
         }
         closeQuietly(pidChannel);
-        HELD.remove(identity);
     }
 
     private static String readQuietly(FileChannel ch) {

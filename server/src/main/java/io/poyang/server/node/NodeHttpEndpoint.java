@@ -29,7 +29,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * threads): {@code GET /metrics} in Prometheus text format ({@link NodeMetrics}) and
  * {@code GET /health}, a small JSON document with status 200 when every group on the node runs and
  * knows its leader, 503 otherwise (stopping, a group failed or leaderless) — for load balancers and
- * scripts.
+ * scripts. Only these two paths are served, exactly (a query string is ignored): any other path,
+ * {@code /healthz} or {@code /health/x} too, is answered 404 with a body naming the two.
  *
  * <p>The JDK server hands a connection to an exchange thread as soon as its first bytes arrive, and
  * that thread then blocks reading the rest of the request with no time limit. So a client that
@@ -48,6 +49,8 @@ final class NodeHttpEndpoint {
      * about 2 s for the groups, and answers are a few KiB: a well-behaved client is far below this.
      */
     static final long EXCHANGE_LIMIT_MILLIS = 10_000;
+    static final String METRICS_PATH = "/metrics";
+    static final String HEALTH_PATH = "/health";
 
     private final PoyangNode node;
     private final String host;
@@ -71,16 +74,9 @@ final class NodeHttpEndpoint {
     }
 
     void start() {
-        try {
-            server = HttpServer.create(new InetSocketAddress(host, requestedPort), 16);
-        } catch (BindException e) {
-            throw new NodeStartException("port " + requestedPort + " on " + host + " is already in use (metricsPort): "
-                    + e.getMessage() + ". Stop the process listening there or choose another metricsPort (-1 turns the"
-                    + " HTTP endpoint off)", e);
-        } catch (IOException e) {
-            throw new NodeStartException("cannot open the HTTP port " + host + ":" + requestedPort + " (metricsPort): "
-                    + e, e);
-        }
+        // Threads first: an HttpServer that is created but never started keeps its port bound even
+        // after stop() (only its dispatcher thread closes it), so nothing that can fail comes between
+        // binding the port and starting the server. stop() ends these threads when the bind fails.
         AtomicInteger threads = new AtomicInteger();
         executor = Executors.newFixedThreadPool(EXCHANGE_THREADS, r -> {
             Thread t = new Thread(r, "poyang-" + node.config().nodeId + "-http-" + threads.getAndIncrement());
@@ -92,10 +88,21 @@ final class NodeHttpEndpoint {
             t.setDaemon(true);
             return t;
         });
-        server.setExecutor(exchange -> executor.execute(() -> runLimited(exchange)));
         metrics.start();
-        server.createContext("/metrics", this::metrics);
-        server.createContext("/health", this::health);
+        try {
+            server = HttpServer.create(new InetSocketAddress(host, requestedPort), 16);
+        } catch (BindException e) {
+            throw new NodeStartException("port " + requestedPort + " on " + host + " is already in use (metricsPort): "
+                    + e.getMessage() + ". Stop the process listening there or choose another metricsPort (-1 turns the"
+                    + " HTTP endpoint off)", e);
+        } catch (IOException e) {
+            throw new NodeStartException("cannot open the HTTP port " + host + ":" + requestedPort + " (metricsPort): "
+                    + e, e);
+        }
+        server.setExecutor(exchange -> executor.execute(() -> runLimited(exchange)));
+        // one context for every path: the JDK matches contexts by prefix ("/health" would also serve
+        // "/healthz" and "/health/x"), and a scraper or probe pointed at a mistyped path must get a 404
+        server.createContext("/", this::route);
         server.start();
     }
 
@@ -155,6 +162,19 @@ final class NodeHttpEndpoint {
 
     NodeMetrics metrics() {
         return metrics;
+    }
+
+    /** Serves {@value #METRICS_PATH} and {@value #HEALTH_PATH} exactly (a query string is ignored); 404 for any other path. */
+    private void route(HttpExchange ex) throws IOException {
+        String path = ex.getRequestURI().getPath();
+        if (METRICS_PATH.equals(path)) {
+            metrics(ex);
+        } else if (HEALTH_PATH.equals(path)) {
+            health(ex);
+        } else {
+            send(ex, 404, "text/plain; charset=utf-8", "not found; this endpoint serves " + METRICS_PATH + " and "
+                    + HEALTH_PATH + "\n");
+        }
     }
 
     private void metrics(HttpExchange ex) throws IOException {

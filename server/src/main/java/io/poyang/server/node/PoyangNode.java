@@ -103,9 +103,15 @@ public final class PoyangNode {
 
     /**
      * Starts the node; returns once it serves (ports open, every group recovered). A leader may not be
-     * elected yet (a three-node group needs two of its nodes up).
+     * elected yet (a three-node group needs two of its nodes up). A start that fails leaves nothing
+     * running or locked and may be retried on this object (once the port is free, say); a node that
+     * has started cannot start again, even after {@link #stop()}: create a new {@code PoyangNode}.
      */
     public synchronized void start() {
+        if (raft != null) {
+            throw new IllegalStateException("node " + config.nodeId + (stopped ? " was started and stopped" : " is"
+                    + " running") + "; a PoyangNode starts once: create a new one to start the node again");
+        }
         checkLayout(config, servers, serversFile);
         dataDir = DataDir.open(config.dataDir, config.nodeId);
         try {
@@ -125,7 +131,7 @@ public final class PoyangNode {
                 http.start();
             }
         } catch (RuntimeException | Error e) {
-            abortStart();
+            abortStart(e);
             throw e;
         }
         log.info("{}", readyLine());
@@ -280,27 +286,42 @@ public final class PoyangNode {
         }
     }
 
-    private void abortStart() {
-        stopped = true;
-        if (serversSync != null) {
-            serversSync.stop();
-        }
-        if (http != null) {
-            http.stop();
-        }
-        if (raft != null) {
-            try {
-                raft.stop();
-            } catch (RuntimeException e) {
-                log.warn("node {}: cleaning up after a failed start failed", config.nodeId, e);
+    /**
+     * Undoes a start that failed after the data directory was taken: stops what was started (the
+     * servers-file sync, the HTTP endpoint, the raft server with its threads and ports) and releases
+     * the directory. Each step runs even when one before it throws — a directory left locked would
+     * make every later start in this JVM fail with "in use" — and the node is left as before
+     * {@link #start()}, so the start can be retried. What a step threw is added to {@code failure}.
+     */
+    private void abortStart(Throwable failure) {
+        // a directory nothing ran in is not kept marked as this node's (its nodeId may be a typo)
+        boolean nothingRan = raft == null;
+        DataDir claimed = dataDir;
+        undoQuietly(failure, "the servers.properties sync", serversSync == null ? null : serversSync::stop);
+        undoQuietly(failure, "the HTTP endpoint", http == null ? null : http::stop);
+        undoQuietly(failure, "the raft server", raft == null ? null : raft::stop);
+        undoQuietly(failure, "the data directory", () -> {
+            if (nothingRan) {
+                claimed.unclaim();
             }
+            claimed.close();
+        });
+        serversSync = null;
+        http = null;
+        raft = null;
+        kv = null;
+        dataDir = null;
+    }
+
+    private void undoQuietly(Throwable failure, String what, Runnable step) {
+        if (step == null) {
+            return;
         }
-        if (dataDir != null) {
-            if (raft == null) {
-                // nothing was started in it: a directory this start claimed is not kept for this node id
-                dataDir.unclaim();
-            }
-            dataDir.close();
+        try {
+            step.run();
+        } catch (RuntimeException | Error e) {
+            failure.addSuppressed(e);
+            log.warn("node {}: stopping {} after a failed start failed", config.nodeId, what, e);
         }
     }
 

@@ -95,8 +95,36 @@ class AdminCommandTest {
         CommandRun json = ok("--json", "status");
         assertTrue(json.stdout.startsWith("{\"groups\":[{\"group\":1,\"node\":1,\"role\":"), json.stdout);
         assertTrue(json.stdout.endsWith("\"unreachable\":[]}\n"), json.stdout);
-        assertEquals("(no groups)\n", ok("status", "--group", "77").stdout.substring(
-                ok("status", "--group", "77").stdout.indexOf('\n') + 1));
+        String[] one = ok("status", "--group", "1").stdout.split("\n");
+        assertEquals(4, one.length, String.join("\n", one));
+    }
+
+    @Test
+    void aGroupOrNodeThatNoNodeHasIsRefusedNotReportedDone() {
+        CommandRun removeGroup = admin("remove-group", "77");
+        assertEquals(AdminCommand.EXIT_ERROR, removeGroup.exitCode, removeGroup.toString());
+        assertEquals("", removeGroup.stdout);
+        assertTrue(removeGroup.stderr.startsWith("poyang admin: NO_SUCH_GROUP: no node of --servers runs group 77"
+                + " (the nodes asked run group"), removeGroup.stderr);
+        assertTrue(removeGroup.stderr.contains("; nothing was removed. Check the group id"), removeGroup.stderr);
+        CommandRun removeGroupOn = admin("remove-group", "77", "--on", "2");
+        assertEquals(AdminCommand.EXIT_ERROR, removeGroupOn.exitCode, removeGroupOn.toString());
+        assertTrue(removeGroupOn.stderr.startsWith("poyang admin: NO_SUCH_GROUP: node 2 does not run group 77"),
+                removeGroupOn.stderr);
+        CommandRun json = admin("--json", "remove-group", "77");
+        assertEquals(AdminCommand.EXIT_ERROR, json.exitCode, json.toString());
+        assertTrue(json.stdout.startsWith("{\"ok\":false,\"error\":\"NO_SUCH_GROUP\",\"message\":\"no node of"),
+                json.stdout);
+        CommandRun status = admin("status", "--group", "77");
+        assertEquals(AdminCommand.EXIT_ERROR, status.exitCode, status.toString());
+        assertTrue(status.stderr.startsWith("poyang admin: NO_SUCH_GROUP: no node of --servers runs group 77"),
+                status.stderr);
+        CommandRun removeNode = admin("remove-node", "9");
+        assertEquals(AdminCommand.EXIT_ERROR, removeNode.exitCode, removeNode.toString());
+        assertTrue(removeNode.stderr.startsWith("poyang admin: UNKNOWN_NODE: no node of --servers knows node 9"
+                + " (the nodes asked know nodes 1,2,3"), removeNode.stderr);
+        // the group the nodes do run is left as it was
+        assertTrue(ok("list-groups").stdout.contains("1      1,2,3"));
     }
 
     @Test

@@ -190,6 +190,35 @@ class KvCommandTest {
     }
 
     @Test
+    void anOptionThatDoesNotApplyToTheCommandIsRefusedWithWhatTheCommandAccepts() {
+        CommandRun get = kv("get", "t8", "--ttl", "5s");
+        assertEquals(KvCommand.EXIT_ERROR, get.exitCode, get.toString());
+        assertEquals("", get.stdout);
+        assertTrue(get.stderr.startsWith("poyang kv: --ttl does not apply to get; get accepts --servers, --group,"
+                + " --timeout, --json, --verbose\n"), get.stderr);
+        // refused before anything is written
+        CommandRun put = kv("put", "t8", "v", "--count", "3");
+        assertTrue(put.stderr.startsWith("poyang kv: --count does not apply to put; put accepts --ttl, --servers,"),
+                put.stderr);
+        assertEquals(KvCommand.EXIT_NOT_FOUND, kv("get", "t8").exitCode, "put t8 was refused");
+        // the option is named wherever it stands, before the command too
+        assertTrue(kv("--absent", "ttl", "t8").stderr.startsWith("poyang kv: --absent does not apply to ttl; "));
+        String[][] refused = {{"lock", "t8lock", "--ttl", "100"}, {"cas", "t8", "a", "b", "--wait", "0"},
+                {"watch", "t8", "--lease", "100"}, {"mkdir", "t8", "--absent"}, {"ls", "--count", "1"},
+                {"rm", "t8", "--ttl", "1"}, {"list", "--ttl", "1"}, {"remove", "t8", "--wait", "1"}};
+        for (String[] args : refused) {
+            CommandRun r = kv(args);
+            assertEquals(KvCommand.EXIT_ERROR, r.exitCode, String.join(" ", args) + ": " + r);
+            assertTrue(r.stderr.contains(" does not apply to " + args[0] + "; " + args[0] + " accepts "), r.stderr);
+        }
+        assertTrue(kv("lock", "t8lock", "--ttl", "100").stderr.contains("lock accepts --lease, --wait, --servers"));
+        // arguments after "--" are the command's operands (lock's are its COMMAND): none is ignored either
+        CommandRun extra = kv("get", "t8", "--", "more");
+        assertEquals(KvCommand.EXIT_ERROR, extra.exitCode, extra.toString());
+        assertTrue(extra.stderr.startsWith("poyang kv: unexpected argument 'more'"), extra.stderr);
+    }
+
+    @Test
     void noServerIsAnErrorThatSaysSo() {
         CommandRun r = kvRaw("--servers", "127.0.0.1:1", "--timeout", "500", "get", "x");
         assertEquals(KvCommand.EXIT_ERROR, r.exitCode);

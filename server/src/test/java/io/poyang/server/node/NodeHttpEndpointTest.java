@@ -18,12 +18,14 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * The HTTP endpoint stays usable when clients misbehave: one that stops in the middle of its
- * request does not hold up {@code /health} for others, and is cut after the exchange limit.
+ * The HTTP endpoint serves exactly {@code /metrics} and {@code /health} (404 for any other path), and
+ * stays usable when clients misbehave: one that stops in the middle of its request does not hold up
+ * {@code /health} for others, and is cut after the exchange limit.
  */
 class NodeHttpEndpointTest {
 
@@ -68,6 +70,37 @@ class NodeHttpEndpointTest {
             in.transferTo(b);
             return b.toString(StandardCharsets.UTF_8);
         }
+    }
+
+    /** GET {@code pathAndQuery}: the status and the body (of an error status too). */
+    private static String[] get(int port, String pathAndQuery) throws IOException {
+        HttpURLConnection c = (HttpURLConnection) new URL("http://127.0.0.1:" + port + pathAndQuery).openConnection();
+        c.setConnectTimeout(3_000);
+        c.setReadTimeout(10_000);
+        int status = c.getResponseCode();
+        try (InputStream in = status >= 400 ? c.getErrorStream() : c.getInputStream()) {
+            ByteArrayOutputStream b = new ByteArrayOutputStream();
+            in.transferTo(b);
+            return new String[]{String.valueOf(status), b.toString(StandardCharsets.UTF_8)};
+        }
+    }
+
+    @Test
+    void onlyTheExactPathsAreServedAndAnyOtherGets404NamingThem() throws Exception {
+        cluster = new InProcessNodes(tmp, 1, Collections.singletonMap("metricsPort", "0"));
+        int port = cluster.nodes().get(0).metricsPort();
+        for (String wrong : new String[]{"/healthz", "/health/foo", "/health/", "/metricsx", "/metrics/x", "/",
+                "/nothing"}) {
+            String[] r = get(port, wrong);
+            assertEquals("404", r[0], wrong + " answered " + r[0] + ": " + r[1]);
+            assertEquals("not found; this endpoint serves /metrics and /health\n", r[1], wrong);
+        }
+        String[] health = get(port, "/health?verbose=1");
+        assertTrue(health[0].equals("200") || health[0].equals("503"), "/health with a query: " + health[0]);
+        assertTrue(health[1].contains("\"node\":1"), health[1]);
+        String[] metrics = get(port, "/metrics?name=poyang_raft_term");
+        assertEquals("200", metrics[0], metrics[1]);
+        assertTrue(metrics[1].contains("# TYPE poyang_raft_term gauge"), metrics[1]);
     }
 
     @Test
