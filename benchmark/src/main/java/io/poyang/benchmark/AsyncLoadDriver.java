@@ -60,7 +60,7 @@ public final class AsyncLoadDriver implements LoadDriver {
             scenario.issue(op.client, op);
         } catch (Throwable t) {
             inFlight.decrementAndGet();
-            stats.record(Outcome.FAILED, 0);
+            stats.recordFailure(Outcome.FAILED, FailureCause.of(t));
             if (reportedStartError.compareAndSet(false, true)) {
                 System.err.println("bench: an operation could not start: " + t + " (retrying; reported once)");
             }
@@ -103,8 +103,19 @@ public final class AsyncLoadDriver implements LoadDriver {
         }
 
         @Override
-        public void done(Outcome outcome) {
-            stats.record(outcome, System.nanoTime() - startNanos);
+        public void succeeded() {
+            stats.recordSuccess(System.nanoTime() - startNanos);
+            next();
+        }
+
+        @Override
+        public void failed(Outcome outcome, String cause) {
+            stats.recordFailure(outcome, cause);
+            next();
+        }
+
+        /** The slot's operation has been counted: start the slot's next one. */
+        private void next() {
             inFlight.decrementAndGet();
             if (issuingThread == Thread.currentThread()) {
                 // completed inside issue(): an operation that could not start; not from here (recursion)

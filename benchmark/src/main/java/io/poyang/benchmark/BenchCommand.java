@@ -305,6 +305,8 @@ public final class BenchCommand {
         r.drainFailed = drain.failed;
         r.drainTimeout = drain.timeout;
         r.drained = drained;
+        r.failureCauses = window.causes;
+        r.drainFailureCauses = drain.causes;
         r.latencies(stats.histogram());
         if (atMiddle != null && middleNanos - measureStart > 0 && measureEnd - middleNanos > 0) {
             r.firstHalfOpsPerSecond = atMiddle.minus(atWarmupEnd).success / ((middleNanos - measureStart) / 1e9);

@@ -29,6 +29,13 @@ public final class Report {
     public long drainTimeout;
     /** False when some operations had not ended when the drain gave up. */
     public boolean drained = true;
+    /**
+     * Why the failed and timed-out operations of the measured window failed: count by cause
+     * ({@link FailureCause}); the report shows the {@link #SHOWN_CAUSES} most frequent.
+     */
+    public Map<String, Long> failureCauses = new LinkedHashMap<>();
+    /** The same for those that failed or timed out while the last ones drained. */
+    public Map<String, Long> drainFailureCauses = new LinkedHashMap<>();
     public double p50Ms;
     public double p95Ms;
     public double p99Ms;
@@ -44,6 +51,8 @@ public final class Report {
 
     /** How far the halves may differ, in percent of the first, before the report says the run was not steady. */
     static final double UNSTEADY_PERCENT = 20;
+    /** Causes shown by name, most frequent first; the others are summed as "other". */
+    static final int SHOWN_CAUSES = 5;
 
     public double opsPerSecond() {
         return durationSeconds <= 0 ? 0 : success / durationSeconds;
@@ -81,6 +90,9 @@ public final class Report {
         row(sb, "success", String.format(Locale.ROOT, "%,d", success));
         row(sb, "failed", String.format(Locale.ROOT, "%,d", failed));
         row(sb, "timeout", String.format(Locale.ROOT, "%,d", timeout));
+        if (!failureCauses.isEmpty()) {
+            row(sb, "causes", causesText(failureCauses));
+        }
         row(sb, "latency ms", String.format(Locale.ROOT, "p50 %s  p95 %s  p99 %s  p99.9 %s  max %s",
                 fmt(p50Ms), fmt(p95Ms), fmt(p99Ms), fmt(p999Ms), fmt(maxMs)));
         for (Map.Entry<String, Object> e : extras.entrySet()) {
@@ -107,7 +119,20 @@ public final class Report {
         }
         if (drainFailed + drainTimeout > 0 || !drained) {
             sb.append(String.format(Locale.ROOT, "  NOT CLEAN: of the operations in flight at the end, %,d failed and"
-                    + " %,d timed out%s%n", drainFailed, drainTimeout, drained ? "" : ", and some never ended"));
+                    + " %,d timed out%s%s%n", drainFailed, drainTimeout, drained ? "" : ", and some never ended",
+                    drainFailureCauses.isEmpty() ? "" : " (" + causesText(drainFailureCauses) + ")"));
+        }
+        return sb.toString();
+    }
+
+    /** "NetConnectionException 12, KvException NOT_FOUND 3, other 1": the most frequent causes first. */
+    private static String causesText(Map<String, Long> causes) {
+        StringBuilder sb = new StringBuilder();
+        for (Map.Entry<String, Long> e : FailureCauses.top(causes, SHOWN_CAUSES).entrySet()) {
+            if (sb.length() > 0) {
+                sb.append(", ");
+            }
+            sb.append(e.getKey()).append(' ').append(String.format(Locale.ROOT, "%,d", e.getValue()));
         }
         return sb.toString();
     }
@@ -139,6 +164,9 @@ public final class Report {
         m.put("drain_failed", drainFailed);
         m.put("drain_timeout", drainTimeout);
         m.put("drained", drained);
+        // next to the counts they explain; always there (empty when none failed), so scripts need not test for the key
+        m.put("failure_causes", FailureCauses.top(failureCauses, SHOWN_CAUSES));
+        m.put("drain_failure_causes", FailureCauses.top(drainFailureCauses, SHOWN_CAUSES));
         m.put("p50_ms", round(p50Ms, 4));
         m.put("p95_ms", round(p95Ms, 4));
         m.put("p99_ms", round(p99Ms, 4));
@@ -151,18 +179,26 @@ public final class Report {
             m.put("second_half_change_pct", round(change, 1));
         }
         m.putAll(extras);
-        StringBuilder sb = new StringBuilder("{");
+        StringBuilder sb = new StringBuilder();
+        appendObject(sb, m);
+        return sb.toString();
+    }
+
+    private static void appendObject(StringBuilder sb, Map<?, ?> m) {
+        sb.append('{');
         boolean first = true;
-        for (Map.Entry<String, Object> e : m.entrySet()) {
+        for (Map.Entry<?, ?> e : m.entrySet()) {
             if (!first) {
                 sb.append(',');
             }
             first = false;
-            Json.appendQuoted(sb, e.getKey());
+            Json.appendQuoted(sb, String.valueOf(e.getKey()));
             sb.append(':');
             Object v = e.getValue();
             if (v == null) {
                 sb.append("null");
+            } else if (v instanceof Map) {
+                appendObject(sb, (Map<?, ?>) v);
             } else if (v instanceof Double || v instanceof Float) {
                 // Plain decimal, never exponent notation, so scripts and humans read it alike.
                 sb.append(new java.math.BigDecimal(((Number) v).doubleValue()).setScale(4, java.math.RoundingMode.HALF_UP)
@@ -173,7 +209,7 @@ public final class Report {
                 Json.appendQuoted(sb, v.toString());
             }
         }
-        return sb.append('}').toString();
+        sb.append('}');
     }
 
     private static double round(double v, int decimals) {

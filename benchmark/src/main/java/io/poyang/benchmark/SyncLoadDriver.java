@@ -68,17 +68,16 @@ public final class SyncLoadDriver implements LoadDriver {
         try {
             while (running) {
                 long start = System.nanoTime();
-                Outcome outcome;
                 try {
                     scenario.call(id);
-                    outcome = Outcome.SUCCESS;
+                    stats.recordSuccess(System.nanoTime() - start);
                 } catch (Exception e) {
-                    outcome = isTimeout(e) ? Outcome.TIMEOUT : Outcome.FAILED;
-                }
-                stats.record(outcome, System.nanoTime() - start);
-                if (outcome == Outcome.FAILED) {
-                    // a failing operation usually fails fast: do not spin on it
-                    Thread.sleep(1);
+                    boolean timedOut = isTimeout(e);
+                    stats.recordFailure(timedOut ? Outcome.TIMEOUT : Outcome.FAILED, FailureCause.of(e));
+                    if (!timedOut) {
+                        // a failing operation usually fails fast: do not spin on it
+                        Thread.sleep(1);
+                    }
                 }
             }
         } catch (InterruptedException e) {

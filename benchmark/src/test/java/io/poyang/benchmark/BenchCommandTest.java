@@ -168,8 +168,13 @@ class BenchCommandTest {
                 @Override
                 public void issue(int client, OpCallback callback) {
                     boolean stalled = System.nanoTime() - stallFrom >= 0;
-                    timer.schedule(() -> callback.done(stalled ? Outcome.TIMEOUT : Outcome.SUCCESS),
-                            stalled ? 400 : 1, java.util.concurrent.TimeUnit.MILLISECONDS);
+                    timer.schedule(() -> {
+                        if (stalled) {
+                            callback.failed(Outcome.TIMEOUT, "PoyangTimeoutException TIMEOUT");
+                        } else {
+                            callback.succeeded();
+                        }
+                    }, stalled ? 400 : 1, java.util.concurrent.TimeUnit.MILLISECONDS);
                 }
             };
             BenchOptions o = BenchOptions.parse("--duration", "0.6", "--warmup", "0.3", "--max-pending", "10");
@@ -179,6 +184,13 @@ class BenchCommandTest {
             assertFalse(r.clean());
             assertTrue(r.toTable().contains("NOT CLEAN"), r.toTable());
             assertTrue(r.toJson().contains("\"drain_timeout\":" + r.drainTimeout), r.toJson());
+            // and why: the cause of the drain's timeouts, in the NOT CLEAN line and the JSON
+            assertEquals(java.util.Collections.singletonMap("PoyangTimeoutException TIMEOUT", r.drainTimeout),
+                    r.drainFailureCauses);
+            assertTrue(r.toTable().contains(String.format(java.util.Locale.ROOT,
+                    "timed out (PoyangTimeoutException TIMEOUT %,d)", r.drainTimeout)), r.toTable());
+            assertTrue(r.toJson().contains("\"drain_failure_causes\":{\"PoyangTimeoutException TIMEOUT\":" + r.drainTimeout + "}"),
+                    r.toJson());
         } finally {
             timer.shutdownNow();
         }
@@ -190,7 +202,7 @@ class BenchCommandTest {
 
         @Override
         public void issue(int client, OpCallback callback) {
-            new Thread(() -> callback.done(Outcome.SUCCESS)).start();
+            new Thread(callback::succeeded).start();
         }
 
         @Override

@@ -43,6 +43,70 @@ class ReportTest {
         assertTrue(t.contains("NOT CLEAN: 2 operations failed and 3 timed out"), t);
     }
 
+    private static Report withFailures() {
+        Report r = new Report();
+        r.op = "put";
+        r.mode = "async";
+        r.durationSeconds = 1;
+        r.success = 10;
+        r.failed = 24;
+        r.timeout = 4;
+        r.failureCauses.put("IllegalStateException", 2L);
+        r.failureCauses.put("NotLeaderException NOT_LEADER", 7L);
+        r.failureCauses.put("RaftOutcomeUnknownException TIMEOUT", 4L);
+        r.failureCauses.put("KvException NOT_FOUND", 6L);
+        r.failureCauses.put("NetConnectionException", 3L);
+        r.failureCauses.put("RemoteException NOT_LEADER", 5L);
+        r.failureCauses.put("StoppedException STOPPED", 1L);
+        return r;
+    }
+
+    @Test
+    void theTableNamesTheFiveMostFrequentCausesOfFailureWithTheirCounts() {
+        String t = withFailures().toTable();
+        assertTrue(t.contains("  causes       NotLeaderException NOT_LEADER 7, KvException NOT_FOUND 6,"
+                + " RemoteException NOT_LEADER 5, RaftOutcomeUnknownException TIMEOUT 4, NetConnectionException 3, other 3"
+                + System.lineSeparator()), t);
+        assertTrue(t.indexOf("  timeout ") < t.indexOf("  causes "), "right below the counts it explains: " + t);
+    }
+
+    @Test
+    void theJsonHasTheTopCausesAsAnObjectAndTheOldFieldsUnchanged() {
+        String json = withFailures().toJson();
+        assertTrue(json.contains("\"failed\":24,\"timeout\":4,\"drain_failed\":0,\"drain_timeout\":0,\"drained\":true,"), json);
+        assertTrue(json.contains("\"failure_causes\":{\"NotLeaderException NOT_LEADER\":7,\"KvException NOT_FOUND\":6,"
+                + "\"RemoteException NOT_LEADER\":5,\"RaftOutcomeUnknownException TIMEOUT\":4,\"NetConnectionException\":3,"
+                + "\"other\":3}"), json);
+        assertTrue(json.contains("\"drain_failure_causes\":{}"), json);
+        assertTrue(json.contains(",\"p50_ms\":0,\"p95_ms\":0,\"p99_ms\":0,\"p999_ms\":0,\"max_ms\":0"), json);
+    }
+
+    @Test
+    void aCleanRunHasNoCausesRowAndEmptyCauseObjects() {
+        Report r = new Report();
+        r.op = "put";
+        r.mode = "async";
+        r.durationSeconds = 1;
+        r.success = 10;
+        assertFalse(r.toTable().contains("causes"), r.toTable());
+        assertTrue(r.toJson().contains("\"failure_causes\":{},\"drain_failure_causes\":{}"), r.toJson());
+    }
+
+    @Test
+    void theDrainsNotCleanLineSaysWhyTheLastOperationsFailed() {
+        Report r = new Report();
+        r.op = "put";
+        r.mode = "async";
+        r.durationSeconds = 1;
+        r.success = 10;
+        r.drainTimeout = 3;
+        r.drainFailureCauses.put("RaftOutcomeUnknownException TIMEOUT", 3L);
+        String t = r.toTable();
+        assertTrue(t.contains("NOT CLEAN: of the operations in flight at the end, 0 failed and 3 timed out"
+                + " (RaftOutcomeUnknownException TIMEOUT 3)"), t);
+        assertTrue(r.toJson().contains("\"drain_failure_causes\":{\"RaftOutcomeUnknownException TIMEOUT\":3}"), r.toJson());
+    }
+
     private static Report halves(double first, double second) {
         Report r = new Report();
         r.op = "put";

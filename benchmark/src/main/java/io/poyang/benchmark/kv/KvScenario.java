@@ -3,9 +3,11 @@ package io.poyang.benchmark.kv;
 import io.poyang.benchmark.BenchDirs;
 import io.poyang.benchmark.BenchOptions;
 import io.poyang.benchmark.CounterWindow;
+import io.poyang.benchmark.FailureCause;
 import io.poyang.benchmark.OpCallback;
 import io.poyang.benchmark.Outcome;
 import io.poyang.benchmark.Scenario;
+import io.poyang.benchmark.ServerProbe;
 import io.poyang.benchmark.UsageException;
 import io.poyang.common.PoyangTimeoutException;
 import io.poyang.dtkv.KvException;
@@ -86,6 +88,8 @@ public final class KvScenario implements Scenario {
         }
         String servers;
         if (!o.servers.isEmpty()) {
+            // a wrong or dead address fails now, not after the client's 10 s connect wait
+            ServerProbe.requireReachable(o.servers, ServerProbe.BUDGET_MILLIS);
             servers = String.join(",", o.servers);
         } else {
             if (o.nodes != 1 && o.nodes != 3) {
@@ -241,12 +245,12 @@ public final class KvScenario implements Scenario {
 
         @Override
         public void onSuccess(T result) {
-            callback.done(Outcome.SUCCESS);
+            callback.succeeded();
         }
 
         @Override
         public void onFailure(Throwable error) {
-            callback.done(error instanceof PoyangTimeoutException ? Outcome.TIMEOUT : Outcome.FAILED);
+            callback.failed(error instanceof PoyangTimeoutException ? Outcome.TIMEOUT : Outcome.FAILED, FailureCause.of(error));
         }
     }
 

@@ -2,6 +2,7 @@ package io.poyang.benchmark.raft;
 
 import io.poyang.benchmark.BenchOptions;
 import io.poyang.benchmark.CounterWindow;
+import io.poyang.benchmark.FailureCause;
 import io.poyang.benchmark.OpCallback;
 import io.poyang.benchmark.Outcome;
 import io.poyang.benchmark.Scenario;
@@ -172,7 +173,11 @@ public final class RaftReadScenario implements Scenario {
         @Override
         public void run() {
             // runs on the group's dispatcher thread: the state machine is read without locks
-            callback.done(sm.get(key) != null ? Outcome.SUCCESS : Outcome.FAILED);
+            if (sm.get(key) != null) {
+                callback.succeeded();
+            } else {
+                callback.failed(Outcome.FAILED, "key not found");
+            }
         }
 
         @Override
@@ -183,7 +188,7 @@ public final class RaftReadScenario implements Scenario {
                     return;
                 }
             }
-            callback.done(error instanceof PoyangTimeoutException ? Outcome.TIMEOUT : Outcome.FAILED);
+            callback.failed(error instanceof PoyangTimeoutException ? Outcome.TIMEOUT : Outcome.FAILED, FailureCause.of(error));
         }
     }
 

@@ -2,6 +2,7 @@ package io.poyang.benchmark.raft;
 
 import io.poyang.benchmark.BenchOptions;
 import io.poyang.benchmark.CounterWindow;
+import io.poyang.benchmark.FailureCause;
 import io.poyang.benchmark.OpCallback;
 import io.poyang.benchmark.Outcome;
 import io.poyang.benchmark.Scenario;
@@ -118,12 +119,12 @@ public final class RaftScenario implements Scenario {
 
         @Override
         public void onSuccess(Object body) {
-            callback.done(Outcome.SUCCESS);
+            callback.succeeded();
         }
 
         @Override
         public void onFailure(Throwable error) {
-            callback.done(error instanceof PoyangTimeoutException ? Outcome.TIMEOUT : Outcome.FAILED);
+            callback.failed(error instanceof PoyangTimeoutException ? Outcome.TIMEOUT : Outcome.FAILED, FailureCause.of(error));
         }
     }
 

@@ -1,6 +1,7 @@
 package io.poyang.benchmark.rpc;
 
 import io.poyang.benchmark.BenchOptions;
+import io.poyang.benchmark.FailureCause;
 import io.poyang.benchmark.OpCallback;
 import io.poyang.benchmark.Outcome;
 import io.poyang.benchmark.Scenario;
@@ -107,12 +108,16 @@ public final class RpcScenario implements Scenario {
 
         @Override
         public void onSuccess(byte[] echoed) {
-            callback.done(echoed.length == expectedBytes ? Outcome.SUCCESS : Outcome.FAILED);
+            if (echoed.length == expectedBytes) {
+                callback.succeeded();
+            } else {
+                callback.failed(Outcome.FAILED, "echo of the wrong length");
+            }
         }
 
         @Override
         public void onFailure(Throwable error) {
-            callback.done(error instanceof NetTimeoutException ? Outcome.TIMEOUT : Outcome.FAILED);
+            callback.failed(error instanceof NetTimeoutException ? Outcome.TIMEOUT : Outcome.FAILED, FailureCause.of(error));
         }
     }
 
