@@ -30,7 +30,9 @@ public abstract class NioConfig {
     /**
      * Encoded bytes waiting to be written to one connection. Past it the worker stops reading from
      * that connection until the backlog halves, so a peer that sends without reading cannot grow
-     * our memory without bound.
+     * our memory without bound. Only on connections this side accepted: the side that connected
+     * always reads (answers free room and make nothing to write), or the two sides could each wait
+     * for the other to read; what it sends is bounded by {@link #maxPendingBytes}.
      */
     public int maxWriteBacklogBytes = 16 * 1024 * 1024;
     /** A connection whose pending writes make no progress this long is closed (the peer stopped reading). */

@@ -696,7 +696,13 @@ final class NioWorker implements Runnable {
         } else if (c.queueHead != null) {
             markDirty(c); // the batch budget ran out: continue next loop
         }
-        if (c.outBytes >= config.maxWriteBacklogBytes) {
+        // Only the side that accepted a connection pauses reading it: there, reading requests makes
+        // answers, and a peer that sends without reading them must wait. The side that connected
+        // reads answers, which free room and make nothing to write; were it to pause too, a backlog
+        // full of its own requests would stop it reading the answers that fill the other side's
+        // backlog, the other side would stop reading those requests, and neither would move again.
+        // Its requests are bounded by the pending limits instead.
+        if (c.outBytes >= config.maxWriteBacklogBytes && c.peer == null) {
             c.readPaused = true;
         } else if (c.readPaused && c.outBytes <= config.maxWriteBacklogBytes / 2) {
             c.readPaused = false;

@@ -165,6 +165,34 @@ class FlowControlTest {
         after.get(5, TimeUnit.SECONDS);
     }
 
+    /**
+     * Both sides pause reading a connection whose write backlog is full. If the client did too, a
+     * client that sends more than the backlog in large requests would stop reading the answers that
+     * fill the server's backlog, the server would stop reading the requests that fill the client's,
+     * and nothing would move again. Reading answers never makes more to write, so a client always
+     * reads; only the server side of a connection, where reading requests makes answers, pauses.
+     */
+    @Test
+    void manyLargeRequestsPastBothWriteBacklogsAllGetTheirAnswers() throws Exception {
+        NioServerConfig sc = serverConfig();
+        sc.maxWriteBacklogBytes = 64 * 1024;
+        server = startEchoServer(sc);
+        NioClientConfig cc = clientConfig(server);
+        cc.maxWriteBacklogBytes = 64 * 1024;
+        client = startClient(cc);
+        byte[] body = new byte[1024 * 1024];
+        for (int i = 0; i < body.length; i++) {
+            body[i] = (byte) i;
+        }
+        List<CompletableFuture<byte[]>> fs = new ArrayList<>();
+        for (int i = 0; i < 48; i++) { // 48 MiB each way: past both backlogs and the sockets' buffers
+            fs.add(client.sendRequest(null, echo(body), BytesDecoder.FACTORY, 20_000));
+        }
+        for (CompletableFuture<byte[]> f : fs) {
+            assertArrayEquals(body, f.get(20, TimeUnit.SECONDS));
+        }
+    }
+
     private static RemoteException remoteFailure(CompletableFuture<?> f) throws Exception {
         return (RemoteException) causeOf(f, 5000);
     }
