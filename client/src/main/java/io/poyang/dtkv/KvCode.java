@@ -49,8 +49,8 @@ public enum KvCode {
     SEQ_ALREADY_ACKED(19, "the request's seq was already acknowledged; it is a late duplicate and was not applied"),
     /** The client has more unacknowledged requests than the session window holds. */
     SESSION_WINDOW_FULL(20, "too many requests of this session are unacknowledged; raise acked_below"),
-    /** A batch names more keys than {@link KvKeys#MAX_BATCH_KEYS}. */
-    BATCH_TOO_LARGE(21, "the batch has more keys than allowed (10,000)");
+    /** A batch names more keys than {@link KvKeys#MAX_BATCH_KEYS}, or takes more than {@link KvKeys#MAX_REQUEST_BYTES}. */
+    BATCH_TOO_LARGE(21, "the batch has more keys than allowed (10,000), or more bytes than one request may carry");
 
     private static final KvCode[] BY_NUMBER;
 

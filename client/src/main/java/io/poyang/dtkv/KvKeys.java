@@ -1,5 +1,7 @@
 package io.poyang.dtkv;
 
+import io.poyang.raft.client.RaftCommands;
+
 /**
  * The key rules and size limits of DtKV, checked the same way by the client (before sending) and
  * by the state machine (before applying).
@@ -21,6 +23,12 @@ public final class KvKeys {
     public static final int MAX_VALUE_BYTES = 4 * 1024 * 1024;
     /** Most keys in one batch operation. */
     public static final int MAX_BATCH_KEYS = 10_000;
+    /**
+     * Largest request, in bytes of its encoding ({@link KvReq#encodedSize()}): a write is one raft
+     * entry, which must fit one frame between the nodes ({@link RaftCommands#MAX_WRITE_BODY_BYTES},
+     * 8 MiB less 64 KiB). Only a batch, or a compareAndSet of two large values, comes near it.
+     */
+    public static final int MAX_REQUEST_BYTES = RaftCommands.MAX_WRITE_BODY_BYTES;
     /** Longest TTL or lock lease: 30 days. */
     public static final long MAX_TTL_MILLIS = 30L * 24 * 3600 * 1000;
     /** Longest tryLock wait: 1 day. */
@@ -109,6 +117,27 @@ public final class KvKeys {
     /** Checks a value's size: {@link KvCode#SUCCESS} or {@link KvCode#VALUE_TOO_LARGE}. Null counts as empty. */
     public static KvCode checkValue(byte[] value) {
         return value != null && value.length > MAX_VALUE_BYTES ? KvCode.VALUE_TOO_LARGE : KvCode.SUCCESS;
+    }
+
+    /**
+     * Checks a request's encoded size against {@link #MAX_REQUEST_BYTES}: {@link KvCode#SUCCESS}, else
+     * {@link KvCode#BATCH_TOO_LARGE} for a batch and {@link KvCode#VALUE_TOO_LARGE} for a single key
+     * (a compareAndSet whose expected and new values are both large).
+     */
+    public static KvCode checkRequestSize(KvOp op, int requestBytes) {
+        if (requestBytes <= MAX_REQUEST_BYTES) {
+            return KvCode.SUCCESS;
+        }
+        return op == KvOp.BATCH_PUT || op == KvOp.BATCH_REMOVE || op == KvOp.BATCH_GET
+                ? KvCode.BATCH_TOO_LARGE : KvCode.VALUE_TOO_LARGE;
+    }
+
+    /** Why {@link #checkRequestSize} failed, and what to do. */
+    public static String explainRequestSize(KvOp op, int requestBytes) {
+        String advice = op == KvOp.COMPARE_AND_SET ? "the expected and new values together are too large; compare a"
+                + " smaller value (a version or hash kept next to the large one)" : "split the batch";
+        return "the request takes " + requestBytes + " bytes; at most " + MAX_REQUEST_BYTES + " are allowed (a write"
+                + " is one raft entry, which must fit one 8 MiB frame between the nodes): " + advice;
     }
 
     /** Checks a TTL or lease: {@link KvCode#SUCCESS} or {@link KvCode#INVALID_TTL}. */

@@ -494,6 +494,10 @@ public final class KvClient implements AutoCloseable {
         }
         req.groupId(groupId).session(shared.clientId.getMostSignificantBits(), shared.clientId.getLeastSignificantBits())
                 .seq(seq, session.ackedBelow());
+        if (!checkRequestSize(req, key, callback)) {
+            session.complete(seq);
+            return;
+        }
         Call<T> call = new Call<>(req, key, mapper, callback, KvCommands.KV_WRITE, session, seq,
                 System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
         call.send();
@@ -508,6 +512,9 @@ public final class KvClient implements AutoCloseable {
             return;
         }
         req.groupId(groupId).readKind(readKind);
+        if (!checkRequestSize(req, key, callback)) {
+            return;
+        }
         long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(shared.config.timeoutMillis);
         if (readKind == KvReadKind.FOLLOWER_READ) {
             new NodeReadCall<>(req, key, mapper, callback, deadlineNanos).send();
@@ -522,6 +529,21 @@ public final class KvClient implements AutoCloseable {
             return true;
         }
         deliver(callback, null, new KvException(c, key, KvKeys.explain(c, key)));
+        return false;
+    }
+
+    /**
+     * A request larger than {@link KvKeys#MAX_REQUEST_BYTES} fails here with a KvException: the
+     * network layer would refuse one over the frame with a bare NetException, and the server one just
+     * under it (it could not be replicated). Sized once the request is complete; sending reuses the size.
+     */
+    private <T> boolean checkRequestSize(KvReq req, String key, KvCallback<T> callback) {
+        int bytes = req.encodedSize();
+        KvCode c = KvKeys.checkRequestSize(req.op(), bytes);
+        if (c == KvCode.SUCCESS) {
+            return true;
+        }
+        deliver(callback, null, new KvException(c, key, KvKeys.explainRequestSize(req.op(), bytes)));
         return false;
     }
 

@@ -46,6 +46,15 @@ public final class RaftCommands {
     public static final int ADMIN_REMOVE_NODE = 212;
 
     /**
+     * The largest body a raft write may carry: 8 MiB less 64 KiB. An entry travels to the followers
+     * in one AppendEntries frame, whose limit is the nodes' {@code NioConfig.maxFrameBytes} (8 MiB);
+     * the 64 KiB leave room for the request's and the entry's own headers. A larger body could be
+     * written to the leader's log but never sent, so the leader refuses it when it is proposed
+     * (FLOW_CONTROL, like a body larger than a log segment) and nothing else of the group waits on it.
+     */
+    public static final int MAX_WRITE_BODY_BYTES = 8 * 1024 * 1024 - 64 * 1024;
+
+    /**
      * The detail (biz_code) of a SYS_ERROR answer to an exactly-once write whose session no longer
      * remembers that seq (it moved more than sessionWindow writes past it): resending cannot tell
      * whether it was applied.

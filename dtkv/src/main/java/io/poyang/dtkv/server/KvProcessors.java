@@ -82,6 +82,13 @@ final class KvProcessors {
             if (tooLarge != null) {
                 return tooLarge;
             }
+            int bytes = req.encodedSize();
+            KvCode size = KvKeys.checkRequestSize(op, bytes);
+            if (size != KvCode.SUCCESS) {
+                // raft would refuse it too (an entry must fit one frame between the nodes), but as
+                // FLOW_CONTROL, which says "later" to a request that never fits
+                return WritePacket.bizError(size.number(), KvKeys.explainRequestSize(op, bytes));
+            }
             // No raft session (raft's SessionTable): a DtKV write carries its exactly-once session in the
             // KvReq (client id, seq, acked_below) and the store's ClientSessions check it when it is
             // applied. One mechanism per write; dtkv/README.md, "Sessions", says why it is this one.

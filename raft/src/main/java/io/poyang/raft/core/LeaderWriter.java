@@ -8,6 +8,7 @@ import io.poyang.fiber.FrameCallResult;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
 import io.poyang.net.ResponseCode;
+import io.poyang.raft.client.RaftCommands;
 import io.poyang.raft.store.LogItem;
 import io.poyang.raft.store.LogStore;
 
@@ -154,6 +155,14 @@ final class LeaderWriter extends FiberFrame<Void> {
                 // Never proposed: a writer that gave up leaves no ghost entry behind.
                 g.responder.fail(t, ResponseCode.TIMEOUT, 0, "the write's deadline passed before raft group "
                         + s.groupId + " could take it; it was not applied");
+                continue;
+            }
+            if (t.flowBytes > RaftCommands.MAX_WRITE_BODY_BYTES) {
+                // one entry must fit one AppendEntries frame: in the log it would be resent to the
+                // followers forever, and nothing after it would commit
+                g.responder.fail(t, ResponseCode.FLOW_CONTROL, 0, "the write takes " + t.flowBytes + " bytes, more"
+                        + " than one raft entry may carry (" + RaftCommands.MAX_WRITE_BODY_BYTES + " bytes: an entry"
+                        + " must fit one 8 MiB frame between the nodes); it was not applied. Write smaller entries");
                 continue;
             }
             if (t.flowBytes > store.maxItemBytes() - ITEM_HEADER_ROOM) {
