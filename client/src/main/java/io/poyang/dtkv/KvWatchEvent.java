@@ -16,6 +16,8 @@ import java.util.Objects;
 /**
  * One entry of a {@link KvWatchNotify}: the latest state of a changed key under a watch, or, with
  * {@link #isResync()}, the whole current content of a watched directory (message {@code KvWatchEvent}).
+ * A directory too large for one notification is re-sent in parts, one per notification, each but the
+ * last with {@link #hasMore()}: the directory's content is then what all the parts hold together.
  */
 public final class KvWatchEvent implements Encodable {
 
@@ -24,16 +26,24 @@ public final class KvWatchEvent implements Encodable {
     private final KvNode node;
     private final boolean resync;
     private final List<KvNode> subtree;
+    private final boolean more;
     private final int size;
 
     public KvWatchEvent(String watchKey, KvNode node, boolean resync, List<KvNode> subtree) {
+        this(watchKey, node, resync, subtree, false);
+    }
+
+    /** A resync, or with {@code more} a part of one that further parts complete. */
+    public KvWatchEvent(String watchKey, KvNode node, boolean resync, List<KvNode> subtree, boolean more) {
         this.watchKey = watchKey == null ? "" : watchKey;
         this.watchKeyUtf8 = this.watchKey.getBytes(StandardCharsets.UTF_8);
         this.node = node;
         this.resync = resync;
         this.subtree = subtree == null ? Collections.<KvNode>emptyList() : subtree;
+        this.more = more;
         this.size = PbUtil.sizeOfBytesField(1, watchKeyUtf8) + PbUtil.sizeOfMessageField(2, node)
-                + PbUtil.sizeOfBoolField(3, resync) + PbUtil.sizeOfRepeatedMessageField(4, this.subtree);
+                + PbUtil.sizeOfBoolField(3, resync) + PbUtil.sizeOfRepeatedMessageField(4, this.subtree)
+                + PbUtil.sizeOfBoolField(5, more);
     }
 
     /** A change: the latest state of {@code node.key()} (absent when removed). */
@@ -55,9 +65,17 @@ public final class KvWatchEvent implements Encodable {
         return resync;
     }
 
-    /** For a resync: every node now under the watched directory. */
+    /** For a resync: every node now under the watched directory (with {@link #hasMore()}: some of them). */
     public List<KvNode> subtree() {
         return subtree;
+    }
+
+    /**
+     * A part of a resync that later notifications continue: the client must not conclude that keys
+     * missing from it are gone until the part without this flag has come.
+     */
+    public boolean hasMore() {
+        return more;
     }
 
     @Override
@@ -84,6 +102,10 @@ public final class KvWatchEvent implements Encodable {
                 if (!c.repeatedMessageField(dest, 4, subtree)) {
                     return false;
                 }
+            case 4:
+                if (!c.boolField(dest, 5, more)) {
+                    return false;
+                }
             default:
                 return true;
         }
@@ -95,7 +117,7 @@ public final class KvWatchEvent implements Encodable {
             return false;
         }
         KvWatchEvent e = (KvWatchEvent) o;
-        return resync == e.resync && watchKey.equals(e.watchKey) && Objects.equals(node, e.node)
+        return resync == e.resync && more == e.more && watchKey.equals(e.watchKey) && Objects.equals(node, e.node)
                 && subtree.equals(e.subtree);
     }
 
@@ -106,7 +128,8 @@ public final class KvWatchEvent implements Encodable {
 
     @Override
     public String toString() {
-        return "KvWatchEvent{" + watchKey + (resync ? " resync " + subtree.size() + " nodes" : "") + " " + node + "}";
+        return "KvWatchEvent{" + watchKey + (resync ? " resync " + subtree.size() + " nodes" + (more ? " (more follow)" : "")
+                : "") + " " + node + "}";
     }
 
     /** Decodes a KvWatchEvent. */
@@ -116,6 +139,7 @@ public final class KvWatchEvent implements Encodable {
         private KvNode node;
         private boolean resync;
         private List<KvNode> subtree;
+        private boolean more;
 
         @Override
         protected int wireTypeOf(int field) {
@@ -125,6 +149,7 @@ public final class KvWatchEvent implements Encodable {
                 case 4:
                     return PbWireType.LEN;
                 case 3:
+                case 5:
                     return PbWireType.VARINT;
                 default:
                     return PbWireType.UNKNOWN;
@@ -137,11 +162,16 @@ public final class KvWatchEvent implements Encodable {
             node = null;
             resync = false;
             subtree = null;
+            more = false;
         }
 
         @Override
         protected void readVarint(int field, long v) {
-            resync = v != 0;
+            if (field == 3) {
+                resync = v != 0;
+            } else {
+                more = v != 0;
+            }
         }
 
         @Override
@@ -168,7 +198,7 @@ public final class KvWatchEvent implements Encodable {
 
         @Override
         protected KvWatchEvent end() {
-            return new KvWatchEvent(watchKey, node, resync, subtree);
+            return new KvWatchEvent(watchKey, node, resync, subtree, more);
         }
     }
 }

@@ -55,6 +55,8 @@ class KvMessagesTest {
                 KvWatchEvent.change("a", KvNode.of("a.x", b("1"), false, 98, 99)),
                 new KvWatchEvent("d", KvNode.of("d", null, true, 1, 1), true,
                         Collections.singletonList(KvNode.of("d.k", b("v"), false, 2, 2))))));
+        m.put("notify_part", new KvWatchNotify(1, 120, Collections.singletonList(new KvWatchEvent("d", null, true,
+                Collections.singletonList(KvNode.of("d.k", b("v"), false, 2, 2)), true))));
         m.put("lock_event", new KvLockEvent(0, "l", KvLockEvent.GRANTED, 500, 1700000000000L, 3, 4));
         return m;
     }

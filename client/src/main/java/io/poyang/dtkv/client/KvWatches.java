@@ -62,7 +62,23 @@ final class KvWatches implements ConnectionListener {
         final Map<String, Long> seenAt = new HashMap<>();
         /** Key → its latest state, for keys that exist. */
         final Map<String, KvNode> latest = new HashMap<>();
+        /**
+         * Directory → what the parts of its resync have brought so far, while the server sends it in
+         * parts (a directory too large for one notification); gone once the last part came.
+         */
+        final Map<String, ResyncParts> resyncParts = new HashMap<>();
         boolean needsSync;
+    }
+
+    /** A directory resync that comes in parts, until its last one. */
+    private static final class ResyncParts {
+        /** The index the first part was read at: a key seen at or after it is newer than the resync. */
+        final long firstIndex;
+        final Set<String> present = new HashSet<>();
+
+        ResyncParts(long firstIndex) {
+            this.firstIndex = firstIndex;
+        }
     }
 
     KvWatches(KvClient.Shared shared) {
@@ -259,6 +275,7 @@ final class KvWatches implements ConnectionListener {
                     continue;
                 }
                 g.needsSync = false;
+                g.resyncParts.clear(); // the server starts every directory's resync again
                 List<String> keys = new ArrayList<>(g.refCounts.keySet());
                 long[] known = new long[keys.size()];
                 for (int i = 0; i < keys.size(); i++) {
@@ -308,7 +325,11 @@ final class KvWatches implements ConnectionListener {
             for (KvWatchEvent e : notify.events()) {
                 if (e.isResync()) {
                     String dir = e.watchKey();
-                    Set<String> present = new HashSet<>();
+                    ResyncParts parts = g.resyncParts.remove(dir);
+                    if (parts == null) {
+                        parts = new ResyncParts(index);
+                    }
+                    Set<String> present = parts.present;
                     if (e.node() != null) {
                         accept(g, e.node(), index, calls);
                         present.add(e.node().key());
@@ -317,9 +338,19 @@ final class KvWatches implements ConnectionListener {
                         accept(g, n, index, calls);
                         present.add(n.key());
                     }
+                    if (e.hasMore()) {
+                        // a key is known gone only once every part has come: keep what came so far
+                        g.resyncParts.put(dir, parts);
+                        continue;
+                    }
                     for (String k : new ArrayList<>(g.latest.keySet())) {
                         if ((dir.isEmpty() || KvKeys.isUnder(k, dir)) && !present.contains(k)) {
-                            accept(g, KvNode.absent(k), index, calls);
+                            // gone, unless a change newer than the resync's start told us of it (a key
+                            // made while later parts were on their way: it is in no part)
+                            Long seen = g.seenAt.get(k);
+                            if (seen == null || seen < parts.firstIndex) {
+                                accept(g, KvNode.absent(k), index, calls);
+                            }
                         }
                     }
                 } else if (e.node() != null) {

@@ -74,7 +74,8 @@ public final class WatchManager {
     /** Keys pending for a watcher (0 for an unknown one): bounded by what it watches. */
     public int pendingCount(long watcherId) {
         Watcher w = watchers.get(watcherId);
-        return w == null ? 0 : w.pending.size() + w.pendingResync.size();
+        return w == null ? 0 : w.pending.size() + w.pendingResync.size()
+                + (w.partialResyncDir == null ? 0 : w.partialResyncKeys.size() - w.partialResyncNext);
     }
 
     /**
@@ -157,6 +158,7 @@ public final class WatchManager {
         }
         w.pending.clear();
         w.pendingResync.clear();
+        w.dropPartialResync();
         ready.remove(w);
     }
 
@@ -174,6 +176,9 @@ public final class WatchManager {
             }
         }
         w.pendingResync.remove(key);
+        if (key.equals(w.partialResyncDir)) {
+            w.dropPartialResync();
+        }
         for (Iterator<Map.Entry<String, String>> it = w.pending.entrySet().iterator(); it.hasNext(); ) {
             Map.Entry<String, String> change = it.next();
             if (change.getValue().equals(key)) {
@@ -240,6 +245,7 @@ public final class WatchManager {
             }
         }
         for (Watcher w : watchers.values()) {
+            w.dropPartialResync(); // its keys were listed from the state that was replaced
             for (String k : w.watches.keySet()) {
                 queueInitialState(w, k, 0);
             }
@@ -268,9 +274,11 @@ public final class WatchManager {
 
     /**
      * Builds the next notification for a watcher, with the current state of its pending keys (at
-     * most the configured number of events and about the configured bytes; a directory re-sync is
-     * one event however large its subtree), and marks it in flight. Null when it has nothing
-     * pending, a notification is already in flight, or it is unknown.
+     * most the configured number of events and about the configured bytes), and marks it in flight.
+     * A directory resync larger than that goes in parts, one per notification (see
+     * {@link KvWatchEvent#hasMore()}): one event of a directory with a few large values could
+     * otherwise outgrow the 8 MiB frame and never be sent. Null when it has nothing pending, a
+     * notification is already in flight, or it is unknown.
      */
     public KvWatchNotify nextNotify(long watcherId) {
         Watcher w = watchers.get(watcherId);
@@ -279,8 +287,33 @@ public final class WatchManager {
         }
         List<KvWatchEvent> events = new ArrayList<>();
         int bytes = 0;
+        if (w.partialResyncDir != null && w.pendingResync.contains(w.partialResyncDir)) {
+            w.dropPartialResync(); // asked for again (a re-registration): it starts over below
+        }
+        if (w.partialResyncDir != null) {
+            String dir = w.partialResyncDir;
+            List<KvNode> part = new ArrayList<>();
+            int partBytes = 0;
+            while (w.partialResyncNext < w.partialResyncKeys.size() && partBytes < maxNotifyBytes) {
+                String k = w.partialResyncKeys.get(w.partialResyncNext++);
+                KvEntry e = store.tree.live(k);
+                if (e != null) { // one removed since the first part comes as a change
+                    KvNode n = e.latest.toNode(k);
+                    part.add(n);
+                    partBytes += n.encodedSize();
+                }
+            }
+            boolean more = w.partialResyncNext < w.partialResyncKeys.size();
+            KvWatchEvent event = new KvWatchEvent(dir, null, true, part, more);
+            events.add(event);
+            bytes += event.encodedSize();
+            w.inFlightPartDir = dir;
+            if (!more) {
+                w.dropPartialResync();
+            }
+        }
         for (Iterator<String> it = w.pendingResync.iterator(); it.hasNext() && events.size() < maxEventsPerNotify
-                && bytes < maxNotifyBytes; ) {
+                && bytes < maxNotifyBytes && w.partialResyncDir == null; ) {
             String k = it.next();
             it.remove();
             KvEntry e = store.tree.live(k);
@@ -290,9 +323,13 @@ public final class WatchManager {
             }
             KvNode self = e == null ? KvNode.absent(k) : (k.isEmpty() ? null : e.latest.toNode(k));
             KvWatchEvent event = new KvWatchEvent(k, self, true, subtree);
+            if (event.encodedSize() > maxNotifyBytes) {
+                event = firstPart(w, k, self, subtree, maxNotifyBytes - bytes);
+            } else {
+                w.inFlightResyncs.add(k);
+            }
             events.add(event);
             bytes += event.encodedSize();
-            w.inFlightResyncs.add(k);
         }
         for (Iterator<Map.Entry<String, String>> it = w.pending.entrySet().iterator();
              it.hasNext() && events.size() < maxEventsPerNotify && bytes < maxNotifyBytes; ) {
@@ -307,6 +344,33 @@ public final class WatchManager {
         w.queued = false;
         ready.remove(w);
         return new KvWatchNotify(groupId, store.lastAppliedIndex(), events);
+    }
+
+    /**
+     * Starts sending the resync of {@code dir} in parts: lists its keys, and returns the first part
+     * (the directory's own state and the first nodes, about {@code budgetBytes}, at least one).
+     */
+    private KvWatchEvent firstPart(Watcher w, String dir, KvNode self, List<KvNode> subtree, int budgetBytes) {
+        ArrayList<String> keys = new ArrayList<>(subtree.size());
+        for (KvNode n : subtree) {
+            keys.add(n.key());
+        }
+        List<KvNode> part = new ArrayList<>();
+        int partBytes = 0;
+        int next = 0;
+        while (next < subtree.size() && (part.isEmpty() || partBytes < budgetBytes)) {
+            KvNode n = subtree.get(next++);
+            part.add(n);
+            partBytes += n.encodedSize();
+        }
+        boolean more = next < subtree.size();
+        if (more) {
+            w.partialResyncDir = dir;
+            w.partialResyncKeys = keys;
+            w.partialResyncNext = next;
+        }
+        w.inFlightPartDir = dir;
+        return new KvWatchEvent(dir, self, true, part, more);
     }
 
     /**
@@ -332,9 +396,20 @@ public final class WatchManager {
                     w.pendingResync.add(k);
                 }
             }
+            String partDir = w.inFlightPartDir;
+            if (partDir != null) {
+                // a part went missing: the directory's resync starts over from its first part
+                if (partDir.equals(w.partialResyncDir)) {
+                    w.dropPartialResync();
+                }
+                if (w.watches.containsKey(partDir)) {
+                    w.pendingResync.add(partDir);
+                }
+            }
         }
         w.inFlightChanges.clear();
         w.inFlightResyncs.clear();
+        w.inFlightPartDir = null;
         w.inFlight = false;
         if (w.hasPending()) {
             makeReady(w);

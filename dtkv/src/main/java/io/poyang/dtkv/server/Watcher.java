@@ -27,11 +27,28 @@ final class Watcher {
     final ArrayList<String[]> inFlightChanges = new ArrayList<>();
     final ArrayList<String> inFlightResyncs = new ArrayList<>();
 
+    /**
+     * A directory whose resync is too large for one notification and goes in parts, one per
+     * notification, or null. Its keys were listed when the first part was built (parents before
+     * children); each later part reads the current state of the next ones.
+     */
+    String partialResyncDir;
+    ArrayList<String> partialResyncKeys;
+    int partialResyncNext;
+    /** The directory a part of whose resync the notification in flight carries, or null. */
+    String inFlightPartDir;
+
     Watcher(long id) {
         this.id = id;
     }
 
     boolean hasPending() {
-        return !pending.isEmpty() || !pendingResync.isEmpty();
+        return !pending.isEmpty() || !pendingResync.isEmpty() || partialResyncDir != null;
+    }
+
+    void dropPartialResync() {
+        partialResyncDir = null;
+        partialResyncKeys = null;
+        partialResyncNext = 0;
     }
 }

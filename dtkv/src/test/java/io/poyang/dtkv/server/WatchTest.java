@@ -12,9 +12,11 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 
 import static io.poyang.dtkv.server.KvLog.asA;
 import static io.poyang.dtkv.server.KvLog.b;
@@ -235,6 +237,83 @@ class WatchTest {
             s.watchManager().onNotifyDone(watcher, true);
         }
         return out;
+    }
+
+    @Test
+    void aDirectoryTooLargeForOneNotificationGoesInPartsThatTogetherHoldIt() {
+        KvConfig config = new KvConfig();
+        config.maxNotifyBytes = 4096;
+        KvLog big = new KvLog(new KvStore(config));
+        WatchManager wm = big.store.watchManager();
+        big.apply(KvReq.mkdir("d"));
+        byte[] value = new byte[1000];
+        for (int i = 0; i < 40; i++) {
+            big.apply(KvReq.put("d.k" + i, value));
+        }
+        wm.watch(1, add("d", 0));
+        wm.takeReady();
+        KvWatchNotify first = wm.nextNotify(1);
+        KvWatchEvent head = first.events().get(0);
+        assertTrue(head.isResync() && head.hasMore(), "a first part, more to come: " + head);
+        assertTrue(head.node().isDir(), "the first part carries the directory's own state");
+        assertTrue(first.encodedSize() < config.maxNotifyBytes + 2 * value.length, "bytes: " + first.encodedSize());
+        wm.onNotifyDone(1, true);
+        Set<String> inParts = new HashSet<>(KvStoreOperationsTest.keys(head.subtree()));
+        // between parts: a key already sent changes, one not yet sent goes, a new one comes
+        big.apply(KvReq.put("d.k0", b("changed")));
+        big.apply(KvReq.remove("d.k39"));
+        big.apply(KvReq.put("d.new", b("n")));
+        Map<String, String> changes = new HashMap<>();
+        int parts = 1;
+        boolean ended = false;
+        KvWatchNotify n;
+        while ((n = wm.nextNotify(1)) != null) {
+            assertTrue(n.encodedSize() < config.maxNotifyBytes + 2 * value.length, "bytes: " + n.encodedSize());
+            for (KvWatchEvent e : n.events()) {
+                if (e.isResync()) {
+                    assertFalse(ended, "no part after the last one");
+                    assertEquals("d", e.watchKey());
+                    inParts.addAll(KvStoreOperationsTest.keys(e.subtree()));
+                    parts++;
+                    ended = !e.hasMore();
+                } else {
+                    changes.put(e.node().key(), e.node().exists() ? e.node().valueAsString() : null);
+                }
+            }
+            wm.onNotifyDone(1, true);
+        }
+        assertTrue(ended, "the last part came");
+        assertTrue(parts >= 5, "40 KB in parts of about 4 KB: " + parts);
+        for (int i = 0; i < 39; i++) {
+            assertTrue(inParts.contains("d.k" + i), "d.k" + i + " is in a part");
+        }
+        assertFalse(inParts.contains("d.k39"), "removed before its part was read");
+        assertEquals("changed", changes.get("d.k0"));
+        assertTrue(changes.containsKey("d.k39") && changes.get("d.k39") == null, "its removal comes as a change");
+        assertEquals("n", changes.get("d.new"));
+        assertEquals(0, wm.pendingCount(1));
+    }
+
+    @Test
+    void aPartOfADirectoryResyncThatWasNotDeliveredStartsTheResyncOver() {
+        KvConfig config = new KvConfig();
+        config.maxNotifyBytes = 4096;
+        KvLog big = new KvLog(new KvStore(config));
+        WatchManager wm = big.store.watchManager();
+        big.apply(KvReq.mkdir("d"));
+        for (int i = 0; i < 20; i++) {
+            big.apply(KvReq.put("d.k" + i, new byte[1000]));
+        }
+        wm.watch(1, add("d", 0));
+        wm.takeReady();
+        wm.nextNotify(1);
+        wm.onNotifyDone(1, true);
+        KvWatchEvent second = wm.nextNotify(1).events().get(0);
+        assertTrue(second.isResync() && second.node() == null, "a later part");
+        wm.onNotifyDone(1, false);
+        KvWatchEvent again = wm.nextNotify(1).events().get(0);
+        assertTrue(again.isResync() && again.hasMore() && again.node() != null, "the first part again: " + again);
+        assertEquals("d.k0", again.subtree().get(0).key());
     }
 
     /** What a client does: keep, per key, the state with the highest index seen. */
