@@ -10,8 +10,6 @@ import io.poyang.dtkv.client.KvCallback;
 import io.poyang.dtkv.client.KvClient;
 import io.poyang.dtkv.client.KvLock;
 import io.poyang.net.RemoteException;
-import io.poyang.net.RpcCallback;
-import io.poyang.raft.client.RaftClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -202,19 +200,7 @@ class KvClientOperationsTest {
     }
 
     private static void raw(KvClient client, int command, KvReq req, KvCode expected) throws Exception {
-        RaftClient raft = client.raftClient();
-        CompletableFuture<KvResp> f = new CompletableFuture<>();
-        raft.callLeader(1, command, req.groupId(1), KvResp.Decoder::new, 5_000, new RpcCallback<KvResp>() {
-            @Override
-            public void onSuccess(KvResp r) {
-                f.complete(r);
-            }
-
-            @Override
-            public void onFailure(Throwable e) {
-                f.completeExceptionally(e);
-            }
-        });
+        CompletableFuture<KvResp> f = KvTestCluster.callLeaderRaw(client, command, req);
         try {
             f.get(10, TimeUnit.SECONDS);
             throw new AssertionError("expected " + expected);
@@ -298,34 +284,10 @@ class KvClientOperationsTest {
         java.util.UUID fresh = java.util.UUID.randomUUID();
         KvReq first = KvReq.put("err.s", b("s")).session(fresh.getMostSignificantBits(), fresh.getLeastSignificantBits())
                 .seq(1, 1);
-        CompletableFuture<KvResp> ok = new CompletableFuture<>();
-        kv.raftClient().callLeader(1, KvCommands.KV_WRITE, first.groupId(1), KvResp.Decoder::new, 5_000,
-                new RpcCallback<KvResp>() {
-                    @Override
-                    public void onSuccess(KvResp r) {
-                        ok.complete(r);
-                    }
-
-                    @Override
-                    public void onFailure(Throwable e) {
-                        ok.completeExceptionally(e);
-                    }
-                });
+        CompletableFuture<KvResp> ok = KvTestCluster.callLeaderRaw(kv, KvCommands.KV_WRITE, first);
         ok.get(10, TimeUnit.SECONDS);
-        CompletableFuture<KvResp> ok2 = new CompletableFuture<>();
-        kv.raftClient().callLeader(1, KvCommands.KV_WRITE, KvReq.put("err.s", b("s1")).session(
-                fresh.getMostSignificantBits(), fresh.getLeastSignificantBits()).seq(2, 2).groupId(1),
-                KvResp.Decoder::new, 5_000, new RpcCallback<KvResp>() {
-                    @Override
-                    public void onSuccess(KvResp r) {
-                        ok2.complete(r);
-                    }
-
-                    @Override
-                    public void onFailure(Throwable e) {
-                        ok2.completeExceptionally(e);
-                    }
-                });
+        CompletableFuture<KvResp> ok2 = KvTestCluster.callLeaderRaw(kv, KvCommands.KV_WRITE, KvReq.put("err.s",
+                b("s1")).session(fresh.getMostSignificantBits(), fresh.getLeastSignificantBits()).seq(2, 2));
         ok2.get(10, TimeUnit.SECONDS);
         rawWrite(kv, KvReq.put("err.s", b("s2")).session(fresh.getMostSignificantBits(), fresh.getLeastSignificantBits())
                 .seq(1, 1), KvCode.SEQ_ALREADY_ACKED);
@@ -349,18 +311,7 @@ class KvClientOperationsTest {
                 .seq(1, 1).groupId(1);
         long[] idx = new long[2];
         for (int i = 0; i < 2; i++) {
-            CompletableFuture<KvResp> f = new CompletableFuture<>();
-            kv.raftClient().callLeader(1, KvCommands.KV_WRITE, req, KvResp.Decoder::new, 5_000, new RpcCallback<KvResp>() {
-                @Override
-                public void onSuccess(KvResp r) {
-                    f.complete(r);
-                }
-
-                @Override
-                public void onFailure(Throwable e) {
-                    f.completeExceptionally(e);
-                }
-            });
+            CompletableFuture<KvResp> f = KvTestCluster.callLeaderRaw(kv, KvCommands.KV_WRITE, req);
             idx[i] = f.get(10, TimeUnit.SECONDS).raftIndex();
         }
         assertEquals(idx[0], idx[1], "the retry got the first answer");

@@ -1,10 +1,13 @@
 package io.poyang.dtkv.cluster;
 
+import io.poyang.dtkv.KvReq;
+import io.poyang.dtkv.KvResp;
 import io.poyang.dtkv.client.KvClient;
 import io.poyang.dtkv.client.KvClientConfig;
 import io.poyang.dtkv.server.KvConfig;
 import io.poyang.dtkv.server.LocalKvCluster;
 import io.poyang.log.ImpossibleStates;
+import io.poyang.net.RpcCallback;
 import io.poyang.raft.core.RaftConfig;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.server.FaultInjector;
@@ -14,6 +17,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -124,6 +128,27 @@ final class KvTestCluster implements AutoCloseable {
                     + leader + "'s");
         }
         return ref;
+    }
+
+    /**
+     * Sends {@code req} (for group 1) to the group's leader as it is, past KvClient's own checks and
+     * session handling: for tests of what the server does with what a client sends.
+     */
+    static CompletableFuture<KvResp> callLeaderRaw(KvClient client, int command, KvReq req) {
+        CompletableFuture<KvResp> f = new CompletableFuture<>();
+        client.raftClient().callLeader(1, command, req.groupId(1), KvResp.Decoder::new, 5_000,
+                new RpcCallback<KvResp>() {
+                    @Override
+                    public void onSuccess(KvResp r) {
+                        f.complete(r);
+                    }
+
+                    @Override
+                    public void onFailure(Throwable e) {
+                        f.completeExceptionally(e);
+                    }
+                });
+        return f;
     }
 
     @Override

@@ -9,7 +9,6 @@ import io.poyang.dtkv.KvResp;
 import io.poyang.dtkv.client.KvClient;
 import io.poyang.net.RemoteException;
 import io.poyang.net.ResponseCode;
-import io.poyang.net.RpcCallback;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -113,18 +112,7 @@ class LargeRequestTest {
     @Test
     void theServerRefusesAnOversizedWriteFromAClientThatDoesNotCheck() throws Exception {
         KvReq req = twoValueBatch("raw", 8 * 1024 * 1024 - 32);
-        CompletableFuture<KvResp> f = new CompletableFuture<>();
-        kv.raftClient().callLeader(1, KvCommands.KV_WRITE, req, KvResp.Decoder::new, 5_000, new RpcCallback<KvResp>() {
-            @Override
-            public void onSuccess(KvResp r) {
-                f.complete(r);
-            }
-
-            @Override
-            public void onFailure(Throwable e) {
-                f.completeExceptionally(e);
-            }
-        });
+        CompletableFuture<KvResp> f = KvTestCluster.callLeaderRaw(kv, KvCommands.KV_WRITE, req);
         Throwable e = failureOf(f);
         assertInstanceOf(RemoteException.class, e, String.valueOf(e));
         RemoteException r = (RemoteException) e;

@@ -239,17 +239,24 @@ class WatchTest {
         return out;
     }
 
-    @Test
-    void aDirectoryTooLargeForOneNotificationGoesInPartsThatTogetherHoldIt() {
+    /** Notifications of about 4 KB; directory d holds {@code keys} values of 1000 bytes, d.k0 on. */
+    private static KvLog smallNotifiesAndADirectoryOf(int keys) {
         KvConfig config = new KvConfig();
         config.maxNotifyBytes = 4096;
         KvLog big = new KvLog(new KvStore(config));
-        WatchManager wm = big.store.watchManager();
         big.apply(KvReq.mkdir("d"));
-        byte[] value = new byte[1000];
-        for (int i = 0; i < 40; i++) {
-            big.apply(KvReq.put("d.k" + i, value));
+        for (int i = 0; i < keys; i++) {
+            big.apply(KvReq.put("d.k" + i, new byte[1000]));
         }
+        return big;
+    }
+
+    @Test
+    void aDirectoryTooLargeForOneNotificationGoesInPartsThatTogetherHoldIt() {
+        KvLog big = smallNotifiesAndADirectoryOf(40);
+        KvConfig config = big.store.config();
+        WatchManager wm = big.store.watchManager();
+        byte[] value = new byte[1000];
         wm.watch(1, add("d", 0));
         wm.takeReady();
         KvWatchNotify first = wm.nextNotify(1);
@@ -296,14 +303,8 @@ class WatchTest {
 
     @Test
     void aPartOfADirectoryResyncThatWasNotDeliveredStartsTheResyncOver() {
-        KvConfig config = new KvConfig();
-        config.maxNotifyBytes = 4096;
-        KvLog big = new KvLog(new KvStore(config));
+        KvLog big = smallNotifiesAndADirectoryOf(20);
         WatchManager wm = big.store.watchManager();
-        big.apply(KvReq.mkdir("d"));
-        for (int i = 0; i < 20; i++) {
-            big.apply(KvReq.put("d.k" + i, new byte[1000]));
-        }
         wm.watch(1, add("d", 0));
         wm.takeReady();
         wm.nextNotify(1);
