@@ -12,8 +12,8 @@ final class KvStateText {
 
     static String of(KvStore store) {
         StringBuilder sb = new StringBuilder();
-        sb.append("applied=").append(store.lastAppliedIndex()).append(" clock=").append(store.logClockMillis())
-                .append('\n');
+        sb.append("applied=").append(store.lastAppliedIndex()).append(" term=").append(store.lastAppliedTerm())
+                .append(" clock=").append(store.logClockMillis()).append('\n');
         List<KvEntry> entries = new ArrayList<>();
         for (KvEntry e = store.tree.listHead(); e != null; e = e.listNext) {
             if (e.live()) {

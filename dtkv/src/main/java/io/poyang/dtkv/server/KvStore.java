@@ -810,8 +810,8 @@ public final class KvStore {
 
     /**
      * A canonical text of the whole replicated state (nodes by key, locks by key, live sessions by
-     * id, the applied index and log clock): two replicas that applied the same log, or one restored
-     * from a snapshot and replaying the rest, give equal texts. For tests and diagnostics.
+     * id, the applied index, term and log clock): two replicas that applied the same log, or one
+     * restored from a snapshot and replaying the rest, give equal texts. For tests and diagnostics.
      */
     public String describeState() {
         return KvStateText.of(this);

@@ -46,12 +46,12 @@ class KvStoreOperationsTest {
     }
 
     private KvResp fails(KvCode code, KvReq r) {
-        String before = store.describeState().replaceFirst("applied=\\d+ clock=\\d+", "");
+        String before = store.describeState().replaceFirst("applied=\\d+ term=\\d+ clock=\\d+", "");
         KvResp resp = log.apply(r);
         assertEquals(code, resp.code(), () -> r + " -> " + resp);
         assertNotNull(resp.message());
         assertFalse(resp.message().isEmpty());
-        assertEquals(before, store.describeState().replaceFirst("applied=\\d+ clock=\\d+", ""),
+        assertEquals(before, store.describeState().replaceFirst("applied=\\d+ term=\\d+ clock=\\d+", ""),
                 "a failed write changes nothing");
         return resp;
     }
