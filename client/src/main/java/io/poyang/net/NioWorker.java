@@ -490,8 +490,7 @@ final class NioWorker implements Runnable {
         @Override
         public void run() {
             if (context.isExpired()) {
-                context.finishWithoutResponse();
-                return;
+                return;   // isExpired ended the request
             }
             runProcessor(entry, context, body);
         }
@@ -529,7 +528,9 @@ final class NioWorker implements Runnable {
     void onResponseReady(WritePacket resp) {
         ReqContext ctx = resp.context;
         if (ctx.finished) {
-            log.warn("{} was answered twice; the second response is dropped", ctx);
+            if (!ctx.expiredDropped) {
+                log.warn("{} was answered twice; the second response is dropped", ctx);
+            }
             resp.onDone();
             return;
         }

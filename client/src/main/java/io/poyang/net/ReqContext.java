@@ -18,6 +18,8 @@ public final class ReqContext {
     final byte[] extra;
     /** Set by the worker when the response (or the end of a one-way message) was seen. */
     boolean finished;
+    /** {@link #isExpired()} said so and ended the request: a response sent afterwards is dropped quietly. */
+    volatile boolean expiredDropped;
 
     ReqContext(NioWorker worker, NioConnection connection, int type, int command, int seq, long deadlineNanos,
                int frameBytes, byte[] extra) {
@@ -58,9 +60,22 @@ public final class ReqContext {
         return deadlineNanos;
     }
 
-    /** True when the caller has given up; such work should be dropped, not done. */
+    /**
+     * True when the caller has given up; such work should be dropped, not done. The request is then
+     * over, so a processor may simply return: its room in the worker's in-flight limit is freed here
+     * (a processor outside this package has no other way to end a request without answering, and
+     * each one left open would count against the limit until the server stops), and a response
+     * sent for it afterwards is dropped.
+     */
     public boolean isExpired() {
-        return deadlineNanos != Long.MAX_VALUE && System.nanoTime() - deadlineNanos >= 0;
+        if (deadlineNanos == Long.MAX_VALUE || System.nanoTime() - deadlineNanos < 0) {
+            return false;
+        }
+        if (!expiredDropped) {
+            expiredDropped = true;
+            finishWithoutResponse();
+        }
+        return true;
     }
 
     /** Sends the response; any thread, once per request. Ignored for one-way messages. */

@@ -226,6 +226,40 @@ class RpcTest {
     }
 
     @Test
+    void aProcessorThatDropsAnExpiredRequestWithoutAnsweringFreesItsInFlightRoom() throws Exception {
+        java.util.concurrent.ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor();
+        AtomicInteger dropped = new AtomicInteger();
+        try {
+            // like a DtKV read that waited for its turn past its deadline: the processor sees the
+            // request expired and returns, as isExpired's documentation says it may
+            server = startServer(serverConfig(), s -> s.register(LATER, processor((ctx, b) -> {
+                Runnable serve = new Runnable() {
+                    @Override
+                    public void run() {
+                        if (ctx.isExpired()) {
+                            dropped.incrementAndGet();
+                            return;
+                        }
+                        later.schedule(this, 20, TimeUnit.MILLISECONDS);
+                    }
+                };
+                later.schedule(serve, 20, TimeUnit.MILLISECONDS);
+                return null;
+            })));
+            client = startClient(clientConfig(server));
+            for (int i = 0; i < 5; i++) {
+                assertInstanceOf(NetTimeoutException.class, causeOf(client.sendRequest(null,
+                        WritePacket.request(LATER, null), BytesDecoder.FACTORY, 100)));
+            }
+            waitUntil("the processor to drop the five requests", 5000, () -> dropped.get() == 5);
+            waitUntil("their in-flight room to be freed", 5000, () -> server.workers[0].inFlightRequestsForTest() == 0);
+            assertEquals(5, server.workers[0].droppedExpiredForTest());
+        } finally {
+            later.shutdownNow();
+        }
+    }
+
+    @Test
     void remoteErrorsCarryTheirCodeAndMessage() throws Exception {
         server = startServer(serverConfig(), s -> {
             s.register(BIZ, processor((ctx, b) -> WritePacket.bizError(42, "key not found")));

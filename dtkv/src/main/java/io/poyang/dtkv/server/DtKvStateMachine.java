@@ -340,7 +340,7 @@ public final class DtKvStateMachine implements StateMachine {
         @Override
         public void run() {
             if (ctx.isExpired()) {
-                return;   // the client gave up; nobody waits for the answer
+                return;   // the client gave up; isExpired ended the request (nobody waits for the answer)
             }
             KvResp r;
             try {
@@ -450,6 +450,7 @@ public final class DtKvStateMachine implements StateMachine {
     private void serveWatch(WatchTask t) {
         DtKvService.ClientConnection c = t.connection;
         if (!c.connection.isOpen()) {
+            t.ctx.respondError(ResponseCode.STOPPING, "the connection closed");
             return;
         }
         watchers.put(c.id, c);
