@@ -1,6 +1,7 @@
 package io.poyang.dtkv.server;
 
 import io.poyang.codec.Encodable;
+import io.poyang.common.DaemonTimer;
 import io.poyang.dtkv.KvCommands;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
@@ -19,6 +20,9 @@ import io.poyang.raft.server.ServiceExtension;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -44,8 +48,23 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class DtKvService implements ServiceExtension, ConnectionListener {
 
     private static final PoyangLog log = PoyangLogs.get(DtKvService.class);
-    /** A push not acknowledged this long counts as undelivered (its keys are sent again). */
-    static final long PUSH_TIMEOUT_MILLIS = 10_000;
+    /**
+     * A watch notification waits this long for its acknowledgement, which in practice means as long
+     * as its connection is open: the client answers once its listeners ran, however long they take.
+     * Were it counted undelivered sooner, its keys would be sent again while the client still works
+     * through the first copy, and a client whose listeners are slower than that would queue
+     * notifications without bound. A client that is gone or stopped reading loses its connection to
+     * the net layer's own checks (idle, write stall), which fails the push.
+     */
+    static final long WATCH_PUSH_TIMEOUT_MILLIS = TimeUnit.DAYS.toMillis(1);
+    /** A lock event push not answered this long is given up (nothing is sent again: it is best effort). */
+    static final long LOCK_EVENT_PUSH_TIMEOUT_MILLIS = 10_000;
+    /**
+     * A watch notification that failed on an open connection (the client answered with an error, or
+     * this node's pending limit was full) is reported undelivered, and so sent again, only after this
+     * long: at once, a client that cannot take notifications would get them again in a busy loop.
+     */
+    static final long FAILED_PUSH_RETRY_MILLIS = 1_000;
 
     private volatile RaftServer server;
     private volatile NioServer service;
@@ -53,6 +72,10 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
     private final ConcurrentHashMap<UUID, CopyOnWriteArrayList<ClientConnection>> byClient = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Integer, DtKvStateMachine> machines = new ConcurrentHashMap<>();
     private final AtomicLong nextConnectionId = new AtomicLong(1);
+    /** Delays the report of failed pushes (see {@link #FAILED_PUSH_RETRY_MILLIS}); made at the first one. */
+    private ScheduledExecutorService retryTimer;
+    /** Uninstalled: no timer is made any more (its thread would outlive the node). */
+    private boolean uninstalled;
 
     /** A client connection as DtKV knows it; its id names the connection's watcher in every group. */
     static final class ClientConnection {
@@ -99,6 +122,9 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
     public void install(RaftServer server, NioServer service) {
         this.server = server;
         this.service = service;
+        synchronized (this) {
+            uninstalled = false;
+        }
         service.register(KvCommands.KV_WRITE, new KvProcessors.Write(this));
         service.register(KvCommands.KV_READ, new KvProcessors.Read(this));
         service.register(KvCommands.KV_WATCH, new KvProcessors.Watch(this));
@@ -109,6 +135,13 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
     public void uninstall(RaftServer server) {
         connections.clear();
         byClient.clear();
+        synchronized (this) {
+            uninstalled = true;
+            if (retryTimer != null) {
+                retryTimer.shutdownNow();   // the groups stopped: their watchers are gone
+                retryTimer = null;
+            }
+        }
     }
 
     // ---------------------------------------------------------------- groups
@@ -194,8 +227,30 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
 
     // ---------------------------------------------------------------- pushes (dispatcher threads)
 
-    /** Pushes {@code body} as {@code command} to a connection; {@code callback} hears the acknowledgement. */
+    /**
+     * Pushes a watch notification ({@code body} as {@code command}) to a connection; {@code callback}
+     * hears the acknowledgement, or the failure (late when the connection is still open: see
+     * {@link #FAILED_PUSH_RETRY_MILLIS}).
+     */
     void push(ClientConnection c, int command, Encodable body, RpcCallback<Object> callback) {
+        send(c, command, body, WATCH_PUSH_TIMEOUT_MILLIS, new RpcCallback<Object>() {
+            @Override
+            public void onSuccess(Object result) {
+                callback.onSuccess(result);
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                if (c.connection.isOpen()) {
+                    reportLater(() -> callback.onFailure(error));
+                } else {
+                    callback.onFailure(error);
+                }
+            }
+        });
+    }
+
+    private void send(ClientConnection c, int command, Encodable body, long timeoutMillis, RpcCallback<Object> callback) {
         NioServer s = service;
         if (s == null || !c.connection.isOpen()) {
             callback.onFailure(new IllegalStateException("connection closed"));
@@ -203,9 +258,28 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
         }
         try {
             s.sendRequest(c.connection, WritePacket.request(command, body), IgnoreBodyDecoder.factory(),
-                    PUSH_TIMEOUT_MILLIS, CallOptions.IO_THREAD_CALLBACK, callback);
+                    timeoutMillis, CallOptions.IO_THREAD_CALLBACK, callback);
         } catch (RuntimeException e) {
             callback.onFailure(e);
+        }
+    }
+
+    private void reportLater(Runnable report) {
+        ScheduledExecutorService t;
+        synchronized (this) {
+            if (retryTimer == null && !uninstalled) {
+                retryTimer = DaemonTimer.create("raft-" + nodeId() + "-kv-push-retry");
+            }
+            t = retryTimer;
+        }
+        if (t == null) {
+            report.run();   // the node stopped: its groups and watchers are gone
+            return;
+        }
+        try {
+            t.schedule(report, FAILED_PUSH_RETRY_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            report.run();   // the node is stopping
         }
     }
 
@@ -216,7 +290,7 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
             return;
         }
         for (ClientConnection c : list) {
-            push(c, command, body, IGNORE);
+            send(c, command, body, LOCK_EVENT_PUSH_TIMEOUT_MILLIS, IGNORE);
         }
     }
 
