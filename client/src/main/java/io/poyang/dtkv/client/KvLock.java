@@ -206,8 +206,8 @@ public final class KvLock {
         }, client.shared.config.timeoutMillis);
     }
 
-    /** A push for this lock (event executor). */
-    void onEvent(KvLockEvent e) {
+    /** A push for this lock (event executor), which arrived at {@code arrivedNanos} ({@link System#nanoTime()}). */
+    void onEvent(KvLockEvent e, long arrivedNanos) {
         CompletableFuture<Boolean> granted = null;
         boolean lost = false;
         synchronized (this) {
@@ -216,7 +216,7 @@ public final class KvLock {
                     return;   // a grant this object already had (held or released), pushed again
                 }
                 if (waiting != null) {
-                    hold(e.fencingToken(), System.nanoTime(), waitingLeaseMillis);
+                    hold(e.fencingToken(), arrivedNanos, waitingLeaseMillis);
                     granted = waiting;
                     waiting = null;
                     if (waitTimer != null) {

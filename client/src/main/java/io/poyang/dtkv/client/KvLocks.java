@@ -51,7 +51,10 @@ final class KvLocks {
             public WritePacket process(ReqContext context, KvLockEvent e) {
                 KvLock l = locks.get(id(e.groupId(), e.key()));
                 if (l != null) {
-                    shared.eventExecutor.execute(() -> l.onEvent(e));
+                    // A grant's lease counts from here: the event executor may run it much later,
+                    // behind a slow watch listener, when the server's lease may be over.
+                    long arrivedNanos = System.nanoTime();
+                    shared.eventExecutor.execute(() -> l.onEvent(e, arrivedNanos));
                 }
                 return WritePacket.response(null);
             }

@@ -36,7 +36,7 @@ class KvLockStaleGrantTest {
                 Await.until("a's tryLock to be queued", lockA::isQueued);
                 // the grant a had before, pushed again
                 lockA.onEvent(new KvLockEvent(1, "mutex", KvLockEvent.GRANTED, oldToken, System.currentTimeMillis()
-                        + 30_000, a.clientId().getMostSignificantBits(), a.clientId().getLeastSignificantBits()));
+                        + 30_000, a.clientId().getMostSignificantBits(), a.clientId().getLeastSignificantBits()), System.nanoTime());
                 assertFalse(waiting.isDone(), "an old grant pushed again granted a later wait");
                 assertEquals(0, lockA.fencingToken());
                 // b's unlock hands it over for real, with a newer token

@@ -1,0 +1,94 @@
+package io.poyang.dtkv.client;
+
+import io.poyang.dtkv.server.LocalKvCluster;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A GRANTED push waits behind the client's watch listeners (they share one serial event
+ * executor), so a slow listener can hold it up for longer than the lease. The client must count the
+ * lease from when the push arrived, not from when it got round to it: otherwise it believes it holds
+ * a lock whose lease the server already ended and gave to the next in line.
+ */
+class KvLockGrantBehindSlowListenerTest {
+
+    @Test
+    @Timeout(30)
+    void aGrantHeldUpByASlowWatchListenerIsNotHeldPastItsLease() throws Exception {
+        long leaseMillis = 1_000;
+        ExecutorService callbacks = Executors.newFixedThreadPool(4);
+        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
+            cluster.waitForLeader(1, 30_000);
+            KvClient a = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()));
+            KvClient b = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).callbackExecutor(callbacks));
+            KvClient c = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()));
+            a.start();
+            b.start();
+            c.start();
+            try {
+                KvLock lockA = a.lock("mutex");
+                KvLock lockB = b.lock("mutex");
+                KvLock lockC = c.lock("mutex");
+                assertTrue(lockA.tryLock(30_000, 0));
+                CompletableFuture<Boolean> bWaits = lockB.tryLockAsync(leaseMillis, 30_000);
+                Await.until("b's tryLock to be queued", lockB::isQueued);
+                CompletableFuture<Boolean> cWaits = lockC.tryLockAsync(30_000, 30_000);
+                Await.until("c's tryLock to be queued", lockC::isQueued);
+
+                // b's watch listener gets stuck on a change
+                CountDownLatch listenerEntered = new CountDownLatch(1);
+                CountDownLatch releaseListener = new CountDownLatch(1);
+                KvWatch watch = b.watch((key, node) -> {
+                    if (node.exists()) {
+                        listenerEntered.countDown();
+                        try {
+                            releaseListener.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                }, "flag");
+                a.put("flag", "on");
+                assertTrue(listenerEntered.await(10, TimeUnit.SECONDS), "b's listener was not called");
+
+                // a's unlock grants b (its push waits behind the listener); b's lease runs out on the
+                // server, which hands the lock on to c
+                lockA.unlock();
+                // b's grant was pushed when a's unlock was applied, with a's answer: by its own clock b's
+                // lease ends about leaseMillis after that (give it half a second for transit)
+                long unlockedNanos = System.nanoTime();
+                assertTrue(cWaits.get(10, TimeUnit.SECONDS), "c was not granted the lock after b's lease");
+                Await.until("b's lease to be over by its own clock", () -> System.nanoTime() - unlockedNanos
+                        > TimeUnit.MILLISECONDS.toNanos(leaseMillis + 500));
+
+                // b learns of its grant only now: by its own view it must not hold the lock c holds
+                AtomicReference<String> bView = new AtomicReference<>();
+                bWaits.whenComplete((granted, error) -> bView.set("granted " + granted + ", held " + lockB.isHeld()));
+                releaseListener.countDown();
+                Await.until("b's tryLock to end", bWaits::isDone);
+                Await.until("b's view", () -> bView.get() != null);
+                assertTrue(lockC.isHeld());
+                assertEquals("granted true, held false", bView.get(),
+                        "b counted its lease from when it processed the grant, past the lease the server gave it");
+                watch.close();
+                lockC.unlock();
+            } finally {
+                a.close();
+                b.close();
+                c.close();
+            }
+        } finally {
+            callbacks.shutdownNow();
+        }
+    }
+}
