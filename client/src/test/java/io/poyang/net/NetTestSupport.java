@@ -118,10 +118,17 @@ final class NetTestSupport {
             return held.size();
         }
 
-        /** Answers every held request with {@code body} (may be null). */
+        /**
+         * Answers the requests held when called with {@code body} (may be null). Not the ones that
+         * come meanwhile: an answer can free room for a caller whose request then arrives while this
+         * still runs, and a test that waits to see that request held must find it there.
+         */
         void releaseAll(byte[] body) {
-            ReqContext ctx;
-            while ((ctx = held.poll()) != null) {
+            for (int n = held.size(); n > 0; n--) {
+                ReqContext ctx = held.poll();
+                if (ctx == null) {
+                    return;
+                }
                 ctx.respond(WritePacket.response(body == null ? null : new BytesBody(body)));
             }
         }
