@@ -6,6 +6,16 @@ import static org.junit.jupiter.api.Assertions.*;
 
 class ReportTest {
 
+    /** The report of an asynchronous put run of 1 s with 10 successes; tests add what they look at. */
+    private static Report tenPutsInOneSecond() {
+        Report r = new Report();
+        r.op = "put";
+        r.mode = "async";
+        r.durationSeconds = 1;
+        r.success = 10;
+        return r;
+    }
+
     @Test
     void jsonIsOneLineWithExtrasAndEscapes() {
         Report r = new Report();
@@ -31,11 +41,7 @@ class ReportTest {
 
     @Test
     void theTableSaysSoWhenOperationsFailedOrTimedOut() {
-        Report r = new Report();
-        r.op = "put";
-        r.mode = "async";
-        r.durationSeconds = 1;
-        r.success = 10;
+        Report r = tenPutsInOneSecond();
         assertFalse(r.toTable().contains("NOT CLEAN"), r.toTable());
         r.failed = 2;
         r.timeout = 3;
@@ -44,11 +50,7 @@ class ReportTest {
     }
 
     private static Report withFailures() {
-        Report r = new Report();
-        r.op = "put";
-        r.mode = "async";
-        r.durationSeconds = 1;
-        r.success = 10;
+        Report r = tenPutsInOneSecond();
         r.failed = 24;
         r.timeout = 4;
         r.failureCauses.put("IllegalStateException", 2L);
@@ -83,22 +85,14 @@ class ReportTest {
 
     @Test
     void aCleanRunHasNoCausesRowAndEmptyCauseObjects() {
-        Report r = new Report();
-        r.op = "put";
-        r.mode = "async";
-        r.durationSeconds = 1;
-        r.success = 10;
+        Report r = tenPutsInOneSecond();
         assertFalse(r.toTable().contains("causes"), r.toTable());
         assertTrue(r.toJson().contains("\"failure_causes\":{},\"drain_failure_causes\":{}"), r.toJson());
     }
 
     @Test
     void theDrainsNotCleanLineSaysWhyTheLastOperationsFailed() {
-        Report r = new Report();
-        r.op = "put";
-        r.mode = "async";
-        r.durationSeconds = 1;
-        r.success = 10;
+        Report r = tenPutsInOneSecond();
         r.drainTimeout = 3;
         r.drainFailureCauses.put("RaftOutcomeUnknownException TIMEOUT", 3L);
         String t = r.toTable();

@@ -149,13 +149,14 @@ public final class NioClient extends NioNode {
      */
     public <T> CompletableFuture<T> sendRequest(Peer peer, WritePacket request, DecoderFactory<T> decoder,
                                                 long timeoutMillis) {
-        FutureCallback<T> cb = new FutureCallback<>();
+        CompletableFuture<T> future = new CompletableFuture<>();
+        RpcCallback<T> cb = RpcCallback.completing(future);
         try {
             sendRequest(peer, request, decoder, timeoutMillis, CallOptions.DEFAULT, cb);
         } catch (RuntimeException e) {
-            cb.future.completeExceptionally(e);
+            future.completeExceptionally(e);
         }
-        return cb.future;
+        return future;
     }
 
     /** Sends a one-way message; it is dropped if it cannot be written before the timeout. */

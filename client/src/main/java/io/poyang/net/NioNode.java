@@ -10,7 +10,6 @@ import io.poyang.log.PoyangLogs;
 
 import java.io.IOException;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
@@ -223,21 +222,6 @@ public abstract class NioNode extends LifeCycle {
             worker.onOutgoing(packet);
         } else {
             worker.offer(packet);
-        }
-    }
-
-    /** Bridges a callback to a future. */
-    static final class FutureCallback<T> implements RpcCallback<T> {
-        final CompletableFuture<T> future = new CompletableFuture<>();
-
-        @Override
-        public void onSuccess(T body) {
-            future.complete(body);
-        }
-
-        @Override
-        public void onFailure(Throwable error) {
-            future.completeExceptionally(error);
         }
     }
 

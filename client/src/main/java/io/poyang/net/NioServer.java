@@ -111,13 +111,14 @@ public final class NioServer extends NioNode {
     /** Like the callback version; the future completes on the callback executor. */
     public <T> CompletableFuture<T> sendRequest(NioConnection connection, WritePacket request,
                                                 DecoderFactory<T> decoder, long timeoutMillis) {
-        FutureCallback<T> cb = new FutureCallback<>();
+        CompletableFuture<T> future = new CompletableFuture<>();
+        RpcCallback<T> cb = RpcCallback.completing(future);
         try {
             sendRequest(connection, request, decoder, timeoutMillis, CallOptions.DEFAULT, cb);
         } catch (RuntimeException e) {
-            cb.future.completeExceptionally(e);
+            future.completeExceptionally(e);
         }
-        return cb.future;
+        return future;
     }
 
     /** Sends a one-way message to a connected client; dropped if not written before the timeout. */

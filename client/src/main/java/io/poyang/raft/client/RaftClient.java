@@ -116,23 +116,8 @@ public final class RaftClient extends LifeCycle {
     public <T> CompletableFuture<T> write(int groupId, int bizType, Encodable body, DecoderFactory<T> resultDecoder,
                                           long timeoutMillis) {
         CompletableFuture<T> f = new CompletableFuture<>();
-        write(groupId, bizType, body, resultDecoder, timeoutMillis, completing(f));
+        write(groupId, bizType, body, resultDecoder, timeoutMillis, RpcCallback.completing(f));
         return f;
-    }
-
-    /** A callback that completes {@code f} with the answer or the failure. */
-    private static <T> RpcCallback<T> completing(CompletableFuture<T> f) {
-        return new RpcCallback<T>() {
-            @Override
-            public void onSuccess(T result) {
-                f.complete(result);
-            }
-
-            @Override
-            public void onFailure(Throwable error) {
-                f.completeExceptionally(error);
-            }
-        };
     }
 
     /**
@@ -195,7 +180,7 @@ public final class RaftClient extends LifeCycle {
     public <T> CompletableFuture<T> write(int groupId, int bizType, Encodable body, DecoderFactory<T> resultDecoder,
                                           long timeoutMillis, long sessionId, long seq) {
         CompletableFuture<T> f = new CompletableFuture<>();
-        write(groupId, bizType, body, resultDecoder, timeoutMillis, sessionId, seq, completing(f));
+        write(groupId, bizType, body, resultDecoder, timeoutMillis, sessionId, seq, RpcCallback.completing(f));
         return f;
     }
 

@@ -137,17 +137,7 @@ final class KvTestCluster implements AutoCloseable {
     static CompletableFuture<KvResp> callLeaderRaw(KvClient client, int command, KvReq req) {
         CompletableFuture<KvResp> f = new CompletableFuture<>();
         client.raftClient().callLeader(1, command, req.groupId(1), KvResp.Decoder::new, 5_000,
-                new RpcCallback<KvResp>() {
-                    @Override
-                    public void onSuccess(KvResp r) {
-                        f.complete(r);
-                    }
-
-                    @Override
-                    public void onFailure(Throwable e) {
-                        f.completeExceptionally(e);
-                    }
-                });
+                RpcCallback.completing(f));
         return f;
     }
 
