@@ -72,7 +72,19 @@ public final class ElectionLock implements AutoCloseable {
 
     /** Whether this client leads now (holds the lock with a live lease by its own clock). */
     public synchronized boolean isLeader() {
-        return leading && leaseDeadlineNanos - System.nanoTime() > 0;
+        return leading && leaseDeadline() - System.nanoTime() > 0;
+    }
+
+    /**
+     * When the lease runs out by this client's clock: the later of the deadline this object set and
+     * the one its lock recorded. The lock records a renewal the moment its answer arrives; this
+     * object hears of it only when the callback executor runs, which a blocking task there can delay
+     * past the lease (the loss would then be reported although every renewal succeeded). Caller
+     * holds the monitor.
+     */
+    private long leaseDeadline() {
+        long recordedByLock = lock.leaseDeadlineNanosIfHeld(leaseDeadlineNanos);
+        return recordedByLock - leaseDeadlineNanos > 0 ? recordedByLock : leaseDeadlineNanos;
     }
 
     /** The fencing token of the current leadership (0 when not leading). */
@@ -153,12 +165,17 @@ public final class ElectionLock implements AutoCloseable {
             deadlineTask.cancel(false);
         }
         final long gen = generation;
-        long delayNanos = Math.max(0, leaseDeadlineNanos - System.nanoTime());
+        long delayNanos = Math.max(0, leaseDeadline() - System.nanoTime());
         try {
             deadlineTask = client.shared.timer.schedule(() -> {
                 synchronized (this) {
-                    if (!closed && gen == generation && leading && leaseDeadlineNanos - System.nanoTime() <= 0) {
+                    if (closed || gen != generation || !leading) {
+                        return;
+                    }
+                    if (leaseDeadline() - System.nanoTime() <= 0) {
                         lostLocked("the lease ran out before a renewal succeeded");
+                    } else {
+                        scheduleDeadline();   // renewed, and the callback that says so has not run yet
                     }
                 }
             }, delayNanos, TimeUnit.NANOSECONDS);
@@ -172,7 +189,7 @@ public final class ElectionLock implements AutoCloseable {
             if (closed || gen != generation || !leading) {
                 return;
             }
-            if (leaseDeadlineNanos - System.nanoTime() <= 0) {
+            if (leaseDeadline() - System.nanoTime() <= 0) {
                 // no renewal got through within the lease: we cannot claim to lead any longer
                 lostLocked("the lease ran out before a renewal succeeded");
                 return;

@@ -866,8 +866,17 @@ public final class KvClient implements AutoCloseable {
         return new KvException(r.bizCode(), key, msg).failedPosition(position);
     }
 
+    /**
+     * A callback of this package that must run where the outcome arrives (an I/O or timer thread),
+     * not behind whatever the callback executor is busy with: it records state with a deadline, such
+     * as a lock lease renewed, and hands everything else to the callback executor itself. It must not
+     * block.
+     */
+    interface OnArrivalCallback<T> extends KvCallback<T> {
+    }
+
     <T> void deliver(KvCallback<T> callback, T result, Throwable error) {
-        if (shared.config.callbackOnIoThread) {
+        if (shared.config.callbackOnIoThread || callback instanceof OnArrivalCallback) {
             invoke(callback, result, error);
             return;
         }
@@ -876,6 +885,21 @@ public final class KvClient implements AutoCloseable {
         } catch (RejectedExecutionException e) {
             invoke(callback, result, error);
         }
+    }
+
+    /** Completes {@code f} where {@link #deliver} would run a caller's callback (its dependents run there). */
+    <T> void completeForCaller(CompletableFuture<T> f, T result, Throwable error) {
+        deliver(new KvCallback<T>() {
+            @Override
+            public void onSuccess(T r) {
+                f.complete(r);
+            }
+
+            @Override
+            public void onFailure(Throwable e) {
+                f.completeExceptionally(e);
+            }
+        }, result, error);
     }
 
     private static <T> void invoke(KvCallback<T> callback, T result, Throwable error) {

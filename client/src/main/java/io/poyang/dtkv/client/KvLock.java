@@ -96,6 +96,11 @@ public final class KvLock {
         return leaseDeadlineNanos;
     }
 
+    /** {@link #leaseDeadlineNanos()} while held, {@code otherwise} when not (lost, refused or released). */
+    synchronized long leaseDeadlineNanosIfHeld(long otherwise) {
+        return held ? leaseDeadlineNanos : otherwise;
+    }
+
     /**
      * Takes the lock with a lease of {@code leaseMillis}, waiting in the queue up to
      * {@code waitMillis} (0: do not wait). True when held (see {@link #fencingToken()}).
@@ -266,7 +271,7 @@ public final class KvLock {
 
             @Override
             public void onFailure(Throwable error) {
-                f.completeExceptionally(error);
+                client.completeForCaller(f, null, error);
             }
         }, client.shared.config.timeoutMillis);
         return f;
@@ -285,7 +290,10 @@ public final class KvLock {
     public CompletableFuture<Void> updateLeaseAsync(long leaseMillis) {
         CompletableFuture<Void> f = new CompletableFuture<>();
         long sent = System.nanoTime();
-        client.write(KvReq.updateLease(name, leaseMillis), null, KvClient.RAW, new KvCallback<KvResp>() {
+        // The new deadline is recorded as the answer arrives, not when the callback executor gets to it:
+        // behind a blocked executor the lease would otherwise seem to run out while the server renewed it
+        // (an ElectionLock would report a loss it did not have). The future completes on the executor.
+        client.write(KvReq.updateLease(name, leaseMillis), null, KvClient.RAW, new KvClient.OnArrivalCallback<KvResp>() {
             @Override
             public void onSuccess(KvResp result) {
                 synchronized (KvLock.this) {
@@ -293,7 +301,7 @@ public final class KvLock {
                         leaseDeadlineNanos = sent + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
                     }
                 }
-                f.complete(null);
+                client.completeForCaller(f, null, null);
             }
 
             @Override
@@ -306,7 +314,7 @@ public final class KvLock {
                         }
                     }
                 }
-                f.completeExceptionally(error);
+                client.completeForCaller(f, null, error);
             }
         }, client.shared.config.timeoutMillis);
         return f;
