@@ -50,7 +50,9 @@ public enum KvCode {
     /** The client has more unacknowledged requests than the session window holds. */
     SESSION_WINDOW_FULL(20, "too many requests of this session are unacknowledged; raise acked_below"),
     /** A batch names more keys than {@link KvKeys#MAX_BATCH_KEYS}, or takes more than {@link KvKeys#MAX_REQUEST_BYTES}. */
-    BATCH_TOO_LARGE(21, "the batch has more keys than allowed (10,000), or more bytes than one request may carry");
+    BATCH_TOO_LARGE(21, "the batch has more keys than allowed (10,000), or more bytes than one request may carry"),
+    /** A list or batchGet whose answer would be over {@link KvKeys#MAX_ANSWER_BYTES}. */
+    ANSWER_TOO_LARGE(22, "the answer would be larger than one answer may carry; list the directory in pages (listPage), or get fewer keys at a time");
 
     private static final KvCode[] BY_NUMBER;
 

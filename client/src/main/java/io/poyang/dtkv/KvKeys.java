@@ -29,6 +29,18 @@ public final class KvKeys {
      * 8 MiB less 64 KiB). Only a batch, or a compareAndSet of two large values, comes near it.
      */
     public static final int MAX_REQUEST_BYTES = RaftCommands.MAX_WRITE_BODY_BYTES;
+    /**
+     * Largest answer of a whole-directory list or a batchGet, in bytes of its nodes' encodings: the
+     * same as a request, so it fits the client's 8 MiB frame with room to spare. Over it the read
+     * fails with {@link KvCode#ANSWER_TOO_LARGE}.
+     */
+    public static final int MAX_ANSWER_BYTES = MAX_REQUEST_BYTES;
+    /**
+     * A page of a list ({@link KvReq#listPage}) stops before the child that would take its nodes
+     * over this many bytes; it always holds at least one child (one node, at most a 4 MiB value and
+     * an 8 KiB key, fits the frame on its own).
+     */
+    public static final int MAX_LIST_PAGE_BYTES = 4 << 20;
     /** Longest TTL or lock lease: 30 days. */
     public static final long MAX_TTL_MILLIS = 30L * 24 * 3600 * 1000;
     /** Longest tryLock wait: 1 day. */

@@ -42,8 +42,12 @@ public final class KvReq implements Encodable {
     private long seq;
     private long ackedBelow;
     private int readKind;
+    private boolean paged;
+    private String startAfter;
+    private int limit;
 
     private byte[] keyUtf8;
+    private byte[] startAfterUtf8;
     private List<byte[]> keysUtf8;
     /**
      * -1 until computed. Volatile because the same message may be encoded by several threads (a log
@@ -138,6 +142,14 @@ public final class KvReq implements Encodable {
         return new KvReq(KvOp.LIST).key(dirKey);
     }
 
+    /**
+     * One page of a directory's children: those whose key sorts after {@code startAfter} (null or
+     * empty: from the first), at most {@code limit} of them (0: as many as fit one answer).
+     */
+    public static KvReq listPage(String dirKey, String startAfter, int limit) {
+        return new KvReq(KvOp.LIST).key(dirKey).paged(true).startAfter(startAfter).limit(limit);
+    }
+
     // ---- setters (before the request is sent) ----
 
     public KvReq op(KvOp op) {
@@ -219,9 +231,28 @@ public final class KvReq implements Encodable {
         return changed();
     }
 
+    /** LIST: answer one page ({@link #startAfter}, {@link #limit}, {@link KvResp#more()}), not the whole directory. */
+    public KvReq paged(boolean paged) {
+        this.paged = paged;
+        return changed();
+    }
+
+    /** LIST with {@link #paged}: only children whose key sorts after this one (null or empty: from the first child). */
+    public KvReq startAfter(String startAfter) {
+        this.startAfter = startAfter;
+        return changed();
+    }
+
+    /** LIST with {@link #paged}: at most this many children (0: as many as fit one page). */
+    public KvReq limit(int limit) {
+        this.limit = limit;
+        return changed();
+    }
+
     private KvReq changed() {
         size = -1;
         keyUtf8 = null;
+        startAfterUtf8 = null;
         keysUtf8 = null;
         return this;
     }
@@ -302,6 +333,21 @@ public final class KvReq implements Encodable {
         return readKind;
     }
 
+    /** LIST: the key the page starts after; null when the list starts at the first child. */
+    public String startAfter() {
+        return startAfter == null || startAfter.isEmpty() ? null : startAfter;
+    }
+
+    /** LIST: the most children wanted (0: as many as fit one answer). */
+    public int limit() {
+        return limit;
+    }
+
+    /** LIST: whether this asks for one page rather than the whole directory. */
+    public boolean isPaged() {
+        return paged;
+    }
+
     // ---- encoding ----
 
     @Override
@@ -309,6 +355,7 @@ public final class KvReq implements Encodable {
         int sz = size;
         if (sz < 0) {
             keyUtf8 = key == null ? null : key.getBytes(StandardCharsets.UTF_8);
+            startAfterUtf8 = startAfter == null ? null : startAfter.getBytes(StandardCharsets.UTF_8);
             if (keys != null) {
                 List<byte[]> k = new ArrayList<>(keys.size());
                 for (String s : keys) {
@@ -323,7 +370,9 @@ public final class KvReq implements Encodable {
                     + PbUtil.sizeOfInt64Field(9, ttlMillis) + PbUtil.sizeOfInt64Field(10, waitMillis)
                     + PbUtil.sizeOfInt64Field(11, expectIndex) + PbUtil.sizeOfFixed64Field(12, clientUuidMost)
                     + PbUtil.sizeOfFixed64Field(13, clientUuidLeast) + PbUtil.sizeOfInt64Field(14, seq)
-                    + PbUtil.sizeOfInt64Field(15, ackedBelow) + PbUtil.sizeOfInt32Field(16, readKind);
+                    + PbUtil.sizeOfInt64Field(15, ackedBelow) + PbUtil.sizeOfInt32Field(16, readKind)
+                    + PbUtil.sizeOfBytesField(17, startAfterUtf8) + PbUtil.sizeOfInt32Field(18, limit)
+                    + PbUtil.sizeOfBoolField(19, paged);
             size = sz;
         }
         return sz;
@@ -399,6 +448,18 @@ public final class KvReq implements Encodable {
                 if (!c.int32Field(dest, 16, readKind)) {
                     return false;
                 }
+            case 16:
+                if (!c.bytesField(dest, 17, startAfterUtf8)) {
+                    return false;
+                }
+            case 17:
+                if (!c.int32Field(dest, 18, limit)) {
+                    return false;
+                }
+            case 18:
+                if (!c.boolField(dest, 19, paged)) {
+                    return false;
+                }
             default:
                 return true;
         }
@@ -416,7 +477,8 @@ public final class KvReq implements Encodable {
         return opNumber == r.opNumber && groupId == r.groupId && expectAbsent == r.expectAbsent
                 && ttlMillis == r.ttlMillis && waitMillis == r.waitMillis && expectIndex == r.expectIndex
                 && clientUuidMost == r.clientUuidMost && clientUuidLeast == r.clientUuidLeast && seq == r.seq
-                && ackedBelow == r.ackedBelow && readKind == r.readKind && eq(key, r.key) && Arrays.equals(value(), r.value())
+                && ackedBelow == r.ackedBelow && readKind == r.readKind && paged == r.paged && limit == r.limit && eq(key, r.key)
+                && eq(startAfter, r.startAfter) && Arrays.equals(value(), r.value())
                 && keys().equals(r.keys()) && bytesListEquals(values(), r.values())
                 && Arrays.equals(expectedValue(), r.expectedValue());
     }
@@ -460,6 +522,15 @@ public final class KvReq implements Encodable {
         if (seq != 0) {
             sb.append(" seq=").append(seq);
         }
+        if (paged) {
+            sb.append(" paged");
+        }
+        if (startAfter() != null) {
+            sb.append(" after=").append(startAfter);
+        }
+        if (limit != 0) {
+            sb.append(" limit=").append(limit);
+        }
         return sb.append('}').toString();
     }
 
@@ -475,6 +546,7 @@ public final class KvReq implements Encodable {
                 case 5:
                 case 6:
                 case 7:
+                case 17:
                     return PbWireType.LEN;
                 case 12:
                 case 13:
@@ -488,6 +560,8 @@ public final class KvReq implements Encodable {
                 case 14:
                 case 15:
                 case 16:
+                case 18:
+                case 19:
                     return PbWireType.VARINT;
                 default:
                     return PbWireType.UNKNOWN;
@@ -526,8 +600,14 @@ public final class KvReq implements Encodable {
                 case 15:
                     r.ackedBelow = v;
                     break;
-                default:
+                case 16:
                     r.readKind = (int) v;
+                    break;
+                case 18:
+                    r.limit = (int) v;
+                    break;
+                default:
+                    r.paged = v != 0;
             }
         }
 
@@ -547,6 +627,13 @@ public final class KvReq implements Encodable {
                     String s = parseString(piece, fieldLength, offsetInField);
                     if (s != null) {
                         r.key = s;
+                    }
+                    break;
+                }
+                case 17: {
+                    String s = parseString(piece, fieldLength, offsetInField);
+                    if (s != null) {
+                        r.startAfter = s;
                     }
                     break;
                 }

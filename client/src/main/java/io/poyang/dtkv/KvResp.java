@@ -30,6 +30,7 @@ public final class KvResp implements Encodable {
     private int lockState;
     private long fencingToken;
     private long leaseExpireAtMillis;
+    private boolean more;
 
     private byte[] messageUtf8;
     /**
@@ -65,6 +66,13 @@ public final class KvResp implements Encodable {
 
     public KvResp nodes(List<KvNode> nodes) {
         this.nodes = nodes;
+        size = -1;
+        return this;
+    }
+
+    /** LIST: children after the last one in {@link #nodes()} were left out (by the limit, or to fit the answer). */
+    public KvResp more(boolean more) {
+        this.more = more;
         size = -1;
         return this;
     }
@@ -140,6 +148,11 @@ public final class KvResp implements Encodable {
         return leaseExpireAtMillis;
     }
 
+    /** LIST: whether more children follow the last one returned; ask again starting after its key. */
+    public boolean more() {
+        return more;
+    }
+
     /** Throws the {@link KvException} this answer stands for, if it is a failure. */
     public KvResp throwIfFailed(String key) {
         if (code != 0) {
@@ -157,7 +170,7 @@ public final class KvResp implements Encodable {
                     + PbUtil.sizeOfInt64Field(3, raftIndex) + PbUtil.sizeOfMessageField(4, node)
                     + PbUtil.sizeOfRepeatedMessageField(5, nodes) + PbUtil.sizeOfInt32Field(6, failedPosition)
                     + PbUtil.sizeOfInt32Field(7, lockState) + PbUtil.sizeOfInt64Field(8, fencingToken)
-                    + PbUtil.sizeOfInt64Field(9, leaseExpireAtMillis);
+                    + PbUtil.sizeOfInt64Field(9, leaseExpireAtMillis) + PbUtil.sizeOfBoolField(10, more);
             size = sz;
         }
         return sz;
@@ -205,6 +218,10 @@ public final class KvResp implements Encodable {
                 if (!c.int64Field(dest, 9, leaseExpireAtMillis)) {
                     return false;
                 }
+            case 9:
+                if (!c.boolField(dest, 10, more)) {
+                    return false;
+                }
             default:
                 return true;
         }
@@ -221,7 +238,7 @@ public final class KvResp implements Encodable {
         KvResp r = (KvResp) o;
         return code == r.code && raftIndex == r.raftIndex && failedPosition == r.failedPosition
                 && lockState == r.lockState && fencingToken == r.fencingToken
-                && leaseExpireAtMillis == r.leaseExpireAtMillis
+                && leaseExpireAtMillis == r.leaseExpireAtMillis && more == r.more
                 && Objects.equals(message == null ? "" : message, r.message == null ? "" : r.message)
                 && Objects.equals(node, r.node) && nodes().equals(r.nodes());
     }
@@ -242,6 +259,9 @@ public final class KvResp implements Encodable {
         }
         if (nodes != null) {
             sb.append(" nodes=").append(nodes.size());
+        }
+        if (more) {
+            sb.append(" more");
         }
         if (lockState != 0) {
             sb.append(" lock=").append(lockState).append(" token=").append(fencingToken);
@@ -268,6 +288,7 @@ public final class KvResp implements Encodable {
                 case 7:
                 case 8:
                 case 9:
+                case 10:
                     return PbWireType.VARINT;
                 default:
                     return PbWireType.UNKNOWN;
@@ -297,8 +318,11 @@ public final class KvResp implements Encodable {
                 case 8:
                     r.fencingToken = v;
                     break;
-                default:
+                case 9:
                     r.leaseExpireAtMillis = v;
+                    break;
+                default:
+                    r.more = v != 0;
             }
         }
 

@@ -40,6 +40,7 @@ class KvMessagesTest {
         m.put("expire", KvReq.expire("svc.n1", 123456789));
         m.put("try_lock", KvReq.tryLock("locks.leader", 10000, 5000).session(-1L, 9));
         m.put("list_root", KvReq.list(""));
+        m.put("list_page", KvReq.listPage("d", "d.m", 100));
         m.put("get_follower_read", KvReq.get("app.url").groupId(2).readKind(KvReadKind.FOLLOWER_READ));
         m.put("batch_get_read_index", KvReq.batchGet(Arrays.asList("a", "b")).readKind(KvReadKind.READ_INDEX));
         m.put("node_value", KvNode.of("a.b", b("hi"), false, 3, 300));
@@ -49,6 +50,8 @@ class KvMessagesTest {
                 "parent directory 'a' of 'a.b' does not exist; mkdir it first").failedPosition(2));
         m.put("resp_list", KvResp.success(10).nodes(Arrays.asList(KvNode.of("d.a", null, true, 1, 1),
                 KvNode.of("d.b", b("v"), false, 2, 2))));
+        m.put("resp_list_more", KvResp.success(11).nodes(Collections.singletonList(
+                KvNode.of("d.n", b("v"), false, 3, 3))).more(true));
         m.put("resp_lock", KvResp.success(77).lock(KvResp.LOCK_GRANTED, 77, 1700000010000L));
         m.put("watch_req", new KvWatchReq(1, false, true, Arrays.asList("a", "", "b.c"), new long[]{5, 0, 300}));
         m.put("notify", new KvWatchNotify(1, 99, Arrays.asList(

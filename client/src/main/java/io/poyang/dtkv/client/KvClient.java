@@ -10,6 +10,7 @@ import io.poyang.dtkv.KvCode;
 import io.poyang.dtkv.KvCommands;
 import io.poyang.dtkv.KvException;
 import io.poyang.dtkv.KvKeys;
+import io.poyang.dtkv.KvListPage;
 import io.poyang.dtkv.KvNode;
 import io.poyang.dtkv.KvOp;
 import io.poyang.dtkv.KvReadKind;
@@ -430,6 +431,31 @@ public final class KvClient implements AutoCloseable {
         return future(cb -> list(dirKey, cb));
     }
 
+    /**
+     * One page of a directory's children, by key: those after {@code startAfter} (null: from the
+     * first; it need not exist), at most {@code limit} (0: as many as fit one answer, about 4 MiB of
+     * nodes). Ask again with {@link KvListPage#nextStartAfter()} while {@link KvListPage#more()}.
+     * Each page is one linearizable read; a directory read in pages is not one snapshot: a child added
+     * or removed meanwhile shows in a later page or not at all, while the others come exactly once.
+     * Use it for a directory too large for {@link #list} (ANSWER_TOO_LARGE).
+     */
+    public KvListPage listPage(String dirKey, String startAfter, int limit) {
+        return sync(listPageAsync(dirKey, startAfter, limit));
+    }
+
+    public void listPage(String dirKey, String startAfter, int limit, KvCallback<KvListPage> callback) {
+        if (limit < 0) {
+            deliver(callback, null, new IllegalArgumentException("a list limit of " + limit
+                    + " is negative; give 0 for no limit"));
+            return;
+        }
+        read(KvReq.listPage(dirKey, startAfter, limit), dirKey, PAGE, callback);
+    }
+
+    public CompletableFuture<KvListPage> listPageAsync(String dirKey, String startAfter, int limit) {
+        return future(cb -> listPage(dirKey, startAfter, limit, cb));
+    }
+
     // =====================================================================================
     // watches and locks
     // =====================================================================================
@@ -475,6 +501,7 @@ public final class KvClient implements AutoCloseable {
     static final ResultMapper<KvNode> NODE = KvResp::node;
     static final ResultMapper<List<KvNode>> NODES = r -> r.nodes() == null ? Collections.<KvNode>emptyList() : r.nodes();
     static final ResultMapper<KvResp> RAW = r -> r;
+    static final ResultMapper<KvListPage> PAGE = r -> new KvListPage(r.nodes(), r.more(), r.raftIndex());
 
     /** Sends a write with this client's session; see the class comment for retries. */
     <T> void write(KvReq req, String key, ResultMapper<T> mapper, KvCallback<T> callback) {

@@ -1,5 +1,7 @@
 package io.poyang.dtkv.server;
 
+import io.poyang.codec.PbUtil;
+
 import io.poyang.dtkv.KvCode;
 import io.poyang.dtkv.KvKeys;
 import io.poyang.dtkv.KvNode;
@@ -675,7 +677,8 @@ public final class KvStore {
             return batchGet(req.keys());
         }
         if (op == KvOp.LIST) {
-            return list(req.key() == null ? KvKeys.ROOT : req.key());
+            String dir = req.key() == null ? KvKeys.ROOT : req.key();
+            return req.isPaged() ? listPage(dir, req.startAfter(), req.limit()) : list(dir);
         }
         return KvResp.fail(KvCode.INVALID_REQUEST, lastAppliedIndex, "op " + (op == null ? "#" + req.opNumber() : op)
                 + " is not a read");
@@ -710,7 +713,27 @@ public final class KvStore {
             }
             nodes.add(nodeOf(key));
         }
+        long bytes = answerBytes(nodes);
+        if (bytes > KvKeys.MAX_ANSWER_BYTES) {
+            return KvResp.fail(KvCode.ANSWER_TOO_LARGE, lastAppliedIndex, "the " + keys.size() + " nodes of this batchGet"
+                    + " take " + bytes + " bytes, over the " + KvKeys.MAX_ANSWER_BYTES + " one answer may carry; get"
+                    + " fewer keys at a time");
+        }
         return KvResp.success(lastAppliedIndex).nodes(nodes);
+    }
+
+    /** What a list of nodes adds to an answer's encoding (each a length-delimited field). */
+    private static long answerBytes(List<KvNode> nodes) {
+        long bytes = 0;
+        for (int i = 0, n = nodes.size(); i < n; i++) {
+            bytes += nodeFieldBytes(nodes.get(i));
+        }
+        return bytes;
+    }
+
+    private static int nodeFieldBytes(KvNode node) {
+        int len = node.encodedSize();
+        return 1 + PbUtil.sizeOfUnsignedVarint32(len) + len;
     }
 
     /** The children of a directory ("" is the root), sorted by key, values included. */
@@ -728,10 +751,57 @@ public final class KvStore {
         }
         List<KvEntry> children = KvTree.sortedChildren(e);
         List<KvNode> nodes = new ArrayList<>(children.size());
+        long bytes = 0;
         for (KvEntry child : children) {
-            nodes.add(child.latest.toNode(child.key));
+            KvNode node = child.latest.toNode(child.key);
+            bytes += nodeFieldBytes(node);
+            if (bytes > KvKeys.MAX_ANSWER_BYTES) {
+                return KvResp.fail(KvCode.ANSWER_TOO_LARGE, lastAppliedIndex, "directory '" + dirKey + "' has "
+                        + children.size() + " children, more than the " + KvKeys.MAX_ANSWER_BYTES + " bytes one answer"
+                        + " may carry; list it in pages (listPage)");
+            }
+            nodes.add(node);
         }
         return KvResp.success(lastAppliedIndex).nodes(nodes);
+    }
+
+    /**
+     * One page of a directory's children, by key: those after {@code startAfter} (null: from the
+     * first; it need not be a key that exists), at most {@code limit} (0: no count limit), and no
+     * more than {@link KvKeys#MAX_LIST_PAGE_BYTES} of nodes unless the first alone is larger.
+     * {@link KvResp#more()} says whether children were left after the last one. Pages read at
+     * different indexes: a child added or removed between two pages shows in the later page or not
+     * at all, while every child that exists throughout is listed exactly once.
+     */
+    public KvResp listPage(String dirKey, String startAfter, int limit) {
+        if (limit < 0) {
+            return KvResp.fail(KvCode.INVALID_REQUEST, lastAppliedIndex, "a list limit of " + limit
+                    + " is negative; give 0 for no limit");
+        }
+        KvCode c = KvKeys.checkDirOrRoot(dirKey);
+        if (c != KvCode.SUCCESS) {
+            return KvResp.fail(c, lastAppliedIndex, KvKeys.explain(c, dirKey));
+        }
+        KvEntry e = tree.live(dirKey);
+        if (e == null) {
+            return KvResp.fail(KvCode.NOT_FOUND, lastAppliedIndex, "directory '" + dirKey + "' does not exist");
+        }
+        if (!e.latest.dir) {
+            return KvResp.fail(KvCode.NOT_A_DIR, lastAppliedIndex, "'" + dirKey + "' is a value; list needs a directory");
+        }
+        List<KvEntry> after = KvTree.sortedChildrenAfter(e, startAfter, limit);
+        List<KvNode> nodes = new ArrayList<>(after.size());
+        long bytes = 0;
+        for (KvEntry child : after) {
+            KvNode node = child.latest.toNode(child.key);
+            bytes += nodeFieldBytes(node);
+            if (bytes > KvKeys.MAX_LIST_PAGE_BYTES && !nodes.isEmpty()) {
+                break;
+            }
+            nodes.add(node);
+        }
+        boolean more = nodes.size() < KvTree.countChildrenAfter(e, startAfter);
+        return KvResp.success(lastAppliedIndex).nodes(nodes).more(more);
     }
 
     // =====================================================================================

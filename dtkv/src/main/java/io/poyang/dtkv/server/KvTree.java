@@ -8,6 +8,7 @@ import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
+import java.util.PriorityQueue;
 
 /**
  * The tree's storage: a hash index from full key to {@link KvEntry}, directories linked to their
@@ -247,6 +248,55 @@ final class KvTree {
         }
         out.sort(BY_KEY);
         return out;
+    }
+
+    /**
+     * The children of {@code dir} whose key sorts after {@code startAfter} (null: all), by key; only
+     * the first {@code limit} of them when {@code limit} is above 0. One pass over the children and
+     * a heap of {@code limit} entries: a page of a large directory does not sort all of it.
+     */
+    static List<KvEntry> sortedChildrenAfter(KvEntry dir, String startAfter, int limit) {
+        if (limit <= 0) {
+            ArrayList<KvEntry> out = new ArrayList<>();
+            for (KvEntry c = dir.firstChild; c != null; c = c.nextSibling) {
+                if (startAfter == null || c.key.compareTo(startAfter) > 0) {
+                    out.add(c);
+                }
+            }
+            out.sort(BY_KEY);
+            return out;
+        }
+        // the `limit` smallest keys after startAfter: a max-heap whose head is the largest kept
+        PriorityQueue<KvEntry> kept = new PriorityQueue<>(Math.min(limit, Math.max(1, dir.childCount)),
+                BY_KEY.reversed());
+        for (KvEntry c = dir.firstChild; c != null; c = c.nextSibling) {
+            if (startAfter != null && c.key.compareTo(startAfter) <= 0) {
+                continue;
+            }
+            if (kept.size() < limit) {
+                kept.add(c);
+            } else if (c.key.compareTo(kept.peek().key) < 0) {
+                kept.poll();
+                kept.add(c);
+            }
+        }
+        ArrayList<KvEntry> out = new ArrayList<>(kept);
+        out.sort(BY_KEY);
+        return out;
+    }
+
+    /** How many children of {@code dir} sort after {@code startAfter} (null: all of them). */
+    static int countChildrenAfter(KvEntry dir, String startAfter) {
+        if (startAfter == null) {
+            return dir.childCount;
+        }
+        int n = 0;
+        for (KvEntry c = dir.firstChild; c != null; c = c.nextSibling) {
+            if (c.key.compareTo(startAfter) > 0) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** Every live node under {@code dir} (any depth), parents before children, siblings by key. */

@@ -3,6 +3,7 @@ package io.poyang.dtkv.cluster;
 import io.poyang.dtkv.KvCode;
 import io.poyang.dtkv.KvCommands;
 import io.poyang.dtkv.KvException;
+import io.poyang.dtkv.KvListPage;
 import io.poyang.dtkv.KvNode;
 import io.poyang.dtkv.KvReq;
 import io.poyang.dtkv.KvResp;
@@ -300,6 +301,28 @@ class KvClientOperationsTest {
             many.add("err.k" + i);
         }
         seen.add(expect(KvCode.BATCH_TOO_LARGE, () -> kv.batchGet(many)).kvCode());
+        // a directory over one answer: list fails with a code that says what to do, listPage reads it all
+        kv.mkdir("err.big");
+        List<String> bigKeys = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            bigKeys.add("err.big.v" + i);
+            kv.put("err.big.v" + i, new byte[3 << 20]);
+        }
+        seen.add(expect(KvCode.ANSWER_TOO_LARGE, () -> kv.list("err.big")).kvCode());
+        expect(KvCode.ANSWER_TOO_LARGE, () -> kv.batchGet(bigKeys));
+        List<String> paged = new ArrayList<>();
+        KvListPage page = kv.listPage("err.big", null, 0);
+        int pages = 1;
+        paged.addAll(keysOf(page.nodes()));
+        while (page.more()) {
+            page = kv.listPage("err.big", page.nextStartAfter(), 0);
+            pages++;
+            paged.addAll(keysOf(page.nodes()));
+        }
+        assertEquals(bigKeys, paged);
+        assertEquals(3, pages, "3 MiB values: one per page of about 4 MiB");
+        assertEquals(Collections.singletonList("err.big.v2"), keysOf(kv.listPage("err.big", "err.big.v1", 5).nodes()));
+        assertThrows(IllegalArgumentException.class, () -> kv.listPage("err.big", null, -1));
         assertEquals(EnumSet.allOf(KvCode.class), seen, "every code was shown");
     }
 
@@ -323,5 +346,13 @@ class KvClientOperationsTest {
         io.poyang.common.PoyangException e = assertThrows(io.poyang.common.PoyangException.class,
                 () -> kv.forGroup(7).get("x"));
         assertTrue(e.getMessage().contains("group 7"), e.getMessage());
+    }
+
+    private static List<String> keysOf(List<KvNode> nodes) {
+        List<String> keys = new ArrayList<>();
+        for (KvNode n : nodes) {
+            keys.add(n.key());
+        }
+        return keys;
     }
 }

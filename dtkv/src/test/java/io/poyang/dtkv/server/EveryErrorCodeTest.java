@@ -59,6 +59,11 @@ class EveryErrorCodeTest {
         record(seen, log.apply(KvReq.put("s", b("1")).session(6, 6).seq(1, 1)));         // SEQ_ALREADY_ACKED
         record(seen, log.apply(KvReq.put("s", b("1")).session(6, 6).seq(1_000_000, 2))); // SESSION_WINDOW_FULL
         record(seen, log.apply(KvReq.batchRemove(Collections.nCopies(KvKeys.MAX_BATCH_KEYS + 1, "k")))); // BATCH_TOO_LARGE
+        log.apply(KvReq.mkdir("big"));
+        for (int i = 0; i < 3; i++) {
+            log.apply(KvReq.put("big.v" + i, new byte[3 << 20]));
+        }
+        record(seen, s.list("big"));                                                    // ANSWER_TOO_LARGE
 
         Set<KvCode> missing = EnumSet.allOf(KvCode.class);
         missing.removeAll(seen.keySet());

@@ -261,6 +261,92 @@ class KvStoreOperationsTest {
     }
 
     @Test
+    void listPagesCoverTheDirectoryInKeyOrderWithoutRepeatsAndSayWhetherMoreFollow() {
+        ok(KvReq.mkdir("d"));
+        // created out of key order, so the page must pick the smallest keys, not the first created
+        List<String> created = Arrays.asList("d.g", "d.c", "d.j", "d.a", "d.e", "d.i", "d.b", "d.h", "d.d", "d.f");
+        for (String k : created) {
+            ok(KvReq.put(k, b(k)));
+        }
+        List<String> listed = new ArrayList<>();
+        List<Boolean> mores = new ArrayList<>();
+        String after = null;
+        do {
+            KvResp page = store.listPage("d", after, 3);
+            assertEquals(KvCode.SUCCESS, page.code(), page::toString);
+            assertEquals(log.index, page.raftIndex());
+            listed.addAll(keys(page.nodes()));
+            mores.add(page.more());
+            after = page.nodes().get(page.nodes().size() - 1).key();
+        } while (mores.get(mores.size() - 1));
+        assertEquals(Arrays.asList("d.a", "d.b", "d.c", "d.d", "d.e", "d.f", "d.g", "d.h", "d.i", "d.j"), listed);
+        assertEquals(Arrays.asList(true, true, true, false), mores);
+        assertEquals(Collections.singletonList("d.b"), keys(store.listPage("d", "d.a", 1).nodes()));
+
+        // a start key that does not exist starts at the next one; one past the end gives an empty last page
+        assertEquals(Arrays.asList("d.c", "d.d"), keys(store.listPage("d", "d.bb", 2).nodes()));
+        KvResp end = store.listPage("d", "d.z", 2);
+        assertTrue(end.nodes().isEmpty());
+        assertFalse(end.more());
+        // no limit: everything after the start key, in one page since it is small
+        KvResp rest = store.listPage("d", "d.g", 0);
+        assertEquals(Arrays.asList("d.h", "d.i", "d.j"), keys(rest.nodes()));
+        assertFalse(rest.more());
+        // a limit alone pages from the first child, and the request decoder routes both kinds
+        assertEquals(store.listPage("d", null, 4), store.read(KvReq.listPage("d", null, 4)));
+        assertEquals(store.list("d"), store.read(KvReq.list("d")));
+        assertEquals(store.list("d").nodes(), store.listPage("d", null, 0).nodes());
+
+        assertEquals(KvCode.INVALID_REQUEST, store.listPage("d", null, -1).code());
+        assertEquals(KvCode.NOT_FOUND, store.listPage("nope", null, 5).code());
+        assertEquals(KvCode.NOT_A_DIR, store.listPage("d.a", null, 5).code());
+        assertEquals(KvCode.INVALID_KEY, store.listPage("d.", null, 5).code());
+    }
+
+    @Test
+    void aDirectoryOverOneAnswerFailsWholeButListsInPagesOfAboutFourMiB() {
+        ok(KvReq.mkdir("big"));
+        byte[] value = new byte[3 << 19];   // 1.5 MiB: two fit a 4 MiB page, three do not
+        List<String> all = new ArrayList<>();
+        for (int i = 0; i < 7; i++) {       // 10.5 MiB in all, over one 8 MiB answer
+            String k = "big.k" + i;
+            ok(KvReq.put(k, value));
+            all.add(k);
+        }
+        KvResp whole = store.list("big");
+        assertEquals(KvCode.ANSWER_TOO_LARGE, whole.code());
+        assertTrue(whole.message().contains("listPage"), whole.message());
+        KvResp batch = store.batchGet(all);
+        assertEquals(KvCode.ANSWER_TOO_LARGE, batch.code());
+        assertTrue(batch.message().contains("fewer keys"), batch.message());
+        assertEquals(KvCode.SUCCESS, store.batchGet(all.subList(0, 5)).code(), "7.5 MiB still fits one answer");
+
+        List<String> listed = new ArrayList<>();
+        List<Integer> sizes = new ArrayList<>();
+        String after = null;
+        KvResp page;
+        do {
+            page = store.listPage("big", after, 0);
+            assertEquals(KvCode.SUCCESS, page.code());
+            assertTrue(page.encodedSize() < KvKeys.MAX_ANSWER_BYTES, "a page fits one answer: " + page.encodedSize());
+            sizes.add(page.nodes().size());
+            listed.addAll(keys(page.nodes()));
+            after = listed.get(listed.size() - 1);
+        } while (page.more());
+        assertEquals(all, listed);
+        assertEquals(Arrays.asList(2, 2, 2, 1), sizes);
+
+        // a single child over the page size still comes, alone
+        ok(KvReq.mkdir("huge"));
+        ok(KvReq.put("huge.a", new byte[KvKeys.MAX_VALUE_BYTES]));
+        ok(KvReq.put("huge.b", b("small")));
+        KvResp first = store.listPage("huge", null, 0);
+        assertEquals(Collections.singletonList("huge.a"), keys(first.nodes()));
+        assertTrue(first.more());
+        assertEquals(Collections.singletonList("huge.b"), keys(store.listPage("huge", "huge.a", 0).nodes()));
+    }
+
+    @Test
     void readsAreNotAppliedAndUnknownOpsAreInvalid() {
         fails(KvCode.INVALID_REQUEST, KvReq.get("a"));
         fails(KvCode.INVALID_REQUEST, new KvReq());

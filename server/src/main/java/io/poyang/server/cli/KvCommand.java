@@ -5,6 +5,7 @@ import io.poyang.common.PoyangTimeoutException;
 import io.poyang.common.StoppedException;
 import io.poyang.dtkv.KvCode;
 import io.poyang.dtkv.KvException;
+import io.poyang.dtkv.KvListPage;
 import io.poyang.dtkv.KvNode;
 import io.poyang.dtkv.client.KvClient;
 import io.poyang.dtkv.client.KvClientConfig;
@@ -254,10 +255,19 @@ public final class KvCommand {
         }
     }
 
+    /**
+     * Lists in pages of one answer each: a directory that fits one answer (about 4 MiB of nodes) is
+     * one read as before; a larger one is read page after page instead of failing.
+     */
     private int list(KvClient kv, String dir) {
-        List<KvNode> children;
+        List<KvNode> children = new ArrayList<>();
         try {
-            children = kv.list(dir);
+            KvListPage page = kv.listPage(dir, null, 0);
+            children.addAll(page.nodes());
+            while (page.more()) {
+                page = kv.listPage(dir, page.nextStartAfter(), 0);
+                children.addAll(page.nodes());
+            }
         } catch (KvException e) {
             if (e.kvCode() == KvCode.NOT_FOUND) {
                 return notFound(dir);

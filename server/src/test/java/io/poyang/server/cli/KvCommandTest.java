@@ -79,6 +79,22 @@ class KvCommandTest {
     }
 
     @Test
+    void aDirectoryLargerThanOneAnswerIsListedInPages() {
+        ok("mkdir", "big");
+        String value = "x".repeat(3 << 20);   // three of them are over one 8 MiB answer
+        for (int i = 0; i < 3; i++) {
+            CommandRun put = kvStdin(value, "put", "big.v" + i, "-");
+            assertEquals(0, put.exitCode, put.stderr);
+        }
+        String listed = ok("list", "big").stdout;
+        String[] lines = listed.split("\n");
+        assertEquals(3, lines.length, "one line per child");
+        for (int i = 0; i < 3; i++) {
+            assertEquals("big.v" + i + " = " + value, lines[i]);
+        }
+    }
+
+    @Test
     void valuesFromStdinAndNonTextValues() {
         ok("mkdir", "t2");
         CommandRun r = kvStdin("multi\nline value", "put", "t2.v", "-");
