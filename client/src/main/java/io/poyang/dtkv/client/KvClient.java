@@ -916,17 +916,22 @@ public final class KvClient implements AutoCloseable {
 
     /** Completes {@code f} where {@link #deliver} would run a caller's callback (its dependents run there). */
     <T> void completeForCaller(CompletableFuture<T> f, T result, Throwable error) {
-        deliver(new KvCallback<T>() {
+        deliver(completing(f), result, error);
+    }
+
+    /** A callback that completes {@code f} with its outcome. */
+    static <T> KvCallback<T> completing(CompletableFuture<T> f) {
+        return new KvCallback<T>() {
             @Override
-            public void onSuccess(T r) {
-                f.complete(r);
+            public void onSuccess(T result) {
+                f.complete(result);
             }
 
             @Override
-            public void onFailure(Throwable e) {
-                f.completeExceptionally(e);
+            public void onFailure(Throwable error) {
+                f.completeExceptionally(error);
             }
-        }, result, error);
+        };
     }
 
     private static <T> void invoke(KvCallback<T> callback, T result, Throwable error) {
@@ -948,17 +953,7 @@ public final class KvClient implements AutoCloseable {
     static <T> CompletableFuture<T> future(Starter<T> starter) {
         CompletableFuture<T> f = new CompletableFuture<>();
         try {
-            starter.start(new KvCallback<T>() {
-                @Override
-                public void onSuccess(T result) {
-                    f.complete(result);
-                }
-
-                @Override
-                public void onFailure(Throwable error) {
-                    f.completeExceptionally(error);
-                }
-            });
+            starter.start(completing(f));
         } catch (RuntimeException e) {
             f.completeExceptionally(e);
         }

@@ -738,17 +738,11 @@ public final class KvStore {
 
     /** The children of a directory ("" is the root), sorted by key, values included. */
     public KvResp list(String dirKey) {
-        KvCode c = KvKeys.checkDirOrRoot(dirKey);
-        if (c != KvCode.SUCCESS) {
-            return KvResp.fail(c, lastAppliedIndex, KvKeys.explain(c, dirKey));
+        KvResp refused = checkListable(dirKey);
+        if (refused != null) {
+            return refused;
         }
         KvEntry e = tree.live(dirKey);
-        if (e == null) {
-            return KvResp.fail(KvCode.NOT_FOUND, lastAppliedIndex, "directory '" + dirKey + "' does not exist");
-        }
-        if (!e.latest.dir) {
-            return KvResp.fail(KvCode.NOT_A_DIR, lastAppliedIndex, "'" + dirKey + "' is a value; list needs a directory");
-        }
         List<KvEntry> children = KvTree.sortedChildren(e);
         List<KvNode> nodes = new ArrayList<>(children.size());
         long bytes = 0;
@@ -765,6 +759,22 @@ public final class KvStore {
         return KvResp.success(lastAppliedIndex).nodes(nodes);
     }
 
+    /** Why {@code dirKey} cannot be listed (a bad key, absent, a value), or null when it can. */
+    private KvResp checkListable(String dirKey) {
+        KvCode c = KvKeys.checkDirOrRoot(dirKey);
+        if (c != KvCode.SUCCESS) {
+            return KvResp.fail(c, lastAppliedIndex, KvKeys.explain(c, dirKey));
+        }
+        KvEntry e = tree.live(dirKey);
+        if (e == null) {
+            return KvResp.fail(KvCode.NOT_FOUND, lastAppliedIndex, "directory '" + dirKey + "' does not exist");
+        }
+        if (!e.latest.dir) {
+            return KvResp.fail(KvCode.NOT_A_DIR, lastAppliedIndex, "'" + dirKey + "' is a value; list needs a directory");
+        }
+        return null;
+    }
+
     /**
      * One page of a directory's children, by key: those after {@code startAfter} (null: from the
      * first; it need not be a key that exists), at most {@code limit} (0: no count limit), and no
@@ -778,17 +788,11 @@ public final class KvStore {
             return KvResp.fail(KvCode.INVALID_REQUEST, lastAppliedIndex, "a list limit of " + limit
                     + " is negative; give 0 for no limit");
         }
-        KvCode c = KvKeys.checkDirOrRoot(dirKey);
-        if (c != KvCode.SUCCESS) {
-            return KvResp.fail(c, lastAppliedIndex, KvKeys.explain(c, dirKey));
+        KvResp refused = checkListable(dirKey);
+        if (refused != null) {
+            return refused;
         }
         KvEntry e = tree.live(dirKey);
-        if (e == null) {
-            return KvResp.fail(KvCode.NOT_FOUND, lastAppliedIndex, "directory '" + dirKey + "' does not exist");
-        }
-        if (!e.latest.dir) {
-            return KvResp.fail(KvCode.NOT_A_DIR, lastAppliedIndex, "'" + dirKey + "' is a value; list needs a directory");
-        }
         List<KvEntry> after = KvTree.sortedChildrenAfter(e, startAfter, limit);
         List<KvNode> nodes = new ArrayList<>(after.size());
         long bytes = 0;
