@@ -187,6 +187,14 @@ final class Replicator extends FiberFrame<Void> {
     private FrameCallResult sendEntries(long now) {
         LogStore store = g.store;
         RaftConfig c = g.config;
+        if (nextIndex < store.firstIndex()) {
+            // The log was compacted past what this follower was sent (it fell behind with its in-flight
+            // window full): neither the next entries nor the term of the one before them are left, so no
+            // append — not even the heartbeat below, whose prevLogTerm would be asked of the store — can be
+            // built. Only the snapshot serves it now.
+            needSnapshot = true;
+            return Fiber.resume(null, afterTake);
+        }
         while (nextIndex <= store.lastIndex() && inflightItems < c.maxInflightItems()
                 && inflightBytes < c.maxInflightBytes()) {
             if (nextIndex < store.firstIndex()) {
