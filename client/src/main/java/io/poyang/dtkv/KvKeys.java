@@ -41,6 +41,12 @@ public final class KvKeys {
      * an 8 KiB key, fits the frame on its own).
      */
     public static final int MAX_LIST_PAGE_BYTES = 4 << 20;
+    /**
+     * The most children a page of a list holds when its request gives no limit: the page is then
+     * the first of them by key, picked with a heap of this size, so a page of a large directory
+     * neither sorts all of it nor holds the apply thread for long.
+     */
+    public static final int DEFAULT_LIST_PAGE_NODES = 10_000;
     /** Longest TTL or lock lease: 30 days. */
     public static final long MAX_TTL_MILLIS = 30L * 24 * 3600 * 1000;
     /** Longest tryLock wait: 1 day. */

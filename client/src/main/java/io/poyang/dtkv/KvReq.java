@@ -144,7 +144,7 @@ public final class KvReq implements Encodable {
 
     /**
      * One page of a directory's children: those whose key sorts after {@code startAfter} (null or
-     * empty: from the first), at most {@code limit} of them (0: as many as fit one answer).
+     * empty: from the first), at most {@code limit} of them (0: {@link KvKeys#DEFAULT_LIST_PAGE_NODES}).
      */
     public static KvReq listPage(String dirKey, String startAfter, int limit) {
         return new KvReq(KvOp.LIST).key(dirKey).paged(true).startAfter(startAfter).limit(limit);
@@ -243,7 +243,7 @@ public final class KvReq implements Encodable {
         return changed();
     }
 
-    /** LIST with {@link #paged}: at most this many children (0: as many as fit one page). */
+    /** LIST with {@link #paged}: at most this many children (0: {@link KvKeys#DEFAULT_LIST_PAGE_NODES}). */
     public KvReq limit(int limit) {
         this.limit = limit;
         return changed();

@@ -432,9 +432,10 @@ public final class KvClient implements AutoCloseable {
     }
 
     /**
-     * One page of a directory's children, by key: those after {@code startAfter} (null: from the
-     * first; it need not exist), at most {@code limit} (0: as many as fit one answer, about 4 MiB of
-     * nodes). Ask again with {@link KvListPage#nextStartAfter()} while {@link KvListPage#more()}.
+     * One page of a directory's children, by key: those after {@code startAfter} (a full key, as
+     * {@link KvNode#key()} gives; null: from the first; it need not exist), at most {@code limit}
+     * (0: {@link KvKeys#DEFAULT_LIST_PAGE_NODES}) and about 4 MiB of nodes ({@link KvKeys#MAX_LIST_PAGE_BYTES};
+     * a single larger child comes alone). Ask again with {@link KvListPage#nextStartAfter()} while {@link KvListPage#more()}.
      * Each page is one linearizable read; a directory read in pages is not one snapshot: a child added
      * or removed meanwhile shows in a later page or not at all, while the others come exactly once.
      * Use it for a directory too large for {@link #list} (ANSWER_TOO_LARGE).
@@ -445,11 +446,37 @@ public final class KvClient implements AutoCloseable {
 
     public void listPage(String dirKey, String startAfter, int limit, KvCallback<KvListPage> callback) {
         if (limit < 0) {
-            deliver(callback, null, new IllegalArgumentException("a list limit of " + limit
-                    + " is negative; give 0 for no limit"));
+            deliver(callback, null, new KvException(KvCode.INVALID_REQUEST, dirKey, "a list limit of " + limit
+                    + " is negative; give 0 for the default"));
             return;
         }
-        read(KvReq.listPage(dirKey, startAfter, limit), dirKey, PAGE, callback);
+        read(KvReq.listPage(dirKey, startAfter, limit), dirKey, r -> pageOf(r, startAfter, limit), callback);
+    }
+
+    /**
+     * The page an answer holds. A server older than paging ignores start_after and limit and answers
+     * the whole directory without {@code more}: cut here to what was asked (a no-op on a page).
+     */
+    static KvListPage pageOf(KvResp r, String startAfter, int limit) {
+        List<KvNode> nodes = r.nodes();
+        boolean more = r.more();
+        if (!more) {
+            int from = 0;
+            if (startAfter != null && !startAfter.isEmpty()) {
+                while (from < nodes.size() && nodes.get(from).key().compareTo(startAfter) <= 0) {
+                    from++;
+                }
+            }
+            int to = nodes.size();
+            if (limit > 0 && to - from > limit) {
+                to = from + limit;
+                more = true;
+            }
+            if (from > 0 || to < nodes.size()) {
+                nodes = new ArrayList<>(nodes.subList(from, to));
+            }
+        }
+        return new KvListPage(nodes, more, r.raftIndex());
     }
 
     public CompletableFuture<KvListPage> listPageAsync(String dirKey, String startAfter, int limit) {
@@ -501,7 +528,6 @@ public final class KvClient implements AutoCloseable {
     static final ResultMapper<KvNode> NODE = KvResp::node;
     static final ResultMapper<List<KvNode>> NODES = r -> r.nodes() == null ? Collections.<KvNode>emptyList() : r.nodes();
     static final ResultMapper<KvResp> RAW = r -> r;
-    static final ResultMapper<KvListPage> PAGE = r -> new KvListPage(r.nodes(), r.more(), r.raftIndex());
 
     /** Sends a write with this client's session; see the class comment for retries. */
     <T> void write(KvReq req, String key, ResultMapper<T> mapper, KvCallback<T> callback) {

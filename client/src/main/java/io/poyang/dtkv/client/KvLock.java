@@ -66,6 +66,11 @@ public final class KvLock {
      */
     private boolean releasedAtStop;
     volatile LossListener lossListener;
+    /**
+     * Guards the fields above. Not {@code this}: a renewal's answer takes it on the client's I/O
+     * thread, which an application synchronizing on its KvLock object must not be able to block.
+     */
+    private final Object mon = new Object();
 
     KvLock(KvClient client, String name) {
         this.client = client;
@@ -77,28 +82,38 @@ public final class KvLock {
     }
 
     /** The fencing token of the current hold (0 when not held). */
-    public synchronized long fencingToken() {
-        return held ? fencingToken : 0;
+    public long fencingToken() {
+        synchronized (mon) {
+            return held ? fencingToken : 0;
+        }
     }
 
     /** A tryLock of this object waits in the lock's queue for its GRANTED push. */
-    synchronized boolean isQueued() {
-        return waiting != null;
+    boolean isQueued() {
+        synchronized (mon) {
+            return waiting != null;
+        }
     }
 
     /** Whether this client holds the lock with a lease that has not run out (by its own clock). */
-    public synchronized boolean isHeld() {
-        return held && leaseDeadlineNanos - System.nanoTime() > 0;
+    public boolean isHeld() {
+        synchronized (mon) {
+            return held && leaseDeadlineNanos - System.nanoTime() > 0;
+        }
     }
 
     /** When the current hold's lease runs out by this client's clock ({@link System#nanoTime()}); meaningful while held. */
-    synchronized long leaseDeadlineNanos() {
-        return leaseDeadlineNanos;
+    long leaseDeadlineNanos() {
+        synchronized (mon) {
+            return leaseDeadlineNanos;
+        }
     }
 
     /** {@link #leaseDeadlineNanos()} while held, {@code otherwise} when not (lost, refused or released). */
-    synchronized long leaseDeadlineNanosIfHeld(long otherwise) {
-        return held ? leaseDeadlineNanos : otherwise;
+    long leaseDeadlineNanosIfHeld(long otherwise) {
+        synchronized (mon) {
+            return held ? leaseDeadlineNanos : otherwise;
+        }
     }
 
     /**
@@ -117,7 +132,7 @@ public final class KvLock {
     public CompletableFuture<Boolean> tryLockAsync(long leaseMillis, long waitMillis) {
         CompletableFuture<Boolean> result = new CompletableFuture<>();
         long sent = System.nanoTime();
-        synchronized (this) {
+        synchronized (mon) {
             if (waiting != null) {
                 result.completeExceptionally(new IllegalStateException("a tryLock of '" + name
                         + "' is already waiting; one at a time per lock object"));
@@ -134,7 +149,7 @@ public final class KvLock {
 
             @Override
             public void onFailure(Throwable error) {
-                synchronized (KvLock.this) {
+                synchronized (mon) {
                     requestInFlight = false;
                 }
                 result.completeExceptionally(error);
@@ -147,7 +162,7 @@ public final class KvLock {
                                  CompletableFuture<Boolean> result) {
         boolean granted = false;
         boolean queued = false;
-        synchronized (this) {
+        synchronized (mon) {
             requestInFlight = false;
             if (releasedAtStop) {
                 // the unlock sent at stop follows this request on the same session: nothing is held
@@ -190,7 +205,7 @@ public final class KvLock {
     /** The wait passed with no grant: leave the queue (and give back a grant that crossed it). */
     private void onWaitOver() {
         CompletableFuture<Boolean> w;
-        synchronized (this) {
+        synchronized (mon) {
             w = waiting;
             waiting = null;
             waitTimer = null;
@@ -215,7 +230,7 @@ public final class KvLock {
     void onEvent(KvLockEvent e, long arrivedNanos) {
         CompletableFuture<Boolean> granted = null;
         boolean lost = false;
-        synchronized (this) {
+        synchronized (mon) {
             if (e.type() == KvLockEvent.GRANTED) {
                 if (e.fencingToken() <= highestToken) {
                     return;   // a grant this object already had (held or released), pushed again
@@ -259,7 +274,7 @@ public final class KvLock {
 
     public CompletableFuture<Void> unlockAsync() {
         CompletableFuture<Void> f = new CompletableFuture<>();
-        synchronized (this) {
+        synchronized (mon) {
             held = false;
             fencingToken = 0;
         }
@@ -271,7 +286,7 @@ public final class KvLock {
 
             @Override
             public void onFailure(Throwable error) {
-                client.completeForCaller(f, null, error);
+                f.completeExceptionally(error);
             }
         }, client.shared.config.timeoutMillis);
         return f;
@@ -290,14 +305,18 @@ public final class KvLock {
     public CompletableFuture<Void> updateLeaseAsync(long leaseMillis) {
         CompletableFuture<Void> f = new CompletableFuture<>();
         long sent = System.nanoTime();
+        final long token;
+        synchronized (mon) {
+            token = fencingToken;   // the answer speaks of this hold, not of a later one
+        }
         // The new deadline is recorded as the answer arrives, not when the callback executor gets to it:
         // behind a blocked executor the lease would otherwise seem to run out while the server renewed it
         // (an ElectionLock would report a loss it did not have). The future completes on the executor.
         client.write(KvReq.updateLease(name, leaseMillis), null, KvClient.RAW, new KvClient.OnArrivalCallback<KvResp>() {
             @Override
             public void onSuccess(KvResp result) {
-                synchronized (KvLock.this) {
-                    if (held) {
+                synchronized (mon) {
+                    if (held && fencingToken == token) {
                         leaseDeadlineNanos = sent + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
                     }
                 }
@@ -309,8 +328,10 @@ public final class KvLock {
                 if (error instanceof KvException) {
                     KvCode c = ((KvException) error).kvCode();
                     if (c == KvCode.LEASE_EXPIRED || c == KvCode.LOCK_NOT_HELD) {
-                        synchronized (KvLock.this) {
-                            held = false;
+                        synchronized (mon) {
+                            if (fencingToken == token) {
+                                held = false;
+                            }
                         }
                     }
                 }
@@ -347,7 +368,7 @@ public final class KvLock {
      * stop timeout); a failure only means the lease runs out as it would have.
      */
     void releaseOnStop() {
-        synchronized (this) {
+        synchronized (mon) {
             // a tryLock still on its way may yet be granted or queued: its unlock goes right behind it
             if (!held && waiting == null && !requestInFlight) {
                 return;
@@ -371,7 +392,7 @@ public final class KvLock {
     /** The client stops: a waiting tryLock ends with false. */
     void onClientClosed() {
         CompletableFuture<Boolean> w;
-        synchronized (this) {
+        synchronized (mon) {
             w = waiting;
             waiting = null;
         }
@@ -381,7 +402,9 @@ public final class KvLock {
     }
 
     @Override
-    public synchronized String toString() {
-        return "KvLock(" + name + (held ? ", held, token " + fencingToken : "") + ")";
+    public String toString() {
+        synchronized (mon) {
+            return "KvLock(" + name + (held ? ", held, token " + fencingToken : "") + ")";
+        }
     }
 }

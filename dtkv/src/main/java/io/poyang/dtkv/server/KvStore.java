@@ -750,9 +750,9 @@ public final class KvStore {
             KvNode node = child.latest.toNode(child.key);
             bytes += nodeFieldBytes(node);
             if (bytes > KvKeys.MAX_ANSWER_BYTES) {
-                return KvResp.fail(KvCode.ANSWER_TOO_LARGE, lastAppliedIndex, "directory '" + dirKey + "' has "
-                        + children.size() + " children, more than the " + KvKeys.MAX_ANSWER_BYTES + " bytes one answer"
-                        + " may carry; list it in pages (listPage)");
+                return KvResp.fail(KvCode.ANSWER_TOO_LARGE, lastAppliedIndex, "the " + children.size()
+                        + " children of directory '" + dirKey + "' take more than the " + KvKeys.MAX_ANSWER_BYTES
+                        + " bytes one answer may carry; list it in pages (listPage)");
             }
             nodes.add(node);
         }
@@ -776,9 +776,9 @@ public final class KvStore {
     }
 
     /**
-     * One page of a directory's children, by key: those after {@code startAfter} (null: from the
-     * first; it need not be a key that exists), at most {@code limit} (0: no count limit), and no
-     * more than {@link KvKeys#MAX_LIST_PAGE_BYTES} of nodes unless the first alone is larger.
+     * One page of a directory's children, by key: those after {@code startAfter} (a full key; null:
+     * from the first; it need not exist), at most {@code limit} (0: {@link KvKeys#DEFAULT_LIST_PAGE_NODES}),
+     * and no more than {@link KvKeys#MAX_LIST_PAGE_BYTES} of nodes unless the first alone is larger.
      * {@link KvResp#more()} says whether children were left after the last one. Pages read at
      * different indexes: a child added or removed between two pages shows in the later page or not
      * at all, while every child that exists throughout is listed exactly once.
@@ -793,7 +793,8 @@ public final class KvStore {
             return refused;
         }
         KvEntry e = tree.live(dirKey);
-        List<KvEntry> after = KvTree.sortedChildrenAfter(e, startAfter, limit);
+        List<KvEntry> after = KvTree.sortedChildrenAfter(e, startAfter,
+                limit == 0 ? KvKeys.DEFAULT_LIST_PAGE_NODES : limit);
         List<KvNode> nodes = new ArrayList<>(after.size());
         long bytes = 0;
         for (KvEntry child : after) {

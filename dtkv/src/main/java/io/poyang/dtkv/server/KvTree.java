@@ -251,21 +251,11 @@ final class KvTree {
     }
 
     /**
-     * The children of {@code dir} whose key sorts after {@code startAfter} (null: all), by key; only
-     * the first {@code limit} of them when {@code limit} is above 0. One pass over the children and
-     * a heap of {@code limit} entries: a page of a large directory does not sort all of it.
+     * The first {@code limit} (above 0) children of {@code dir} whose key sorts after
+     * {@code startAfter} (null: all), by key. One pass over the children and a heap of
+     * {@code limit} entries: a page of a large directory does not sort all of it.
      */
     static List<KvEntry> sortedChildrenAfter(KvEntry dir, String startAfter, int limit) {
-        if (limit <= 0) {
-            ArrayList<KvEntry> out = new ArrayList<>();
-            for (KvEntry c = dir.firstChild; c != null; c = c.nextSibling) {
-                if (startAfter == null || c.key.compareTo(startAfter) > 0) {
-                    out.add(c);
-                }
-            }
-            out.sort(BY_KEY);
-            return out;
-        }
         // the `limit` smallest keys after startAfter: a max-heap whose head is the largest kept
         PriorityQueue<KvEntry> kept = new PriorityQueue<>(Math.min(limit, Math.max(1, dir.childCount)),
                 BY_KEY.reversed());

@@ -304,6 +304,27 @@ class KvStoreOperationsTest {
     }
 
     @Test
+    void aPageWithoutALimitHoldsAtMostTheDefaultNumberOfChildren() {
+        ok(KvReq.mkdir("many"));
+        int children = KvKeys.DEFAULT_LIST_PAGE_NODES + 5;
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < children; i++) {
+            keys.add(String.format("many.k%06d", children - 1 - i));   // created in reverse key order
+        }
+        ok(KvReq.batchPut(keys.subList(0, KvKeys.MAX_BATCH_KEYS), Collections.nCopies(KvKeys.MAX_BATCH_KEYS, b("v"))));
+        ok(KvReq.batchPut(keys.subList(KvKeys.MAX_BATCH_KEYS, children), Collections.nCopies(5, b("v"))));
+        KvResp first = store.listPage("many", null, 0);
+        assertEquals(KvKeys.DEFAULT_LIST_PAGE_NODES, first.nodes().size());
+        assertTrue(first.more());
+        assertEquals("many.k000000", first.nodes().get(0).key());
+        String last = first.nodes().get(first.nodes().size() - 1).key();
+        assertEquals(String.format("many.k%06d", KvKeys.DEFAULT_LIST_PAGE_NODES - 1), last);
+        KvResp second = store.listPage("many", last, 0);
+        assertEquals(5, second.nodes().size());
+        assertFalse(second.more());
+    }
+
+    @Test
     void aDirectoryOverOneAnswerFailsWholeButListsInPagesOfAboutFourMiB() {
         ok(KvReq.mkdir("big"));
         byte[] value = new byte[3 << 19];   // 1.5 MiB: two fit a 4 MiB page, three do not

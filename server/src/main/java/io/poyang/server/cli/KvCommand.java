@@ -256,15 +256,15 @@ public final class KvCommand {
     }
 
     /**
-     * Lists in pages of one answer each: a directory that fits one answer (about 4 MiB of nodes) is
-     * one read as before; a larger one is read page after page instead of failing.
+     * Lists in pages (up to 10,000 children and about 4 MiB each): a directory that fits one page is
+     * one read; a larger one is read page after page instead of failing.
      */
     private int list(KvClient kv, String dir) {
         List<KvNode> children = new ArrayList<>();
         try {
             KvListPage page = kv.listPage(dir, null, 0);
             children.addAll(page.nodes());
-            while (page.more()) {
+            while (page.more() && page.nextStartAfter() != null) {
                 page = kv.listPage(dir, page.nextStartAfter(), 0);
                 children.addAll(page.nodes());
             }
