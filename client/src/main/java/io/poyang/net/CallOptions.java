@@ -15,10 +15,30 @@ public final class CallOptions {
 
     final boolean callbackOnIoThread;
     final boolean blockWhenFull;
+    final boolean freeRoomWhenWritten;
 
     private CallOptions(boolean callbackOnIoThread, boolean blockWhenFull) {
+        this(callbackOnIoThread, blockWhenFull, false);
+    }
+
+    private CallOptions(boolean callbackOnIoThread, boolean blockWhenFull, boolean freeRoomWhenWritten) {
         this.callbackOnIoThread = callbackOnIoThread;
         this.blockWhenFull = blockWhenFull;
+        this.freeRoomWhenWritten = freeRoomWhenWritten;
+    }
+
+    /**
+     * These options, but the request gives its room in the pending limit back once it has been
+     * written to the socket, and drops its body then, instead of holding both until it is answered.
+     * For pushes whose answer may take as long as the other side likes (a watch notification is
+     * acknowledged after the client's listeners ran): held until answered, a few hundred such
+     * pushes to clients that are slow to answer fill the limit, and every other send of the node
+     * fails with FlowControlException for as long as they stay unanswered. What is bounded then is
+     * what the limit is for, the memory of requests not yet written; what waits for answers is for
+     * the caller to bound (one push in flight per watcher, say).
+     */
+    public CallOptions freeingRoomWhenWritten() {
+        return freeRoomWhenWritten ? this : new CallOptions(callbackOnIoThread, blockWhenFull, true);
     }
 
     public static CallOptions of(boolean callbackOnIoThread, boolean blockWhenFull) {
@@ -34,5 +54,9 @@ public final class CallOptions {
 
     public boolean blockWhenFull() {
         return blockWhenFull;
+    }
+
+    public boolean freeRoomWhenWritten() {
+        return freeRoomWhenWritten;
     }
 }

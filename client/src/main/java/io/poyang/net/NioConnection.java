@@ -44,6 +44,12 @@ public final class NioConnection {
     int outEnd;
     /** Encoded bytes not yet written. */
     long outBytes;
+    /** Bytes encoded for this connection since it opened, and the part of them written. */
+    long encodedTotalBytes;
+    long writtenTotalBytes;
+    /** Encoded requests that free their pending-limit room once written, oldest first. */
+    WritePacket awaitingWriteHead;
+    WritePacket awaitingWriteTail;
     boolean readPaused;
     boolean dirty;
     NioConnection nextDirty;

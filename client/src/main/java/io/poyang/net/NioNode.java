@@ -9,6 +9,11 @@ import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.util.UUID;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
@@ -80,6 +85,10 @@ public abstract class NioNode extends LifeCycle {
         this.connectionListener = listener;
     }
 
+    /** An accepted socket was closed (server side; a hook for {@link NioServer}'s connection count). */
+    void onAcceptedClosed() {
+    }
+
     void fireConnected(NioConnection c) {
         ConnectionListener l = connectionListener;
         if (l != null) {
@@ -138,6 +147,7 @@ public abstract class NioNode extends LifeCycle {
     }
 
     void startWorkers() throws IOException {
+        warmUpSocketIo();
         NioWorker[] ws = new NioWorker[config.ioThreads];
         for (int i = 0; i < ws.length; i++) {
             ws[i] = new NioWorker(this, i);
@@ -145,6 +155,44 @@ public abstract class NioNode extends LifeCycle {
         workers = ws;
         for (NioWorker w : ws) {
             w.start();
+        }
+    }
+
+    /** Set once a loopback connection has been written to and closed in this JVM (see {@link #warmUpSocketIo}). */
+    private static volatile boolean socketIoWarmedUp;
+
+    /**
+     * Writes to and closes one loopback connection, once per JVM, while file descriptors are to be
+     * had. The JDK initializes part of its socket code lazily, on the first write or close of a
+     * socket, and that initialization opens a file descriptor of its own (JDK 17 on Linux: a socket
+     * pair for its pre-close trick). A server whose first write came when connections had used up
+     * every descriptor got an ExceptionInInitializerError there: its I/O worker died, every later
+     * write failed with NoClassDefFoundError, and it stayed broken until restarted. Best effort: a
+     * failure is only logged, and the worker still starts.
+     */
+    static void warmUpSocketIo() {
+        if (socketIoWarmedUp) {
+            return;
+        }
+        synchronized (NioNode.class) {
+            if (socketIoWarmedUp) {
+                return;
+            }
+            try (ServerSocketChannel listener = ServerSocketChannel.open()) {
+                listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1);
+                try (SocketChannel out = SocketChannel.open(listener.getLocalAddress());
+                     SocketChannel in = listener.accept()) {
+                    // a gathering write and a read, as the workers do them (not blocking: it is only
+                    // the code path that matters, not whether the byte has arrived yet)
+                    out.write(new ByteBuffer[]{ByteBuffer.allocateDirect(1)});
+                    in.configureBlocking(false);
+                    in.read(ByteBuffer.allocateDirect(1));
+                }
+                socketIoWarmedUp = true;
+            } catch (IOException | RuntimeException e) {
+                log.warn("could not warm up the JDK's socket code on a loopback connection ({}); should this process"
+                        + " run out of file descriptors before its first write, its I/O workers may fail", e.toString());
+            }
         }
     }
 
@@ -184,6 +232,7 @@ public abstract class NioNode extends LifeCycle {
         RpcCallback<Object> cb = (RpcCallback<Object>) callback;
         packet.callback = cb;
         packet.callbackOnIoThread = options.callbackOnIoThread;
+        packet.freeRoomWhenWritten = options.freeRoomWhenWritten;
         handOver(worker, peer, connection, packet, timeoutMillis, options.blockWhenFull);
     }
 

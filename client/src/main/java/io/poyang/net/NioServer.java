@@ -5,6 +5,8 @@ import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.OperatingSystemMXBean;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
@@ -13,6 +15,7 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The server side of the net layer: an accept thread hands each new connection to one of N I/O
@@ -27,7 +30,16 @@ public final class NioServer extends NioNode {
 
     private static final PoyangLog log = PoyangLogs.get(NioServer.class);
 
+    /** After a failed accept (out of file descriptors, usually), the next try comes this much later. */
+    private static final long ACCEPT_RETRY_MILLIS = 100;
+    /** Accept failures in a row are warned about at most this often. */
+    private static final long ACCEPT_FAILURE_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+
     private final NioServerConfig serverConfig;
+    /** Accepted sockets not yet closed (counted by the acceptor, given back by the workers). */
+    private final AtomicInteger acceptedOpen = new AtomicInteger();
+    /** {@link NioServerConfig#maxConnections} resolved at start; 0 for none. */
+    private volatile int connectionLimit;
     private ServerSocketChannel serverChannel;
     private Thread acceptor;
     private volatile int port;
@@ -42,8 +54,45 @@ public final class NioServer extends NioNode {
         return port;
     }
 
+    /** Most connections open at once (resolved from {@link NioServerConfig#maxConnections} at start); 0: none. */
+    public int connectionLimit() {
+        return connectionLimit;
+    }
+
+    /** The connection limit a {@link NioServerConfig#maxConnections} setting means in this process. */
+    static int resolveConnectionLimit(int configured, long maxFileDescriptors) {
+        if (configured != 0) {
+            return Math.max(configured, 0);
+        }
+        if (maxFileDescriptors <= 0) {
+            return 0;
+        }
+        long reserve = Math.max(64, maxFileDescriptors / 4);
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, maxFileDescriptors - reserve));
+    }
+
+    /** The process's file-descriptor limit, or 0 when the JVM cannot tell (not a Unix HotSpot, say). */
+    static long maxFileDescriptors() {
+        try {
+            OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+            if (os instanceof com.sun.management.UnixOperatingSystemMXBean) {
+                return ((com.sun.management.UnixOperatingSystemMXBean) os).getMaxFileDescriptorCount();
+            }
+        } catch (RuntimeException | LinkageError e) {
+            log.debug("cannot tell the file-descriptor limit: {}", e.toString());
+        }
+        return 0;
+    }
+
+    @Override
+    void onAcceptedClosed() {
+        acceptedOpen.decrementAndGet();
+    }
+
     @Override
     protected void doStart() throws Exception {
+        connectionLimit = resolveConnectionLimit(serverConfig.maxConnections,
+                serverConfig.maxConnections == 0 ? maxFileDescriptors() : 0);
         startWorkers();
         ServerSocketChannel ch = ServerSocketChannel.open();
         serverChannel = ch;
@@ -60,11 +109,19 @@ public final class NioServer extends NioNode {
         port = ((InetSocketAddress) ch.getLocalAddress()).getPort();
         acceptor = new Thread(this::acceptLoop, config.name + "-accept");
         acceptor.start();
-        log.info("{} listening on {} with {} I/O threads", describe(), ch.getLocalAddress(), workers.length);
+        log.info("{} listening on {} with {} I/O threads, {}", describe(), ch.getLocalAddress(), workers.length,
+                connectionLimit > 0 ? "at most " + connectionLimit + " connections" : "no connection limit");
     }
 
     private void acceptLoop() {
         int next = 0;
+        // accept failures since the last warning about them, and when that warning was logged
+        int failuresNotLogged = 0;
+        int failuresInARow = 0;
+        long lastFailureLogNanos = 0;
+        // connections refused for the limit since the last warning about them, and when it was logged
+        int refusedNotLogged = 0;
+        long lastRefusalLogNanos = 0;
         while (true) {
             SocketChannel ch;
             try {
@@ -75,18 +132,62 @@ public final class NioServer extends NioNode {
                 if (!serverChannel.isOpen()) {
                     return;
                 }
-                // Usually out of file descriptors: back off a little instead of spinning.
-                log.warn("{}: accept failed: {}", describe(), e.toString());
+                // Usually out of file descriptors: back off a little instead of spinning, and warn
+                // once per interval, not ten times a second for as long as it lasts.
+                failuresInARow++;
+                failuresNotLogged++;
+                long now = System.nanoTime();
+                if (failuresInARow == 1) {
+                    log.warn("{}: accept failed: {}; new connections wait in the listen backlog, retried every {} ms."
+                                    + " Out of file descriptors? Raise the limit (ulimit -n) or look for connections"
+                                    + " left open", describe(), e.toString(), ACCEPT_RETRY_MILLIS);
+                    failuresNotLogged = 0;
+                    lastFailureLogNanos = now;
+                } else if (now - lastFailureLogNanos >= ACCEPT_FAILURE_LOG_INTERVAL_NANOS) {
+                    log.warn("{}: accept still failing, {} more times in the last {} s: {}", describe(),
+                            failuresNotLogged, TimeUnit.NANOSECONDS.toSeconds(now - lastFailureLogNanos), e.toString());
+                    failuresNotLogged = 0;
+                    lastFailureLogNanos = now;
+                }
                 try {
-                    Thread.sleep(100);
+                    Thread.sleep(ACCEPT_RETRY_MILLIS);
                 } catch (InterruptedException ie) {
                     return;
                 }
                 continue;
             }
+            if (failuresInARow > 0) {
+                log.info("{}: accepting connections again after {} failed attempts", describe(), failuresInARow);
+                failuresInARow = 0;
+                failuresNotLogged = 0;
+            }
+            int limit = connectionLimit;
+            if (limit > 0 && acceptedOpen.get() >= limit) {
+                closeQuietly(ch);
+                refusedNotLogged++;
+                long now = System.nanoTime();
+                if (lastRefusalLogNanos == 0 || now - lastRefusalLogNanos >= ACCEPT_FAILURE_LOG_INTERVAL_NANOS) {
+                    log.warn("{}: {} new connection(s) closed at once since the last such warning: {} are open, the"
+                                    + " limit (maxConnections) is {}. Raise the file-descriptor limit (ulimit -n), or"
+                                    + " maxConnections, or look for clients that leave connections open",
+                            describe(), refusedNotLogged, acceptedOpen.get(), limit);
+                    refusedNotLogged = 0;
+                    lastRefusalLogNanos = now;
+                }
+                continue;
+            }
+            acceptedOpen.incrementAndGet();
             NioWorker w = workers[next];
             next = next + 1 == workers.length ? 0 : next + 1;
-            w.execute(() -> w.register(ch));
+            w.adopt(ch);
+        }
+    }
+
+    private static void closeQuietly(SocketChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException ignored) {
+            // nothing more to do
         }
     }
 

@@ -786,15 +786,54 @@ final class NioWorker implements Runnable {
                 return total;
             }
             total += size + 4;
+            c.encodedTotalBytes += size + 4;
+            boolean awaitsWrite = p.freeRoomWhenWritten && p.type == PacketType.REQUEST && p.context == null;
             if (p.type == PacketType.ONE_WAY) {
                 releaseFlow(p);
+            } else if (awaitsWrite) {
+                awaitWrite(c, p);
             }
             p.onDone();
+            if (awaitsWrite) {
+                p.body = null;   // after onDone, which may still look at it
+            }
         }
         if (buf != null && !c.isClosed()) {
             sealOutBuffer(c, buf);
         }
         return total;
+    }
+
+    /**
+     * A request sent with {@link CallOptions#freeingRoomWhenWritten()} was encoded: its room goes
+     * back to the pending limit once the bytes up to the end of its frame are written
+     * ({@link #freeWritten}); its body, no longer needed (what is owed is in the out buffers), is
+     * dropped by the caller.
+     */
+    private void awaitWrite(NioConnection c, WritePacket p) {
+        p.endOfFrameOffset = c.encodedTotalBytes;
+        p.nextAwaitingWrite = null;
+        if (c.awaitingWriteTail == null) {
+            c.awaitingWriteHead = p;
+        } else {
+            c.awaitingWriteTail.nextAwaitingWrite = p;
+        }
+        c.awaitingWriteTail = p;
+    }
+
+    /** Frees the room of the requests awaiting their write whose frames are now fully written. */
+    private void freeWritten(NioConnection c) {
+        WritePacket p = c.awaitingWriteHead;
+        while (p != null && p.endOfFrameOffset - c.writtenTotalBytes <= 0) {
+            releaseFlow(p);   // a no-op when its answer (or its failure) came first
+            WritePacket next = p.nextAwaitingWrite;
+            p.nextAwaitingWrite = null;
+            p = next;
+        }
+        c.awaitingWriteHead = p;
+        if (p == null) {
+            c.awaitingWriteTail = null;
+        }
     }
 
     /** A packet whose body threw while being sized or encoded (a bug in the body): it fails alone. */
@@ -840,6 +879,10 @@ final class NioWorker implements Runnable {
             c.outBytes -= n;
             bytesWritten += n;
             c.lastWriteProgressNanos = ts.nanoTime();
+            c.writtenTotalBytes += n;
+            if (c.awaitingWriteHead != null) {
+                freeWritten(c);
+            }
         }
         ByteBuffer[] out = c.out;
         while (c.outStart < c.outEnd && !out[c.outStart].hasRemaining()) {
@@ -875,6 +918,7 @@ final class NioWorker implements Runnable {
     void register(SocketChannel ch) {
         if (stopping) {
             closeQuietly(ch);
+            node.onAcceptedClosed();
             return;
         }
         NioConnection c = null;
@@ -889,6 +933,31 @@ final class NioWorker implements Runnable {
         } catch (IOException | RuntimeException e) {
             log.warn("could not adopt an accepted connection: {}", e.toString());
             closeQuietly(ch);
+            node.onAcceptedClosed();
+        }
+    }
+
+    /** Server side: hands an accepted socket to this worker (any thread); see {@link Adoption}. */
+    void adopt(SocketChannel ch) {
+        offer(new Adoption(ch));
+    }
+
+    /**
+     * An accepted socket on its way to the worker. A named task, not a lambda, so that a worker that
+     * has ended (stopped, or crashed) closes the socket instead of dropping the task: dropped, the
+     * socket stayed open, its file descriptor leaked and its client waited for a handshake answer
+     * that never came.
+     */
+    private final class Adoption implements Runnable {
+        final SocketChannel channel;
+
+        Adoption(SocketChannel channel) {
+            this.channel = channel;
+        }
+
+        @Override
+        public void run() {
+            register(channel);
         }
     }
 
@@ -1035,6 +1104,9 @@ final class NioWorker implements Runnable {
         connections.remove(c);
         connectionCount = connections.size();
         Peer peer = c.peer;
+        if (peer == null) {
+            node.onAcceptedClosed();
+        }
         if (peer != null && peer.connection == c) {
             peer.connection = null;
             peer.lastFailure = reason;
@@ -1065,6 +1137,15 @@ final class NioWorker implements Runnable {
         c.outStart = 0;
         c.outEnd = 0;
         c.outBytes = 0;
+        // Their room went back when their requests were failed above; only the links are left.
+        for (WritePacket w = c.awaitingWriteHead; w != null; ) {
+            WritePacket next = w.nextAwaitingWrite;
+            releaseFlow(w);
+            w.nextAwaitingWrite = null;
+            w = next;
+        }
+        c.awaitingWriteHead = null;
+        c.awaitingWriteTail = null;
         if (peer != null) {
             failWaiting(peer, err);
             node.onPeerStatusChanged();
@@ -1311,6 +1392,9 @@ final class NioWorker implements Runnable {
                 } else {
                     p.onDone();
                 }
+            } else if (o instanceof Adoption) {
+                closeQuietly(((Adoption) o).channel);
+                node.onAcceptedClosed();
             }
             // finished requests and control tasks have nothing left to do once the worker is gone
         }

@@ -29,7 +29,8 @@ public class WritePacket implements Encodable {
     byte[] message;
     long timeoutNanos;
     byte[] extra;
-    final Encodable body;
+    /** Not final: a request sent with {@link CallOptions#freeingRoomWhenWritten()} drops it once encoded. */
+    Encodable body;
     private int bodySize;
     private int encodedSize;
 
@@ -45,6 +46,12 @@ public class WritePacket implements Encodable {
     long deadlineNanos;
     /** Bytes counted against the sender's pending limit (-1: none), released when the packet is done. */
     int flowBytes = -1;
+    /** Requests: give the pending-limit room back (and drop the body) once written, not when answered. */
+    boolean freeRoomWhenWritten;
+    /** Such a request once encoded: its connection's encoded-byte count at the end of its frame. */
+    long endOfFrameOffset;
+    /** Link of a connection's list of encoded requests whose room is freed once they are written. */
+    WritePacket nextAwaitingWrite;
     /** True once a request was answered, failed or timed out (it may still sit in a write queue). */
     boolean completed;
     /** Target: a connection (server push, handshake) or a peer (client). */

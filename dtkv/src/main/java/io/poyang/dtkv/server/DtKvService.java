@@ -66,6 +66,21 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
      */
     static final long FAILED_PUSH_RETRY_MILLIS = 1_000;
 
+    /**
+     * Watch notifications give their room in the service port's pending limit back once written: a
+     * client acknowledges one only after its listeners ran, and held until then, the notifications
+     * of a few hundred clients with stuck listeners (each up to {@link KvConfig#maxNotifyBytes})
+     * filled the limit and no other watcher on the node was told anything. Each watcher has one
+     * notification in flight at most, so what waits for acknowledgements stays bounded anyway.
+     */
+    private static final CallOptions WATCH_PUSH_OPTIONS = CallOptions.IO_THREAD_CALLBACK.freeingRoomWhenWritten();
+
+    /** Failed watch pushes are warned about at most this often (see {@link #noteFailedPush}). */
+    private static final long FAILED_PUSH_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private final Object failedPushLog = new Object();
+    private long failedPushesNotLogged;
+    private long lastFailedPushLogNanos;
+
     private volatile RaftServer server;
     private volatile NioServer service;
     private final ConcurrentHashMap<NioConnection, ClientConnection> connections = new ConcurrentHashMap<>();
@@ -233,7 +248,7 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
      * {@link #FAILED_PUSH_RETRY_MILLIS}).
      */
     void push(ClientConnection c, int command, Encodable body, RpcCallback<Object> callback) {
-        send(c, command, body, WATCH_PUSH_TIMEOUT_MILLIS, new RpcCallback<Object>() {
+        send(c, command, body, WATCH_PUSH_TIMEOUT_MILLIS, WATCH_PUSH_OPTIONS, new RpcCallback<Object>() {
             @Override
             public void onSuccess(Object result) {
                 callback.onSuccess(result);
@@ -242,6 +257,7 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
             @Override
             public void onFailure(Throwable error) {
                 if (c.connection.isOpen()) {
+                    noteFailedPush(c, error);
                     reportLater(() -> callback.onFailure(error));
                 } else {
                     callback.onFailure(error);
@@ -250,7 +266,8 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
         });
     }
 
-    private void send(ClientConnection c, int command, Encodable body, long timeoutMillis, RpcCallback<Object> callback) {
+    private void send(ClientConnection c, int command, Encodable body, long timeoutMillis, CallOptions options,
+                      RpcCallback<Object> callback) {
         NioServer s = service;
         if (s == null || !c.connection.isOpen()) {
             callback.onFailure(new IllegalStateException("connection closed"));
@@ -258,10 +275,34 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
         }
         try {
             s.sendRequest(c.connection, WritePacket.request(command, body), IgnoreBodyDecoder.factory(),
-                    timeoutMillis, CallOptions.IO_THREAD_CALLBACK, callback);
+                    timeoutMillis, options, callback);
         } catch (RuntimeException e) {
             callback.onFailure(e);
         }
+    }
+
+    /**
+     * Warns about watch pushes that failed on open connections (the pending limit full, an error
+     * answer), once per {@link #FAILED_PUSH_LOG_INTERVAL_NANOS} with a count: each is retried every
+     * second, so one per failure could be thousands of lines a second, and none at all left an
+     * operator guessing why watchers heard nothing.
+     */
+    private void noteFailedPush(ClientConnection c, Throwable error) {
+        long now = System.nanoTime();
+        long count;
+        synchronized (failedPushLog) {
+            failedPushesNotLogged++;
+            if (lastFailedPushLogNanos != 0 && now - lastFailedPushLogNanos < FAILED_PUSH_LOG_INTERVAL_NANOS) {
+                return;
+            }
+            count = failedPushesNotLogged;
+            failedPushesNotLogged = 0;
+            lastFailedPushLogNanos = now;
+        }
+        log.warn("{} watch notification(s) could not be sent on open connections since the last such warning;"
+                        + " the latest, to client {} on {}: {}. Each is sent again {} ms later (this warning comes at"
+                        + " most every {} s)", count, c.client, c.connection, error.toString(), FAILED_PUSH_RETRY_MILLIS,
+                TimeUnit.NANOSECONDS.toSeconds(FAILED_PUSH_LOG_INTERVAL_NANOS));
     }
 
     private void reportLater(Runnable report) {
@@ -290,7 +331,7 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
             return;
         }
         for (ClientConnection c : list) {
-            send(c, command, body, LOCK_EVENT_PUSH_TIMEOUT_MILLIS, IGNORE);
+            send(c, command, body, LOCK_EVENT_PUSH_TIMEOUT_MILLIS, CallOptions.IO_THREAD_CALLBACK, IGNORE);
         }
     }
 
