@@ -1342,7 +1342,37 @@ final class NioWorker implements Runnable {
             stopping = true;
             stopDeadlineNanos = deadlineNanos;
             nextTickNanos = ts.nanoTime(); // evaluate at once
+            failWhatWaitsForUnreadyConnections();
         });
+    }
+
+    /**
+     * Stopping: nothing connects again, so what waits for a connection that is not ready (still
+     * connecting, or its handshake unanswered) can only wait out its timeout. It fails now instead:
+     * a peer that accepted the connection and never answered held every stop for the whole stop
+     * timeout. Requests on ready connections still get until the deadline to finish.
+     */
+    private void failWhatWaitsForUnreadyConnections() {
+        StoppedException stopped = null;
+        for (int i = connections.size() - 1; i >= 0; i--) {
+            NioConnection c = connections.get(i);
+            if (c.peer != null && (c.connecting || !c.handshakeDone)) {
+                if (stopped == null) {
+                    stopped = new StoppedException(node.describe() + " stopped before its connection to " + c.peer
+                            + " was ready");
+                }
+                close(c, "stopping before the connection was ready", stopped);
+            }
+        }
+        for (int i = 0; i < peers.size(); i++) {
+            Peer peer = peers.get(i);
+            if (peer.connection == null) {
+                if (stopped == null) {
+                    stopped = new StoppedException(node.describe() + " stopped while not connected to " + peer);
+                }
+                failWaiting(peer, stopped);
+            }
+        }
     }
 
     private void shutdown() {

@@ -48,6 +48,42 @@ class StopTest {
 
 
     @Test
+    void aPeerThatNeverAnswersTheHandshakeDoesNotHoldTheStop() throws Exception {
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            List<java.net.Socket> accepted = new java.util.concurrent.CopyOnWriteArrayList<>();
+            Thread acceptor = new Thread(() -> {
+                try {
+                    while (true) {
+                        accepted.add(silent.accept());   // and never read or answer
+                    }
+                } catch (java.io.IOException e) {
+                    // closed at the end of the test
+                }
+            }, "silent-peer");
+            acceptor.start();
+            NioClientConfig cc = new NioClientConfig();
+            cc.servers.add("127.0.0.1:" + silent.getLocalPort());
+            cc.stopTimeoutMillis = 5_000;
+            client = new NioClient(cc);
+            client.start();
+            waitUntil("the connection to the silent peer", 5_000, () -> !accepted.isEmpty());
+            CompletableFuture<byte[]> waiting = client.sendRequest(null, WritePacket.request(Commands.ECHO, null),
+                    BytesDecoder.FACTORY, 20_000);
+            long start = System.nanoTime();
+            client.stop();
+            long stopMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(stopMillis < 2_000, "the stop took " + stopMillis + " ms of its 5,000 ms timeout");
+            ExecutionException e = assertThrows(ExecutionException.class, () -> waiting.get(1, TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof StoppedException, e.getCause().toString());
+            silent.close();
+            acceptor.join(5_000);
+            for (java.net.Socket s : accepted) {
+                s.close();
+            }
+        }
+    }
+
+    @Test
     void gracefulStopLetsRequestsInFlightFinishAndRefusesNewOnes() throws Exception {
         server = startHoldingServer(10_000);
         client = startClient(clientConfig(server));
