@@ -71,6 +71,15 @@ public final class NioServer extends NioNode {
         return (int) Math.max(1, Math.min(Integer.MAX_VALUE, maxFileDescriptors - reserve));
     }
 
+    /**
+     * The connections this process's file-descriptor limit leaves for all its servers together (the
+     * default {@link NioServerConfig#maxConnections} of one server), or 0 when the JVM cannot tell the
+     * limit. A process with several servers divides it among them.
+     */
+    public static int connectionBudget() {
+        return resolveConnectionLimit(0, maxFileDescriptors());
+    }
+
     /** The process's file-descriptor limit, or 0 when the JVM cannot tell (not a Unix HotSpot, say). */
     static long maxFileDescriptors() {
         try {

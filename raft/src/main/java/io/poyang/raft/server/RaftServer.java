@@ -112,8 +112,15 @@ public final class RaftServer extends LifeCycle {
         replicationClient.start();
         transport = new ReplicationTransport(id, replicationClient, config.faultInjector);
 
+        // The two ports share the process's descriptors: each taking the whole default budget, a
+        // flood on both could leave none for the log's next segment. Peers and admin tools need few
+        // connections, clients many.
+        int budget = NioServer.connectionBudget();
         InetSocketAddress self = parse(config.nodes.get(id));
         NioServerConfig rc = new NioServerConfig();
+        if (budget > 0) {
+            rc.maxConnections = Math.max(16, budget / 4);
+        }
         rc.name = "raft-" + id + "-replication";
         rc.host = config.replicationBindHost != null ? config.replicationBindHost : self.getHostString();
         rc.port = self.getPort();
@@ -133,6 +140,9 @@ public final class RaftServer extends LifeCycle {
         sc.host = config.serviceHost;
         sc.port = config.servicePort;
         sc.ioThreads = config.serviceIoThreads;
+        if (budget > 0) {
+            sc.maxConnections = Math.max(16, budget - rc.maxConnections);
+        }
         serviceServer = new NioServer(sc);
         serviceServer.register(RaftCommands.RAFT_WRITE, new WriteProcessor(registry, id));
         serviceServer.register(RaftCommands.RAFT_STATUS, new ReplicationProcessors.Status(registry, id));
@@ -361,6 +371,11 @@ public final class RaftServer extends LifeCycle {
     /** The service (client) port listened on (the chosen one when configured with 0). */
     public int servicePort() {
         return serviceServer.port();
+    }
+
+    /** Most connections the replication and the service port take at once (0: no limit); they share the descriptors. */
+    public int[] connectionLimits() {
+        return new int[]{replicationServer.connectionLimit(), serviceServer.connectionLimit()};
     }
 
     /** Sets or changes the replication address of another node ("host:port"). Any thread. */
