@@ -84,6 +84,42 @@ class StopTest {
     }
 
     @Test
+    void aClientDoesNotWaitForThePushesItIsStillHandling() throws Exception {
+        NioServerConfig sc = serverConfig();
+        NioServer pushing = new NioServer(sc);
+        CompletableFuture<NioConnection> connected = new CompletableFuture<>();
+        pushing.setConnectionListener(new ConnectionListener() {
+            @Override
+            public void onConnected(NioConnection connection) {
+                connected.complete(connection);
+            }
+
+            @Override
+            public void onClosed(NioConnection connection) {
+            }
+        });
+        pushing.start();
+        server = pushing;
+        NioClientConfig cc = clientConfig(pushing);
+        cc.stopTimeoutMillis = 5_000;
+        client = new NioClient(cc);
+        client.register(HELD, held);   // a push the client's handler never finishes, like a stuck listener
+        client.start();
+        client.waitForConnected(5_000);
+        NioConnection toClient = connected.get(5, TimeUnit.SECONDS);
+        CompletableFuture<Object> answer = new CompletableFuture<>();
+        pushing.sendRequest(toClient, WritePacket.request(HELD, null), IgnoreBodyDecoder.factory(), 20_000,
+                CallOptions.IO_THREAD_CALLBACK, RpcCallback.completing(answer));
+        waitUntil("the push held by the client", 5_000, () -> held.size() == 1);
+        long start = System.nanoTime();
+        client.stop();
+        long stopMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertTrue(stopMillis < 2_000, "the client's stop took " + stopMillis + " ms of its 5,000 ms timeout");
+        ExecutionException e = assertThrows(ExecutionException.class, () -> answer.get(5, TimeUnit.SECONDS));
+        assertTrue(e.getCause() instanceof NetConnectionException, "the server hears the connection go: " + e.getCause());
+    }
+
+    @Test
     void gracefulStopLetsRequestsInFlightFinishAndRefusesNewOnes() throws Exception {
         server = startHoldingServer(10_000);
         client = startClient(clientConfig(server));
