@@ -185,9 +185,27 @@ public final class NioServer extends NioNode {
                 }
                 continue;
             }
+            // the next worker in turn whose loop still runs: one that crashed (a bug, reported when it
+            // happened) would only close what it is handed
+            NioWorker w = null;
+            for (int tries = 0; tries < workers.length && w == null; tries++) {
+                NioWorker candidate = workers[next];
+                next = next + 1 == workers.length ? 0 : next + 1;
+                if (!candidate.hasExited()) {
+                    w = candidate;
+                }
+            }
+            if (w == null) {
+                closeQuietly(ch);
+                long now = System.nanoTime();
+                if (lastRefusalLogNanos == 0 || now - lastRefusalLogNanos >= ACCEPT_FAILURE_LOG_INTERVAL_NANOS) {
+                    log.error("{}: every I/O worker has ended; new connections are closed. Restart the process",
+                            describe());
+                    lastRefusalLogNanos = now;
+                }
+                continue;
+            }
             acceptedOpen.incrementAndGet();
-            NioWorker w = workers[next];
-            next = next + 1 == workers.length ? 0 : next + 1;
             w.adopt(ch);
         }
     }

@@ -140,6 +140,11 @@ final class NioWorker implements Runnable {
         }
     }
 
+    /** Whether the loop has ended (stopped, or crashed): it takes no new connections. */
+    boolean hasExited() {
+        return exited;
+    }
+
     /** Runs {@code task} on the worker thread. */
     void execute(Runnable task) {
         offer(task);

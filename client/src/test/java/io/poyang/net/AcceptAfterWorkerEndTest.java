@@ -39,4 +39,24 @@ class AcceptAfterWorkerEndTest {
             assertTrue(raw.closedByPeer(5_000), "a connection accepted for an ended worker was left open");
         }
     }
+
+    @Test
+    @Timeout(20)
+    void newConnectionsGoToTheWorkersThatStillRun() throws Exception {
+        ImpossibleStates.reset();
+        NioServerConfig c = serverConfig();
+        c.ioThreads = 2;
+        server = startEchoServer(c);
+        NioWorker crashed = server.workers[0];
+        crashed.execute(() -> {
+            throw new IllegalStateException("a deliberate crash of the I/O worker, for the test");
+        });
+        assertTrue(crashed.awaitTermination(5_000_000_000L), "the worker did not end after its crash");
+        // with the work dealt in turn, every other one of these would have gone to the crashed worker
+        for (int i = 0; i < 6; i++) {
+            try (RawConnection raw = RawConnection.connect(server.port())) {
+                raw.handshake();   // answered: served by the worker that runs
+            }
+        }
+    }
 }
