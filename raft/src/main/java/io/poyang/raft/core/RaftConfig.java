@@ -1,6 +1,7 @@
 package io.poyang.raft.core;
 
 import io.poyang.common.TimeSource;
+import io.poyang.raft.store.FileIo;
 
 /**
  * Timing, bounds and caps of the raft groups of a server. Setters return this; the defaults suit
@@ -30,6 +31,7 @@ public final class RaftConfig {
     private int sessionWindow = 64;
     private long sessionExpiryMillis = 3_600_000;
     private TimeSource leaseClock;
+    private FileIo logFileIo = FileIo.DEFAULT;
 
     public long electionTimeoutMillis() {
         return electionTimeoutMillis;
@@ -271,6 +273,23 @@ public final class RaftConfig {
     public RaftConfig sessionExpiryMillis(long millis) {
         check(millis >= 1, "sessionExpiryMillis must be positive: " + millis);
         this.sessionExpiryMillis = millis;
+        return this;
+    }
+
+    /** The file-system seam of the groups' log stores (log, index and status files); default: plain file channels. */
+    public FileIo logFileIo() {
+        return logFileIo;
+    }
+
+    /**
+     * Replaces the log stores' file access; tests wrap {@link FileIo#DEFAULT} to fail chosen writes,
+     * fsyncs or renames (a full or failing disk) on one node of an in-process cluster.
+     */
+    public RaftConfig logFileIo(FileIo io) {
+        if (io == null) {
+            throw new NullPointerException("logFileIo");
+        }
+        this.logFileIo = io;
         return this;
     }
 

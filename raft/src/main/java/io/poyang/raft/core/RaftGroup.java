@@ -122,7 +122,8 @@ public final class RaftGroup {
         this.ioExecutor = ioExecutor;
         this.dir = dir;
         this.store = new LogStore("group-" + groupId, fiberGroup, new LogStoreConfig(dir, ioExecutor)
-                .segmentBytes(config.segmentBytes()).syncForce(config.syncForce()).fsyncGate(fsyncGate));
+                .segmentBytes(config.segmentBytes()).syncForce(config.syncForce()).fsyncGate(fsyncGate)
+                .fileIo(config.logFileIo()));
         this.flowControl = new WriteFlowControl(config.maxPendingWrites(), config.maxPendingWriteBytes());
         this.responder = new WriteResponder(groupId, flowControl, callbackExecutor, this::nowNanos);
         this.statusSaver = new StatusSaver(state, store, fiberGroup);
@@ -185,6 +186,9 @@ public final class RaftGroup {
             state.commitIndex = r.getCommitIndex();
             statusSaver.markSaved(r.getCurrentTerm(), r.getVotedFor());
             store.setPersistedListener(RaftGroup.this::onPersisted);
+            // a store that fails (disk full, I/O error) fails the group now: a quiet leader would
+            // otherwise keep leading, its pending writes waiting for their deadlines
+            store.setFailureListener(RaftGroup.this::fail);
             return Fiber.call(snapshotManager.init(), this::afterSnapshot);
         }
 

@@ -120,18 +120,43 @@ final class SnapshotFiles {
         Files.createDirectories(dir);
         String base = baseName(meta);
         Path tmp = dir.resolve(base + DATA_SUFFIX + ".tmp");
-        long bytes;
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            ChunkOutputStream out = new ChunkOutputStream(ch);
-            writer.writeTo(out);
-            out.finish();
-            ch.force(true);
-            bytes = ch.size();
-        }
         Path data = dir.resolve(base + DATA_SUFFIX);
-        Files.move(tmp, data, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        return commit(dir, meta, data, bytes);
+        Path metaFile = dir.resolve(base + META_SUFFIX);
+        boolean moved = false;
+        try {
+            long bytes;
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                ChunkOutputStream out = new ChunkOutputStream(ch);
+                writer.writeTo(out);
+                out.finish();
+                ch.force(true);
+                bytes = ch.size();
+            }
+            Files.move(tmp, data, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            moved = true;
+            return commit(dir, meta, data, bytes);
+        } catch (IOException | RuntimeException e) {
+            // Typically the disk is full: the partial files would hold on to the space until the
+            // next start (each failed attempt, at a later index, leaving another one behind). The
+            // data file goes only if this attempt put it there and no meta file made it complete.
+            deleteQuietly(e, tmp, dir.resolve(base + META_SUFFIX + ".tmp"));
+            if (moved && !Files.exists(metaFile)) {
+                deleteQuietly(e, data);
+            }
+            throw e;
+        }
+    }
+
+    /** Best-effort removal of a failed snapshot's files; what cannot be deleted is noted on {@code cause}. */
+    private static void deleteQuietly(Throwable cause, Path... files) {
+        for (Path p : files) {
+            try {
+                Files.deleteIfExists(p);
+            } catch (IOException | RuntimeException suppressed) {
+                cause.addSuppressed(suppressed);
+            }
+        }
     }
 
     /** Makes a received (or written) data file a complete snapshot: renames it and writes its meta file. */

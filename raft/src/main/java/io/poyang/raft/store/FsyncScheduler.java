@@ -210,9 +210,10 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
     private void chainDone(FsyncRequest r, Throwable error) {
         chainOutstanding--;
         if (error != null) {
-            store.fail(new LogStoreFailedException(store.name() + ": fsync of " + r.segments
-                    + " failed; writes up to index " + r.coveredIndex + " may be lost. The store refuses further"
-                    + " appends: restart the node (recovery keeps what is really on disk) after checking the disk", error));
+            store.fail(new LogStoreFailedException(store.name() + ": fsync of " + r.segments + " in "
+                    + store.config().dir().resolve("log") + " failed (" + error + "); writes up to index " + r.coveredIndex
+                    + " may be lost. The store refuses further appends: check the disk (space, kernel log), then"
+                    + " restart the node (recovery keeps what is really on disk)", error));
             return;
         }
         if (store.isFailed()) {
@@ -303,9 +304,10 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
     public void accept(Void ignored, Throwable error) {
         running = false;
         if (error != null) {
-            store.fail(new LogStoreFailedException(store.name() + ": fsync of " + syncing
-                    + " failed; writes up to index " + coveredIndex + " may be lost. The store refuses further"
-                    + " appends: restart the node (recovery keeps what is really on disk) after checking the disk", error));
+            store.fail(new LogStoreFailedException(store.name() + ": fsync of " + syncing + " in "
+                    + store.config().dir().resolve("log") + " failed (" + error + "); writes up to index " + coveredIndex
+                    + " may be lost. The store refuses further appends: check the disk (space, kernel log), then"
+                    + " restart the node (recovery keeps what is really on disk)", error));
             return;
         }
         fsyncCount++;

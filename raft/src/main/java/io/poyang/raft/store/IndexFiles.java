@@ -41,6 +41,10 @@ final class IndexFiles {
     /** Every index up to this one has its position in an index file, fsynced. */
     private long flushedIndex;
     private boolean flushing;
+    /** Consecutive failed flushes (ENOSPC, EIO); reset by a successful one. */
+    private int flushFailures;
+    /** A failed flush's retry waits out its back-off: appends do not start flushes meanwhile. */
+    private boolean retryWaiting;
     /** Bumped by truncation, so a flush that was in flight does not claim truncated entries. */
     private long truncateGeneration;
 
@@ -109,7 +113,7 @@ final class IndexFiles {
 
     /** Called as items are appended: starts a batch flush once enough positions wait. Dispatcher thread. */
     void maybeFlush() {
-        if (!flushing && ring.endIndex() - 1 - flushedIndex >= flushEntries) {
+        if (!flushing && !retryWaiting && ring.endIndex() - 1 - flushedIndex >= flushEntries) {
             flush();
         }
     }
@@ -137,11 +141,10 @@ final class IndexFiles {
             flushing = false;
             store.checkIdle();
             if (e != null) {
-                // Retrying is safe (the entries are only trusted after a later status save); the next batch retries.
-                log.warn("{}: writing index entries {}..{} failed; they stay in memory and are retried", store.name(),
-                        from, to, e);
+                onFlushFailed(from, to, e);
                 return;
             }
+            flushFailures = 0;
             long done = to;
             if (generation != truncateGeneration) {
                 done = Math.min(done, flushedIndex);  // truncated meanwhile: claim nothing new
@@ -154,6 +157,34 @@ final class IndexFiles {
             maybeFlush();
         });
         return f;
+    }
+
+    /**
+     * Retrying is safe (the entries are only trusted after a later status save), but not at the
+     * pace of appends: under load every append batch would start another failing flush and log it.
+     * Retries wait out the store's back-off; past the write retry limit the store fails, as for a
+     * failing log write: the positions pile up in memory meanwhile and nothing would bound them.
+     */
+    private void onFlushFailed(long from, long to, Throwable e) {
+        if (store.isFailed()) {
+            return;
+        }
+        flushFailures++;
+        int limit = store.config().writeRetryLimit();
+        if (flushFailures > limit) {
+            store.fail(new LogStoreFailedException(store.name() + ": writing index entries " + from + ".." + to
+                    + " to " + idxDir + " failed " + flushFailures + " times; giving up. Free space on the disk of "
+                    + idxDir + " (or fix the I/O error: " + e + ") and restart the node", e));
+            return;
+        }
+        long delay = store.backoffMillis(flushFailures);
+        log.warn("{}: writing index entries {}..{} to {} failed (attempt {} of {}); they stay in memory, retrying in {} ms:"
+                + " {}", store.name(), from, to, idxDir, flushFailures, limit + 1, delay, e.toString());
+        retryWaiting = true;
+        store.runLater(delay, () -> {
+            retryWaiting = false;
+            maybeFlush();
+        });
     }
 
     private void writeBlocking(long from, long to, ByteBuffer entries) throws IOException {

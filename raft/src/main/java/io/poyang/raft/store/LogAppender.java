@@ -206,7 +206,7 @@ final class LogAppender {
     /** Moves to the next segment, ending the current one with a marker. False when no spare is ready yet. */
     private boolean rollSegment(LogSegment seg, long room) {
         if (!segments.hasSpare()) {
-            segments.prepareSpare();
+            segments.needSpare();
             return false;
         }
         if (seg != null && !segmentEnded && room >= LogItemCodec.HEADER_BYTES) {
@@ -259,9 +259,9 @@ final class LogAppender {
         }
         int limit = store.config().writeRetryLimit();
         if (t.attempts > limit) {
-            store.fail(new LogStoreFailedException(store.name() + ": " + t + " failed " + t.attempts
-                    + " times; giving up. Items from index " + (writtenIndex + 1) + " on are not persisted. Check the"
-                    + " disk (space, kernel log) and restart the node", error));
+            store.fail(new LogStoreFailedException(store.name() + ": " + t + " in " + store.config().dir().resolve("log")
+                    + " failed " + t.attempts + " times (" + error + "); giving up. Items from index " + (writtenIndex + 1)
+                    + " on are not persisted. Check the disk (space, kernel log) and restart the node", error));
             return;
         }
         long delay = store.backoffMillis(t.attempts);

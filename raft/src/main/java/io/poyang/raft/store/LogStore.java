@@ -69,6 +69,7 @@ public final class LogStore {
     private LogAppender appender;
     private ThreadBufferPool bufferPool;
     private LongConsumer persistedListener;
+    private java.util.function.Consumer<LogStoreFailedException> failureListener;
 
     private boolean initialized;
     private boolean closing;
@@ -215,6 +216,14 @@ public final class LogStore {
     /** Called on the dispatcher thread with the new persisted index each time it advances. */
     public void setPersistedListener(LongConsumer listener) {
         this.persistedListener = listener;
+    }
+
+    /**
+     * Called on the dispatcher thread, in a fiber of its own, once the store fails: raft must stop
+     * at once (a leader step down, the writes in its log be answered), not when it next appends.
+     */
+    public void setFailureListener(java.util.function.Consumer<LogStoreFailedException> listener) {
+        this.failureListener = listener;
     }
 
     /** The commit index raft has declared; truncation at or below it is refused. */
@@ -845,6 +854,17 @@ public final class LogStore {
         log.error("{}: the log store has FAILED and refuses further appends: {}", name, e.getMessage(), e);
         persistedCondition.signalAll();
         idleCondition.signalAll();
+        java.util.function.Consumer<LogStoreFailedException> l = failureListener;
+        if (l != null) {
+            // outside the caller's stack: fail() runs inside write and fsync completions
+            new Fiber(name + "-failed", group, new FiberFrame<Void>() {
+                @Override
+                public FrameCallResult execute(Object input) {
+                    l.accept(e);
+                    return Fiber.frameReturn();
+                }
+            }, true).start();
+        }
     }
 
     long backoffMillis(int attempt) {

@@ -28,8 +28,11 @@ final class SegmentQueue {
     private final boolean zeroFill;
     private final List<LogSegment> live = new ArrayList<>();
     private final ArrayDeque<LogSegment> spares = new ArrayDeque<>();
+    /** A preallocation runs, or a retry of a failed one is scheduled: no other may start meanwhile. */
     private boolean allocating;
     private int allocationFailures;
+    /** Appends wait for the spare being prepared (the current segment is full). */
+    private boolean appendsWaiting;
     /** Runs when a spare becomes ready (the appender may be waiting for one). */
     private Runnable onSpareReady;
 
@@ -99,11 +102,21 @@ final class SegmentQueue {
             throw new IllegalStateException("no spare segment to roll to");
         }
         live.add(s);
+        appendsWaiting = false;
         prepareSpare();
         return s;
     }
 
-    /** Starts preallocating a spare unless one is ready or on its way. */
+    /**
+     * The appender found the current segment full and waits for a spare: prepares one unless it is
+     * on its way. From now on a preallocation that keeps failing fails the store (see below).
+     */
+    void needSpare() {
+        appendsWaiting = true;
+        prepareSpare();
+    }
+
+    /** Starts preallocating a spare unless one is ready or on its way (also while a retry waits out its back-off). */
     void prepareSpare() {
         if (allocating || !spares.isEmpty() || store.isClosed() || store.isFailed()) {
             return;
@@ -114,16 +127,13 @@ final class SegmentQueue {
         FiberFuture<LogSegment> f = store.group().executeBlocking("segment-alloc", store.ioExecutor(),
                 () -> allocateBlocking(start));
         f.whenComplete((segment, error) -> {
-            allocating = false;
             if (error != null) {
-                allocationFailures++;
-                long delay = store.backoffMillis(allocationFailures);
-                log.warn("{}: preallocating the log segment at position {} failed (attempt {}); retrying in {} ms",
-                        store.name(), start, allocationFailures, delay, error);
-                store.runLater(delay, this::prepareSpare);
+                onAllocationFailed(start, error);
                 return;
             }
+            allocating = false;
             allocationFailures = 0;
+            appendsWaiting = false;
             if (store.isClosed() || (current() != null && current().endPos() != segment.startPos)) {
                 closeQuietly(segment);  // the log was closed or moved on meanwhile; the file stays as a spare on disk
                 return;
@@ -132,6 +142,37 @@ final class SegmentQueue {
             if (onSpareReady != null) {
                 onSpareReady.run();
             }
+        });
+    }
+
+    /**
+     * A preallocation failed (typically ENOSPC). While nothing waits for the spare it is retried with
+     * back-off for as long as it takes (the disk may get space back). Once appends wait for it, the
+     * store gives up after the write retry limit, as for a failing write: a log that can take no
+     * more items must fail its group (a leader then steps down) rather than leave writers hanging
+     * and make a close wait forever.
+     */
+    private void onAllocationFailed(long start, Throwable error) {
+        allocationFailures++;
+        int limit = store.config().writeRetryLimit();
+        Path file = logDir.resolve(LogSegment.fileName(start));
+        if (appendsWaiting && allocationFailures > limit) {
+            allocating = false;
+            store.fail(new LogStoreFailedException(store.name() + ": creating the log segment " + file + " ("
+                    + store.config().segmentBytes() + " bytes) failed " + allocationFailures + " times and appends"
+                    + " wait for it; giving up. Free space on the disk of " + logDir + " (or fix the I/O error: "
+                    + error + ") and restart the node", error));
+            return;
+        }
+        long delay = store.backoffMillis(allocationFailures);
+        log.warn("{}: preallocating the log segment {} failed (attempt {}{}); retrying in {} ms: {}", store.name(),
+                file, allocationFailures, appendsWaiting ? " of " + (limit + 1) + ", appends wait for it" : "", delay,
+                error.toString());
+        // 'allocating' stays set until the retry runs: appends arriving meanwhile must not start
+        // allocations of their own (each failure would start yet another retry loop)
+        store.runLater(delay, () -> {
+            allocating = false;
+            prepareSpare();
         });
     }
 

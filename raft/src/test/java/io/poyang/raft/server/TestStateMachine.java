@@ -35,6 +35,9 @@ final class TestStateMachine implements StateMachine {
     /** Set on one node's machine: its next apply throws, so the group fails on that node alone. */
     volatile boolean failNextApply;
 
+    /** Set on one node's machine: its snapshots fail halfway with this error (a disk that filled up). */
+    volatile IOException failSnapshotWrites;
+
     static ByteBody body(long value) {
         return new ByteBody(ByteBuffer.allocate(8).putLong(value).array());
     }
@@ -148,6 +151,7 @@ final class TestStateMachine implements StateMachine {
         long[] ix = Arrays.copyOf(indexes, count);
         int n = count;
         int o = odd;
+        IOException fail = failSnapshotWrites;
         return out -> {
             DataOutputStream d = new DataOutputStream(out);
             d.writeInt(n);
@@ -155,6 +159,10 @@ final class TestStateMachine implements StateMachine {
             for (int i = 0; i < n; i++) {
                 d.writeLong(v[i]);
                 d.writeLong(ix[i]);
+                if (fail != null && i == n / 2) {
+                    d.flush();
+                    throw fail;   // the disk filled up halfway through the snapshot
+                }
             }
             d.flush();
         };

@@ -21,6 +21,13 @@ final class FaultyFileIo implements FileIo {
         default void beforeMove(Path from, Path to) throws IOException {
         }
 
+        /** Before a file's length is set (a new segment or index file is sized). */
+        default void beforeSetLength(Path file, long length) throws IOException {
+        }
+
+        default void beforeDelete(Path file) throws IOException {
+        }
+
         default void beforeSyncDirectory(Path dir) throws IOException {
         }
     }
@@ -62,6 +69,7 @@ final class FaultyFileIo implements FileIo {
 
             @Override
             public void setLength(long length) throws IOException {
+                hook.beforeSetLength(path, length);
                 f.setLength(length);
             }
 
@@ -86,6 +94,7 @@ final class FaultyFileIo implements FileIo {
 
     @Override
     public void delete(Path path) throws IOException {
+        hook.beforeDelete(path);
         FileIo.DEFAULT.delete(path);
     }
 }

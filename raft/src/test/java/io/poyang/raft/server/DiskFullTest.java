@@ -1,0 +1,404 @@
+package io.poyang.raft.server;
+
+import io.poyang.net.BytesDecoder;
+import io.poyang.raft.client.RaftClient;
+import io.poyang.raft.client.RaftClientConfig;
+import io.poyang.raft.client.RaftRole;
+import io.poyang.raft.core.RaftGroup;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A node's data disk fills up (ENOSPC injected through the log store's {@code FileIo}) under a
+ * write flood: what writers see, where leadership goes, and how the node comes back once space is
+ * free again.
+ */
+class DiskFullTest {
+
+    @TempDir
+    Path dir;
+
+    /** Writes unique values through whichever node leads; records every outcome by its error. */
+    static final class Flood implements AutoCloseable {
+        private final RaftCluster cluster;
+        private final Semaphore window = new Semaphore(200);
+        private final Thread thread;
+        private volatile boolean running = true;
+        final Set<Long> acknowledged = ConcurrentHashMap.newKeySet();
+        /** Writes answered with an error that promises they were not applied (NOT_LEADER, flow control, stopping). */
+        final Set<Long> notApplied = ConcurrentHashMap.newKeySet();
+        /** error class + the start of its message → count */
+        final Map<String, AtomicLong> errors = new ConcurrentHashMap<>();
+        final AtomicLong outstanding = new AtomicLong();
+
+        Flood(RaftCluster cluster) {
+            this.cluster = cluster;
+            thread = new Thread(this::run, "disk-full-flood");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        private void run() {
+            long next = 1;
+            while (running) {
+                try {
+                    if (!window.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+                        continue;
+                    }
+                } catch (InterruptedException e) {
+                    return;
+                }
+                RaftGroup leader = null;
+                for (int n : cluster.runningMembers(1)) {
+                    RaftGroup g = cluster.group(n, 1);
+                    if (g.role() == RaftRole.LEADER && g.failure() == null) {
+                        leader = g;
+                    }
+                }
+                if (leader == null) {
+                    window.release();
+                    java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+                    continue;
+                }
+                long value = next++;
+                outstanding.incrementAndGet();
+                leader.submit(0, TestStateMachine.body(value), 2_000).whenComplete((r, e) -> {
+                    window.release();
+                    outstanding.decrementAndGet();
+                    if (e == null) {
+                        acknowledged.add(value);
+                    } else {
+                        if (e instanceof io.poyang.raft.client.NotLeaderException
+                                || e instanceof io.poyang.common.FlowControlException
+                                || e instanceof io.poyang.common.StoppedException) {
+                            notApplied.add(value);
+                        }
+                        String m = String.valueOf(e.getMessage());
+                        String key = e.getClass().getSimpleName() + ": " + m.substring(0, Math.min(160, m.length()));
+                        errors.computeIfAbsent(key, k -> new AtomicLong()).incrementAndGet();
+                    }
+                });
+            }
+        }
+
+        void awaitAcknowledged(int more) {
+            int target = acknowledged.size() + more;
+            RaftCluster.waitFor(target + " acknowledged writes", () -> acknowledged.size() >= target);
+        }
+
+        @Override
+        public void close() {
+            running = false;
+            try {
+                thread.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            RaftCluster.waitFor("outstanding writes to be answered", () -> outstanding.get() == 0);
+        }
+    }
+
+    private static void checkAcknowledgedApplied(RaftCluster c, Flood flood) {
+        long[] values = c.checkIdentical(1);
+        Set<Long> applied = new java.util.HashSet<>();
+        for (long v : values) {
+            assertTrue(applied.add(v), "value " + v + " applied twice");
+        }
+        for (long v : flood.acknowledged) {
+            assertTrue(applied.contains(v), "acknowledged value " + v + " is lost");
+        }
+        for (long v : flood.notApplied) {
+            assertTrue(!applied.contains(v), "value " + v + " was reported not applied but is");
+        }
+    }
+
+    @Test
+    void aLeaderWhoseDiskFillsFailsItsGroupLeadershipMovesAndItRecoversAfterARestart() {
+        FullDiskFileIo io = new FullDiskFileIo();
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
+            int leader = c.waitForLeader(1);
+            Flood flood = new Flood(c);
+            flood.awaitAcknowledged(2_000);
+            long start = System.nanoTime();
+            io.fill(dir.resolve("node-" + leader));
+            RaftCluster.waitFor("the full leader's group to fail", () -> c.group(leader, 1).failure() != null);
+            long failedAfterMs = (System.nanoTime() - start) / 1_000_000;
+            RaftCluster.waitFor("another leader", () -> {
+                int l = c.waitForLeader(1);
+                return l != leader;
+            });
+            long movedAfterMs = (System.nanoTime() - start) / 1_000_000;
+            flood.awaitAcknowledged(2_000);
+            flood.close();
+            System.out.println("DISKFULL leader " + leader + " failed after " + failedAfterMs + " ms, leadership moved after "
+                    + movedAfterMs + " ms; failure: " + c.group(leader, 1).failure());
+            System.out.println("DISKFULL errors seen by writers: " + flood.errors);
+            assertTrue(io.refused.get() > 0);
+            io.free();
+            c.restartNode(leader);
+            assertNull(c.group(leader, 1).failure());
+            checkAcknowledgedApplied(c, flood);
+        }
+    }
+
+    @Test
+    void aFollowerWhoseDiskFillsFailsTheOthersGoOnAndItCatchesUpAfterARestart() {
+        FullDiskFileIo io = new FullDiskFileIo();
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
+            int leader = c.waitForLeader(1);
+            int follower = leader == 1 ? 2 : 1;
+            Flood flood = new Flood(c);
+            flood.awaitAcknowledged(2_000);
+            io.fill(dir.resolve("node-" + follower));
+            RaftCluster.waitFor("the full follower's group to fail", () -> c.group(follower, 1).failure() != null);
+            System.out.println("DISKFULL follower " + follower + " failure: " + c.group(follower, 1).failure()
+                    + ", role " + c.group(follower, 1).role());
+            flood.awaitAcknowledged(5_000);
+            assertEquals(leader, c.waitForLeader(1), "the leader kept its place");
+            flood.close();
+            System.out.println("DISKFULL errors seen by writers: " + flood.errors);
+            io.free();
+            c.restartNode(follower);
+            checkAcknowledgedApplied(c, flood);
+        }
+    }
+
+    /** Counts warnings and errors logged under io.poyang while a test runs (a retry loop shows as thousands). */
+    static final class LogCounter extends java.util.logging.Handler implements AutoCloseable {
+        private final java.util.logging.Logger root = java.util.logging.Logger.getLogger("io.poyang");
+        final AtomicLong warnings = new AtomicLong();
+        final Map<String, AtomicLong> byMessage = new ConcurrentHashMap<>();
+
+        LogCounter() {
+            root.addHandler(this);
+        }
+
+        @Override
+        public void publish(java.util.logging.LogRecord r) {
+            if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+                warnings.incrementAndGet();
+                String m = String.valueOf(r.getMessage());
+                byMessage.computeIfAbsent(m.substring(0, Math.min(60, m.length())), k -> new AtomicLong())
+                        .incrementAndGet();
+            }
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+            root.removeHandler(this);
+        }
+    }
+
+    @Test
+    void aFollowerThatCannotSaveANewTermFailsAloneAndRestartsCleanly() throws Exception {
+        FullDiskFileIo io = new FullDiskFileIo();
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
+            int leader = c.waitForLeader(1);
+            int full = leader == 1 ? 2 : 1;
+            int other = 6 - leader - full;
+            Flood flood = new Flood(c);
+            flood.awaitAcknowledged(1_000);
+            io.fill(dir.resolve("node-" + full), FullDiskFileIo.Op.STATUS_WRITE, FullDiskFileIo.Op.MOVE);
+            // a new term: the full node must save it before it answers the new leader
+            c.group(leader, 1).transferLeadership(other, 5_000).get(10, TimeUnit.SECONDS);
+            RaftCluster.waitFor("the node that cannot save its term to fail", () -> c.group(full, 1).failure() != null);
+            Throwable f = c.group(full, 1).failure();
+            System.out.println("DISKFULL status-full node " + full + ": " + f + " / cause " + f.getCause());
+            assertEquals(other, c.waitForLeader(1));
+            flood.awaitAcknowledged(1_000);
+            flood.close();
+            io.free();
+            c.restartNode(full);
+            assertNull(c.group(full, 1).failure());
+            checkAcknowledgedApplied(c, flood);
+        }
+    }
+
+    @Test
+    void aLeaderThatCannotCreateALogSegmentFailsItsGroupAndLeadershipMoves() {
+        FullDiskFileIo io = new FullDiskFileIo();
+        try (LogCounter logs = new LogCounter();
+             RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(io).segmentBytes(256 * 1024))
+                     .start()) {
+            int leader = c.waitForLeader(1);
+            Flood flood = new Flood(c);
+            flood.awaitAcknowledged(1_000);
+            io.fill(dir.resolve("node-" + leader), FullDiskFileIo.Op.SEGMENT_CREATE);
+            RaftCluster.waitFor("the leader's group to fail", () -> c.group(leader, 1).failure() != null);
+            Throwable f = c.group(leader, 1).failure();
+            assertTrue(f.getMessage().contains("No space left on device") && f.getMessage().contains("Free space"),
+                    f.getMessage());
+            RaftCluster.waitFor("another leader", () -> c.waitForLeader(1) != leader);
+            flood.awaitAcknowledged(1_000);
+            flood.close();
+            System.out.println("DISKFULL segment-create: " + f.getMessage() + "; writers saw " + flood.errors
+                    + "; warnings " + logs.byMessage);
+            assertTrue(logs.warnings.get() < 200, "warnings logged: " + logs.byMessage);
+            io.free();
+            c.restartNode(leader);
+            checkAcknowledgedApplied(c, flood);
+        }
+    }
+
+    @Test
+    void aLeaderWhoseIndexFilesCannotBeWrittenFailsAfterItsRetriesQuietlyAndLeadershipMoves() {
+        FullDiskFileIo io = new FullDiskFileIo();
+        try (LogCounter logs = new LogCounter();
+             RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
+            int leader = c.waitForLeader(1);
+            Flood flood = new Flood(c);
+            flood.awaitAcknowledged(1_000);
+            io.fill(dir.resolve("node-" + leader), FullDiskFileIo.Op.INDEX_WRITE);
+            RaftCluster.waitFor("the leader's group to fail", () -> c.group(leader, 1).failure() != null);
+            String f = c.group(leader, 1).failure().getMessage();
+            assertTrue(f.contains("index entries") && f.contains(FullDiskFileIo.ENOSPC) && f.contains("idx"), f);
+            RaftCluster.waitFor("another leader", () -> c.waitForLeader(1) != leader);
+            flood.awaitAcknowledged(1_000);
+            flood.close();
+            System.out.println("DISKFULL index-full: " + f + "; warnings " + logs.byMessage);
+            // one line per retry (5), not one per append batch
+            assertTrue(logs.warnings.get() < 100, "warnings logged: " + logs.byMessage);
+            io.free();
+            c.restartNode(leader);
+            checkAcknowledgedApplied(c, flood);
+        }
+    }
+
+    @Test
+    void aSnapshotFailingHalfwayKeepsTheOldOneAndTheNodeRestartsFromIt() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 1, 1).start()) {
+            c.waitForLeader(1);
+            for (int i = 0; i < 100; i++) {
+                c.write(1, i);
+            }
+            assertNotNull(c.group(1, 1).takeSnapshot().get(10, TimeUnit.SECONDS));
+            for (int i = 100; i < 200; i++) {
+                c.write(1, i);
+            }
+            Path snapDir = dir.resolve("node-1").resolve("group-1").resolve("snapshot");
+            c.machine(1, 1).failSnapshotWrites = new IOException(FullDiskFileIo.ENOSPC);
+            for (int attempt = 0; attempt < 3; attempt++) {
+                c.write(1, 1000 + attempt);
+                java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                        java.util.concurrent.ExecutionException.class,
+                        () -> c.group(1, 1).takeSnapshot().get(10, TimeUnit.SECONDS));
+                assertTrue(String.valueOf(e.getCause()).contains(FullDiskFileIo.ENOSPC), String.valueOf(e.getCause()));
+            }
+            try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(snapDir)) {
+                java.util.List<String> names = files.map(p -> p.getFileName().toString()).sorted()
+                        .collect(java.util.stream.Collectors.toList());
+                System.out.println("DISKFULL snapshot dir after 3 failed snapshots: " + names);
+                assertEquals(2, names.size(), "only the first snapshot's data and meta files remain: " + names);
+            }
+            assertNull(c.group(1, 1).failure());
+            c.write(1, 5000);
+            c.restartNode(1);
+            c.waitForLeader(1);
+            long[] values = c.checkIdentical(1);
+            assertEquals(204, values.length);
+            assertEquals(5000, values[values.length - 1]);
+        }
+    }
+
+    @Test
+    void writesInTheLogOfASingleNodeWhoseDiskFillsAreAnsweredOutcomeUnknownAtOnceOverTheNetwork() throws Exception {
+        FullDiskFileIo io = new FullDiskFileIo();
+        try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
+            c.waitForLeader(1);
+            RaftClientConfig cfg = new RaftClientConfig();
+            cfg.node(1, "127.0.0.1:" + c.server(1).servicePort());
+            RaftClient client = new RaftClient(cfg);
+            client.start();
+            try {
+                client.waitForConnected(5_000);
+                Semaphore window = new Semaphore(200);
+                AtomicLong outstanding = new AtomicLong();
+                AtomicLong filledAt = new AtomicLong(Long.MAX_VALUE);
+                AtomicLong inLogAnswers = new AtomicLong();
+                AtomicLong slowestInLogAnswerMs = new AtomicLong();
+                Set<String> unclear = ConcurrentHashMap.newKeySet();
+                long v = 1;
+                while (c.group(1, 1).failure() == null) {
+                    if (v == 3_000) {
+                        filledAt.set(System.nanoTime());
+                        io.fill(dir.resolve("node-1"));
+                    }
+                    assertTrue(window.tryAcquire(20, TimeUnit.SECONDS), "writes hang");
+                    outstanding.incrementAndGet();
+                    client.write(1, 0, TestStateMachine.body(v++), BytesDecoder.FACTORY, 10_000)
+                            .whenComplete((r, e) -> {
+                                if (e instanceof io.poyang.raft.client.RaftOutcomeUnknownException) {
+                                    // the write was in the log when the group failed
+                                    inLogAnswers.incrementAndGet();
+                                    long ms = (System.nanoTime() - filledAt.get()) / 1_000_000;
+                                    slowestInLogAnswerMs.accumulateAndGet(ms, Math::max);
+                                    if (!e.getMessage().contains(FullDiskFileIo.ENOSPC)) {
+                                        unclear.add(e.getMessage());   // asserted on the test thread below
+                                    }
+                                }
+                                outstanding.decrementAndGet();
+                                window.release();
+                            });
+                }
+                RaftCluster.waitFor("every write to be answered", () -> outstanding.get() == 0);
+                System.out.println("DISKFULL network single node: " + inLogAnswers.get() + " writes in the log answered"
+                        + " outcome-unknown, the slowest " + slowestInLogAnswerMs.get() + " ms after the disk filled");
+                assertTrue(inLogAnswers.get() > 0, "no write was in the log when the group failed");
+                assertTrue(unclear.isEmpty(), "answers that do not say the disk failed: " + unclear);
+                // the store gives up ~310 ms after the fill (5 retries from 10 ms); the deadline is 10 s
+                assertTrue(slowestInLogAnswerMs.get() < 3_000, "writes in the log waited "
+                        + slowestInLogAnswerMs.get() + " ms after the disk filled");
+            } finally {
+                client.stop();
+            }
+        }
+    }
+
+    @Test
+    void aQuietSingleNodeLeaderFailsAsSoonAsItsStoreFailsAndAnswersTheWriteInItsLog() throws Exception {
+        FullDiskFileIo io = new FullDiskFileIo();
+        try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
+            c.waitForLeader(1);
+            c.write(1, 1);
+            io.fill(dir.resolve("node-1"));
+            long start = System.nanoTime();
+            // one write and no more: nothing else would make the leader append again
+            java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class,
+                    () -> c.group(1, 1).submit(0, TestStateMachine.body(2), 10_000).get(20, TimeUnit.SECONDS));
+            long answeredAfterMs = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(e.getCause() instanceof io.poyang.raft.client.RaftOutcomeUnknownException
+                    && e.getCause().getMessage().contains(FullDiskFileIo.ENOSPC), String.valueOf(e.getCause()));
+            // the store gives up after ~310 ms of retries; before, the write waited for its 10 s deadline
+            assertTrue(answeredAfterMs < 3_000, "the write in the log was answered " + answeredAfterMs
+                    + " ms after the disk filled: " + e.getCause());
+            assertNotNull(c.group(1, 1).failure());
+            assertNotEquals(RaftRole.LEADER, c.group(1, 1).role(), "a failed group does not lead");
+            io.free();
+            c.restartNode(1);
+            c.write(1, 3);
+            long[] values = c.checkIdentical(1);
+            assertEquals(1, values[0]);
+            assertEquals(3, values[values.length - 1]);
+        }
+    }
+}

@@ -1,0 +1,127 @@
+package io.poyang.raft.server;
+
+import io.poyang.raft.store.FileIo;
+import io.poyang.raft.store.LogFile;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A {@link FileIo} shared by every node of an in-process cluster that makes the disk of the nodes
+ * whose files lie under a chosen directory "full": while full, positional writes, growing a file,
+ * fsyncs of written data (optional), renames and directory syncs there fail with ENOSPC, as Linux
+ * reports it. Everything else passes to {@link FileIo#DEFAULT}. Any thread.
+ */
+final class FullDiskFileIo implements FileIo {
+
+    static final String ENOSPC = "No space left on device";
+
+    /** What fails while the disk is full; each kind can be chosen on its own. */
+    enum Op { LOG_WRITE, INDEX_WRITE, STATUS_WRITE, SEGMENT_CREATE, FSYNC, MOVE }
+
+    /** The directory whose disk is full, or null: none. */
+    private volatile Path fullUnder;
+    private volatile java.util.EnumSet<Op> failing = java.util.EnumSet.allOf(Op.class);
+    /** Operations refused with ENOSPC so far: what tests check the fault actually hit. */
+    final AtomicLong refused = new AtomicLong();
+
+    /** From now on the disk holding {@code dir} is full for the operations {@code ops}. */
+    void fill(Path dir, Op... ops) {
+        java.util.EnumSet<Op> set = ops.length == 0 ? java.util.EnumSet.allOf(Op.class)
+                : java.util.EnumSet.copyOf(java.util.Arrays.asList(ops));
+        failing = set;
+        fullUnder = dir.toAbsolutePath();
+    }
+
+    /** Space is free again. */
+    void free() {
+        fullUnder = null;
+    }
+
+    private void check(Path file, Op op) throws IOException {
+        Path under = fullUnder;
+        if (under != null && failing.contains(op) && file.toAbsolutePath().startsWith(under)) {
+            refused.incrementAndGet();
+            throw new IOException(ENOSPC + " (injected, " + op + " of " + file + ")");
+        }
+    }
+
+    /** Which kind of write a write to {@code file} is (the store's layout: log/, idx/, status*). */
+    private static Op writeKind(Path file) {
+        Path parent = file.getParent();
+        String dir = parent == null ? "" : parent.getFileName().toString();
+        if (dir.equals("log")) {
+            return Op.LOG_WRITE;
+        }
+        if (dir.equals("idx")) {
+            return Op.INDEX_WRITE;
+        }
+        return Op.STATUS_WRITE;
+    }
+
+    @Override
+    public LogFile open(Path path) throws IOException {
+        LogFile f = FileIo.DEFAULT.open(path);
+        Op kind = writeKind(path);
+        return new LogFile() {
+            @Override
+            public Path path() {
+                return path;
+            }
+
+            @Override
+            public int write(ByteBuffer src, long position) throws IOException {
+                check(path, kind);
+                return f.write(src, position);
+            }
+
+            @Override
+            public int read(ByteBuffer dst, long position) throws IOException {
+                return f.read(dst, position);
+            }
+
+            @Override
+            public void force(boolean metadata) throws IOException {
+                check(path, Op.FSYNC);
+                f.force(metadata);
+            }
+
+            @Override
+            public long size() throws IOException {
+                return f.size();
+            }
+
+            @Override
+            public void setLength(long length) throws IOException {
+                if (length > f.size()) {
+                    // growing a file (a new segment or index file) needs a block for its last byte
+                    check(path, kind == Op.LOG_WRITE ? Op.SEGMENT_CREATE : kind);
+                }
+                f.setLength(length);
+            }
+
+            @Override
+            public void close() throws IOException {
+                f.close();
+            }
+        };
+    }
+
+    @Override
+    public void syncDirectory(Path dir) throws IOException {
+        FileIo.DEFAULT.syncDirectory(dir);
+    }
+
+    @Override
+    public void atomicMove(Path from, Path to) throws IOException {
+        check(from, Op.MOVE);
+        FileIo.DEFAULT.atomicMove(from, to);
+    }
+
+    @Override
+    public void delete(Path path) throws IOException {
+        FileIo.DEFAULT.delete(path);
+    }
+}
