@@ -345,6 +345,8 @@ public final class RaftClient extends LifeCycle {
         /** The write carries a session: resent after no answer or a lost connection (the group applies it once). */
         boolean exactlyOnce;
         private long backoffMillis;
+        /** The last refusal that made this write wait for another try (NOT_LEADER, STOPPING), for the deadline's error. */
+        private String lastRefusal;
 
         WriteCall(int groupId, int command, Encodable request, DecoderFactory<T> decoder, long deadlineNanos,
                   RpcCallback<T> callback) {
@@ -361,7 +363,7 @@ public final class RaftClient extends LifeCycle {
             long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
             if (left <= 0) {
                 fail(new PoyangTimeoutException("no leader of raft group " + groupId + " took the write before its"
-                        + " deadline; it was not applied"));
+                        + " deadline; it was not applied" + (lastRefusal == null ? "" : " (last answer: " + lastRefusal + ")")));
                 return;
             }
             int leader = knownLeader(groupId);
@@ -465,6 +467,7 @@ public final class RaftClient extends LifeCycle {
                 switch (r.responseCode()) {
                     case ResponseCode.NOT_LEADER: {
                         // not applied: go to the leader it names, or look for one
+                        lastRefusal = r.remoteMessage();
                         int hint = r.bizCode();
                         if (hint != 0 && hint != node) {
                             leaders.put(groupId, hint);
@@ -477,6 +480,7 @@ public final class RaftClient extends LifeCycle {
                         return;
                     }
                     case ResponseCode.STOPPING:
+                        lastRefusal = r.remoteMessage();
                         leaders.remove(groupId, node);
                         retryLater();
                         return;

@@ -427,9 +427,7 @@ public final class RaftGroup {
                         + " is stopping");
             } else {
                 int leader = pubLeaderId;
-                ctx.respond(WriteTask.errorPacket(ResponseCode.NOT_LEADER, leader, "node " + state.selfId
-                        + " is not the leader of raft group " + state.groupId
-                        + (leader != 0 ? "; the leader is node " + leader : "; no leader is known yet")));
+                ctx.respond(WriteTask.errorPacket(ResponseCode.NOT_LEADER, leader, notLeaderMessage(leader)));
             }
             return;
         }
@@ -564,9 +562,7 @@ public final class RaftGroup {
         }
         if (kind != ReadKind.FOLLOWER_READ && pubRole != RaftRole.LEADER) {
             int leader = pubLeaderId;
-            task.fail(new NotLeaderException(state.groupId, leader, "node " + state.selfId
-                    + " is not the leader of raft group " + state.groupId
-                    + (leader != 0 ? "; the leader is node " + leader : "; no leader is known yet")));
+            task.fail(new NotLeaderException(state.groupId, leader, notLeaderMessage(leader)));
             return;
         }
         readChannel.fireOffer(new PendingRead(task, kind == null ? ReadKind.LEASE_READ : kind, deadlineNanos, null));
@@ -850,6 +846,21 @@ public final class RaftGroup {
     /** The last index in this node's log. */
     public long lastLogIndex() {
         return pubLastLog;
+    }
+
+    /**
+     * Why this node takes no write or leader read, for a NOT_LEADER answer: a failed group says so
+     * (the client's deadline error then tells the operator what to do), else the leader it knows.
+     * Any thread.
+     */
+    private String notLeaderMessage(int leader) {
+        Throwable f = pubFailure;
+        if (f != null) {
+            return "raft group " + state.groupId + " on node " + state.selfId + " has failed and needs a restart: "
+                    + f.getMessage();
+        }
+        return "node " + state.selfId + " is not the leader of raft group " + state.groupId
+                + (leader != 0 ? "; the leader is node " + leader : "; no leader is known yet");
     }
 
     /** The error that made the group stop taking part (it needs a restart), or null. */

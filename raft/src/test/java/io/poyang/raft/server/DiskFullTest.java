@@ -5,6 +5,8 @@ import io.poyang.raft.client.RaftClient;
 import io.poyang.raft.client.RaftClientConfig;
 import io.poyang.raft.client.RaftRole;
 import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.core.ReadKind;
+import io.poyang.raft.core.ReadTask;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -367,6 +369,23 @@ class DiskFullTest {
                 // the store gives up ~310 ms after the fill (5 retries from 10 ms); the deadline is 10 s
                 assertTrue(slowestInLogAnswerMs.get() < 3_000, "writes in the log waited "
                         + slowestInLogAnswerMs.get() + " ms after the disk filled");
+                // a leader read asked of the failed node afterwards is refused with why and what to do
+                java.util.concurrent.CompletableFuture<Throwable> refused = new java.util.concurrent.CompletableFuture<>();
+                c.group(1, 1).read(ReadKind.LEASE_READ, System.nanoTime() + 5_000_000_000L,
+                        new ReadTask() {
+                            @Override
+                            public void run() {
+                                refused.complete(null);
+                            }
+
+                            @Override
+                            public void fail(Throwable error) {
+                                refused.complete(error);
+                            }
+                        });
+                Throwable why = refused.get(10, TimeUnit.SECONDS);
+                assertTrue(why != null && why.getMessage().contains("has failed and needs a restart")
+                        && why.getMessage().contains(FullDiskFileIo.ENOSPC), String.valueOf(why));
             } finally {
                 client.stop();
             }
