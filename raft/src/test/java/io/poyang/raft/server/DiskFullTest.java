@@ -65,13 +65,7 @@ class DiskFullTest {
                 } catch (InterruptedException e) {
                     return;
                 }
-                RaftGroup leader = null;
-                for (int n : cluster.runningMembers(1)) {
-                    RaftGroup g = cluster.group(n, 1);
-                    if (g.role() == RaftRole.LEADER && g.failure() == null) {
-                        leader = g;
-                    }
-                }
+                RaftGroup leader = cluster.currentLeader(1);
                 if (leader == null) {
                     window.release();
                     java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);

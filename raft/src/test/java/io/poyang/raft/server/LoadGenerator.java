@@ -54,7 +54,7 @@ final class LoadGenerator implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             }
-            RaftGroup leader = currentLeader();
+            RaftGroup leader = cluster.currentLeader(groupId);
             if (leader == null) {
                 window.release();
                 java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
@@ -76,19 +76,6 @@ final class LoadGenerator implements AutoCloseable {
         }
     }
 
-    private RaftGroup currentLeader() {
-        for (int n : cluster.runningMembers(groupId)) {
-            try {
-                RaftGroup g = cluster.group(n, groupId);
-                if (g != null && g.isLeader()) {
-                    return g;
-                }
-            } catch (RuntimeException e) {
-                // a node stopping under us
-            }
-        }
-        return null;
-    }
 
     /**
      * Checks the values a group applied (identical on every member, see

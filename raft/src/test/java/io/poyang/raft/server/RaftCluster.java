@@ -231,6 +231,24 @@ final class RaftCluster implements AutoCloseable {
         return r;
     }
 
+    /**
+     * The group on a running node that leads it now and has not failed, or null: what the load
+     * generators of the tests submit to (a node stopping under them is skipped).
+     */
+    RaftGroup currentLeader(int groupId) {
+        for (int n : runningMembers(groupId)) {
+            try {
+                RaftGroup g = group(n, groupId);
+                if (g != null && g.isLeader() && g.failure() == null) {
+                    return g;
+                }
+            } catch (RuntimeException e) {
+                // a node stopping under us
+            }
+        }
+        return null;
+    }
+
     List<Integer> runningMembers(int groupId) {
         List<Integer> r = new ArrayList<>();
         for (int i = 1; i <= nodeCount; i++) {

@@ -151,13 +151,7 @@ final class SlowPeerHarness {
                 } catch (InterruptedException e) {
                     return;
                 }
-                RaftGroup leader = null;
-                for (int n : cluster.runningMembers(groupId)) {
-                    RaftGroup g = cluster.group(n, groupId);
-                    if (g != null && g.isLeader()) {
-                        leader = g;
-                    }
-                }
+                RaftGroup leader = cluster.currentLeader(groupId);
                 if (leader == null) {
                     pending.release();
                     java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
