@@ -72,7 +72,7 @@ class StopTest {
             long start = System.nanoTime();
             client.stop();
             long stopMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-            assertTrue(stopMillis < 2_000, "the stop took " + stopMillis + " ms of its 5,000 ms timeout");
+            assertTrue(stopMillis < 4_000, "the stop took " + stopMillis + " ms of its 5,000 ms timeout");
             ExecutionException e = assertThrows(ExecutionException.class, () -> waiting.get(1, TimeUnit.SECONDS));
             assertTrue(e.getCause() instanceof StoppedException, e.getCause().toString());
             silent.close();
@@ -114,7 +114,7 @@ class StopTest {
         long start = System.nanoTime();
         client.stop();
         long stopMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        assertTrue(stopMillis < 2_000, "the client's stop took " + stopMillis + " ms of its 5,000 ms timeout");
+        assertTrue(stopMillis < 4_000, "the client's stop took " + stopMillis + " ms of its 5,000 ms timeout");
         ExecutionException e = assertThrows(ExecutionException.class, () -> answer.get(5, TimeUnit.SECONDS));
         assertTrue(e.getCause() instanceof NetConnectionException, "the server hears the connection go: " + e.getCause());
     }

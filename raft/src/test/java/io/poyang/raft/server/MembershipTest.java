@@ -283,7 +283,8 @@ class MembershipTest {
 
     @Test
     void aNodeTakenOutOfTheGroupCannotDisturbIt() {
-        try (RaftCluster c = new RaftCluster(dir, 4, new int[]{1}, null)) {
+        // a 1.5 s election timeout: the test asserts the leader stays; a 0.5 s stall must not depose it
+        try (RaftCluster c = new RaftCluster(dir, 4, new int[]{1}, rc -> rc.electionTimeoutMillis(1_500))) {
             c.setMembers(1, 1, 2, 3, 4);
             c.start();
             int leader = c.waitForLeader(1);

@@ -3,6 +3,7 @@ package io.poyang.raft.server;
 import io.poyang.codec.Encodable;
 import io.poyang.raft.client.NotLeaderException;
 import io.poyang.raft.client.RaftRole;
+import io.poyang.raft.core.RaftConfig;
 import io.poyang.raft.core.RaftGroup;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -15,6 +16,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -23,6 +25,10 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class PartitionTest {
+
+    /** Tests that assert the leader and term stay the same run with this election timeout. */
+    private static final Consumer<RaftConfig> STEADY_LEADER =
+            rc -> rc.electionTimeoutMillis(1_500);
 
     @TempDir
     Path dir;
@@ -139,7 +145,9 @@ class PartitionTest {
 
     @Test
     void aFollowerCutOffFromEveryoneComesBackWithoutDisturbingTheLeader() {
-        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+        // a 1.5 s election timeout: the test asserts the leader stays; a 0.5 s stall of this loaded
+        // machine must not depose it
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, STEADY_LEADER).start()) {
             int leader = c.waitForLeader(1);
             c.write(1, 1);
             int follower = leader % 3 + 1;
@@ -162,7 +170,9 @@ class PartitionTest {
 
     @Test
     void aFollowerCutOffFromTheLeaderOnlyCannotDeposeIt() {
-        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+        // a 1.5 s election timeout: the test asserts the leader stays; a 0.5 s stall of this loaded
+        // machine must not depose it
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, STEADY_LEADER).start()) {
             int leader = c.waitForLeader(1);
             c.write(1, 1);
             int follower = leader % 3 + 1;

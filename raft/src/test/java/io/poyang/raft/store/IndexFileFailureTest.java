@@ -54,7 +54,7 @@ class IndexFileFailureTest {
     void failingIndexFlushesAreRetriedAtTheBackOffPaceNotOncePerAppend() {
         FaultyFileIo io = new FaultyFileIo();
         AtomicInteger attempts = new AtomicInteger();
-        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).writeRetry(40, BACKOFF_MILLIS, BACKOFF_MILLIS))) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).writeRetry(400, BACKOFF_MILLIS, BACKOFF_MILLIS))) {
             h.open();
             io.hook = failingIndexWrites(attempts);
             long next = 1;

@@ -113,7 +113,11 @@ class StopSignalTest {
 
     @Test
     void aSecondSigtermForcesTheStop() throws Exception {
-        try (Cluster c = new Cluster(tmp, 3, settings())) {
+        // the followers are stopped while the leader takes 20 writes: with the sample's 1 s election
+        // timeout a stall of this machine could make it step down first, failing them
+        Map<String, String> settings = settings();
+        settings.put("electionTimeoutMillis", "5000");
+        try (Cluster c = new Cluster(tmp, 3, settings)) {
             c.run(() -> {
                 for (int id = 1; id <= 3; id++) {
                     c.start(id);
