@@ -3,6 +3,7 @@ package io.poyang.net;
 import io.poyang.common.PoyangException;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
+import io.poyang.log.WarningThrottle;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -124,13 +125,11 @@ public final class NioServer extends NioNode {
 
     private void acceptLoop() {
         int next = 0;
-        // accept failures since the last warning about them, and when that warning was logged
-        int failuresNotLogged = 0;
-        int failuresInARow = 0;
-        long lastFailureLogNanos = 0;
-        // connections refused for the limit since the last warning about them, and when it was logged
-        int refusedNotLogged = 0;
-        long lastRefusalLogNanos = 0;
+        // accept failures, connections refused for the limit, and connections no worker could take:
+        // each warned about at once, then at most once per interval with the count in between
+        WarningThrottle acceptFailures = new WarningThrottle(ACCEPT_FAILURE_LOG_INTERVAL_NANOS);
+        WarningThrottle refusals = new WarningThrottle(ACCEPT_FAILURE_LOG_INTERVAL_NANOS);
+        WarningThrottle noWorker = new WarningThrottle(ACCEPT_FAILURE_LOG_INTERVAL_NANOS);
         while (true) {
             SocketChannel ch;
             try {
@@ -143,20 +142,16 @@ public final class NioServer extends NioNode {
                 }
                 // Usually out of file descriptors: back off a little instead of spinning, and warn
                 // once per interval, not ten times a second for as long as it lasts.
-                failuresInARow++;
-                failuresNotLogged++;
-                long now = System.nanoTime();
-                if (failuresInARow == 1) {
-                    log.warn("{}: accept failed: {}; new connections wait in the listen backlog, retried every {} ms."
-                                    + " Out of file descriptors? Raise the limit (ulimit -n) or look for connections"
-                                    + " left open", describe(), e.toString(), ACCEPT_RETRY_MILLIS);
-                    failuresNotLogged = 0;
-                    lastFailureLogNanos = now;
-                } else if (now - lastFailureLogNanos >= ACCEPT_FAILURE_LOG_INTERVAL_NANOS) {
-                    log.warn("{}: accept still failing, {} more times in the last {} s: {}", describe(),
-                            failuresNotLogged, TimeUnit.NANOSECONDS.toSeconds(now - lastFailureLogNanos), e.toString());
-                    failuresNotLogged = 0;
-                    lastFailureLogNanos = now;
+                if (acceptFailures.occurred(System.nanoTime())) {
+                    if (acceptFailures.isFirstOfRun()) {
+                        log.warn("{}: accept failed: {}; new connections wait in the listen backlog, retried every {}"
+                                        + " ms. Out of file descriptors? Raise the limit (ulimit -n) or look for"
+                                        + " connections left open", describe(), e.toString(), ACCEPT_RETRY_MILLIS);
+                    } else {
+                        log.warn("{}: accept still failing, {} more times in the last {} s: {}", describe(),
+                                acceptFailures.notLoggedBefore() + 1,
+                                TimeUnit.NANOSECONDS.toSeconds(acceptFailures.nanosSinceLastLogged()), e.toString());
+                    }
                 }
                 try {
                     Thread.sleep(ACCEPT_RETRY_MILLIS);
@@ -165,23 +160,17 @@ public final class NioServer extends NioNode {
                 }
                 continue;
             }
-            if (failuresInARow > 0) {
-                log.info("{}: accepting connections again after {} failed attempts", describe(), failuresInARow);
-                failuresInARow = 0;
-                failuresNotLogged = 0;
+            if (acceptFailures.inRun()) {
+                log.info("{}: accepting connections again after {} failed attempts", describe(), acceptFailures.endRun());
             }
             int limit = connectionLimit;
             if (limit > 0 && acceptedOpen.get() >= limit) {
                 closeQuietly(ch);
-                refusedNotLogged++;
-                long now = System.nanoTime();
-                if (lastRefusalLogNanos == 0 || now - lastRefusalLogNanos >= ACCEPT_FAILURE_LOG_INTERVAL_NANOS) {
+                if (refusals.occurred(System.nanoTime())) {
                     log.warn("{}: {} new connection(s) closed at once since the last such warning: {} are open, the"
                                     + " limit (maxConnections) is {}. Raise the file-descriptor limit (ulimit -n), or"
                                     + " maxConnections, or look for clients that leave connections open",
-                            describe(), refusedNotLogged, acceptedOpen.get(), limit);
-                    refusedNotLogged = 0;
-                    lastRefusalLogNanos = now;
+                            describe(), refusals.notLoggedBefore() + 1, acceptedOpen.get(), limit);
                 }
                 continue;
             }
@@ -197,11 +186,9 @@ public final class NioServer extends NioNode {
             }
             if (w == null) {
                 closeQuietly(ch);
-                long now = System.nanoTime();
-                if (lastRefusalLogNanos == 0 || now - lastRefusalLogNanos >= ACCEPT_FAILURE_LOG_INTERVAL_NANOS) {
+                if (noWorker.occurred(System.nanoTime())) {
                     log.error("{}: every I/O worker has ended; new connections are closed. Restart the process",
                             describe());
-                    lastRefusalLogNanos = now;
                 }
                 continue;
             }

@@ -4,11 +4,13 @@ import io.poyang.buf.BufferPool;
 import io.poyang.log.ImpossibleStates;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
+import io.poyang.log.WarningThrottle;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The write half of the store. {@link #append} assigns each item its position in order, encodes
@@ -48,6 +50,8 @@ final class LogAppender {
     private long writtenIndex;
     private long writeCount;
     private long writtenBytes;
+    /** Failed write attempts, so a full disk is one warning per interval, not one per write. */
+    private final WarningThrottle writeFailures = new WarningThrottle(TimeUnit.SECONDS.toNanos(10));
 
     LogAppender(LogStore store, SegmentQueue segments, IndexFiles index, FsyncScheduler fsync, BufferPool pool,
                 int maxWriteBytes, boolean syncForce) {
@@ -234,6 +238,11 @@ final class LogAppender {
             return;
         }
         t.done = true;
+        // a retried write that now succeeds ends the run (a first attempt that succeeds may have been
+        // written before the disk filled, while the others still fail)
+        if (t.attempts > 1 && writeFailures.inRun()) {
+            log.info("{}: writes succeed again after {} failed attempts", store.name(), writeFailures.endRun());
+        }
         long before = writtenIndex;
         WriteTask head;
         while ((head = inFlight.peekFirst()) != null && head.done) {
@@ -265,7 +274,19 @@ final class LogAppender {
             return;
         }
         long delay = store.backoffMillis(t.attempts);
-        log.warn("{}: {} failed (attempt {} of {}); retrying in {} ms", store.name(), t, t.attempts, limit + 1, delay, error);
+        // Every write in flight meets the same full disk: warn (with the stack trace) for the first
+        // failure, then once per interval with a count, not once per write and attempt.
+        if (writeFailures.occurred(System.nanoTime())) {
+            if (writeFailures.isFirstOfRun()) {
+                log.warn("{}: {} failed (attempt {} of {}); retrying in {} ms; the other writes in flight retry"
+                        + " too", store.name(), t, t.attempts, limit + 1, delay, error);
+            } else {
+                log.warn("{}: writes still failing, {} more failed attempts in the last {} ms, latest: {} (attempt {}"
+                                + " of {}): {}", store.name(), writeFailures.notLoggedBefore() + 1,
+                        TimeUnit.NANOSECONDS.toMillis(writeFailures.nanosSinceLastLogged()), t, t.attempts,
+                        limit + 1, error.toString());
+            }
+        }
         store.runLater(delay, () -> {
             if (!store.isFailed()) {
                 t.submit(store);

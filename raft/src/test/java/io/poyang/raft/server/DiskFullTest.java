@@ -124,9 +124,10 @@ class DiskFullTest {
     }
 
     @Test
-    void aLeaderWhoseDiskFillsFailsItsGroupLeadershipMovesAndItRecoversAfterARestart() {
+    void aLeaderWhoseDiskFillsFailsItsGroupQuietlyLeadershipMovesAndItRecoversAfterARestart() {
         FullDiskFileIo io = new FullDiskFileIo();
-        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
+        try (LogCounter logs = new LogCounter();
+             RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
             int leader = c.waitForLeader(1);
             Flood flood = new Flood(c);
             flood.awaitAcknowledged(2_000);
@@ -143,8 +144,11 @@ class DiskFullTest {
             flood.close();
             System.out.println("DISKFULL leader " + leader + " failed after " + failedAfterMs + " ms, leadership moved after "
                     + movedAfterMs + " ms; failure: " + c.group(leader, 1).failure());
-            System.out.println("DISKFULL errors seen by writers: " + flood.errors);
+            System.out.println("DISKFULL errors seen by writers: " + flood.errors + "; warnings " + logs.byMessage);
             assertTrue(io.refused.get() > 0);
+            // each of the ~200 writes in flight fails and is retried: that is a warning or two, not one
+            // per write and attempt (which were 500-1,800 lines with stack traces)
+            assertTrue(logs.warnings.get() < 50, "warnings logged: " + logs.byMessage);
             io.free();
             c.restartNode(leader);
             assertNull(c.group(leader, 1).failure());
@@ -155,7 +159,10 @@ class DiskFullTest {
     @Test
     void aFollowerWhoseDiskFillsFailsTheOthersGoOnAndItCatchesUpAfterARestart() {
         FullDiskFileIo io = new FullDiskFileIo();
-        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
+        // a 3 s election timeout: the test asserts the leader keeps its place under a flood of fsynced
+        // writes; a stall of this loaded machine must not depose it
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(io).electionTimeoutMillis(3_000))
+                .start()) {
             int leader = c.waitForLeader(1);
             int follower = leader == 1 ? 2 : 1;
             Flood flood = new Flood(c);
@@ -361,7 +368,7 @@ class DiskFullTest {
                 assertTrue(inLogAnswers.get() > 0, "no write was in the log when the group failed");
                 assertTrue(unclear.isEmpty(), "answers that do not say the disk failed: " + unclear);
                 // the store gives up ~310 ms after the fill (5 retries from 10 ms); the deadline is 10 s
-                assertTrue(slowestInLogAnswerMs.get() < 3_000, "writes in the log waited "
+                assertTrue(slowestInLogAnswerMs.get() < 6_000, "writes in the log waited "
                         + slowestInLogAnswerMs.get() + " ms after the disk filled");
                 // a leader read asked of the failed node afterwards is refused with why and what to do
                 java.util.concurrent.CompletableFuture<Throwable> refused = new java.util.concurrent.CompletableFuture<>();
@@ -402,7 +409,7 @@ class DiskFullTest {
             assertTrue(e.getCause() instanceof io.poyang.raft.client.RaftOutcomeUnknownException
                     && e.getCause().getMessage().contains(FullDiskFileIo.ENOSPC), String.valueOf(e.getCause()));
             // the store gives up after ~310 ms of retries; before, the write waited for its 10 s deadline
-            assertTrue(answeredAfterMs < 3_000, "the write in the log was answered " + answeredAfterMs
+            assertTrue(answeredAfterMs < 6_000, "the write in the log was answered " + answeredAfterMs
                     + " ms after the disk filled: " + e.getCause());
             assertNotNull(c.group(1, 1).failure());
             assertNotEquals(RaftRole.LEADER, c.group(1, 1).role(), "a failed group does not lead");
