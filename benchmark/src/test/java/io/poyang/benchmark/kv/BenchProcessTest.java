@@ -20,6 +20,7 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.*;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@code ./poyang bench} as a user runs it: a benchmark process that starts DtKV node processes of
@@ -39,6 +40,15 @@ class BenchProcessTest {
     /** Starts a benchmark process; {@code serverJavaOpts} (or null) become its POYANG_SERVER_JAVA_OPTS. */
     private Process startBench(String serverJavaOpts, String[] args) throws IOException {
         List<String> cmd = new ArrayList<>();
+        if (sigintIgnoredHere()) {
+            // A build started in the background by a non-interactive shell (as CI runners may start it)
+            // has SIGINT ignored, its processes inherit that, and a JVM that starts with SIGINT ignored
+            // never runs its shutdown hooks on it. The benchmark is run as from a terminal, with SIGINT
+            // at its default (GNU env 8.31 or later).
+            assumeTrue(envCanResetSignals(), "SIGINT is ignored in this process and env cannot reset it");
+            cmd.add("env");
+            cmd.add("--default-signal=INT");
+        }
         cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
@@ -52,6 +62,33 @@ class BenchProcessTest {
             pb.environment().put("POYANG_SERVER_JAVA_OPTS", serverJavaOpts);
         }
         return pb.start();
+    }
+
+    /** Whether this process ignores SIGINT (Linux: bit 2 of SigIgn in /proc/self/status). */
+    private static boolean sigintIgnoredHere() throws IOException {
+        Path status = Paths.get("/proc/self/status");
+        if (!Files.exists(status)) {
+            return false;
+        }
+        for (String line : Files.readAllLines(status, StandardCharsets.UTF_8)) {
+            if (line.startsWith("SigIgn:")) {
+                return (Long.parseUnsignedLong(line.substring("SigIgn:".length()).trim(), 16) & (1L << 1)) != 0;
+            }
+        }
+        return false;
+    }
+
+    private static boolean envCanResetSignals() {
+        try {
+            Process p = new ProcessBuilder("env", "--default-signal=INT", "true").redirectErrorStream(true).start();
+            p.getInputStream().readAllBytes();
+            return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     private static List<ProcessHandle> nodesOf(Process bench) {
