@@ -30,6 +30,8 @@ final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
     private final boolean finishOnLeader;
     /** group id → leader, written with a leader found (not 0); null: the caller records it itself. */
     private final Map<Integer, Integer> leaders;
+    /** group id → the latest report of a node that the group failed there; null: not kept. */
+    private final Map<Integer, GroupFailureReport> failures;
     private final CompletableFuture<Integer> result;
     private final AtomicInteger waiting = new AtomicInteger();
     private int bestLeader;
@@ -41,15 +43,19 @@ final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
      * @param statusTimeoutMillis how long each node's answer is waited for
      * @param finishOnLeader      complete as soon as a node says it leads, without waiting for the rest
      * @param leaders             where to record a leader found (not 0) before completing, or null
+     * @param failures            where to record a node's report that the group failed there (and to
+     *                            clear it when that node answers without one), or null
      * @param result              completed with the leader's node id, or 0
      */
     LeaderSearch(NioClient net, int groupId, long statusTimeoutMillis, boolean finishOnLeader,
-                 Map<Integer, Integer> leaders, CompletableFuture<Integer> result) {
+                 Map<Integer, Integer> leaders, Map<Integer, GroupFailureReport> failures,
+                 CompletableFuture<Integer> result) {
         this.net = net;
         this.groupId = groupId;
         this.statusTimeoutMillis = statusTimeoutMillis;
         this.finishOnLeader = finishOnLeader;
         this.leaders = leaders;
+        this.failures = failures;
         this.result = result;
     }
 
@@ -72,6 +78,16 @@ final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
 
     @Override
     public void onSuccess(RaftStatusResponse s) {
+        if (failures != null) {
+            if (!s.failure().isEmpty()) {
+                failures.put(groupId, new GroupFailureReport(s.nodeId(), s.failure()));
+            } else {
+                GroupFailureReport known = failures.get(groupId);
+                if (known != null && known.nodeId == s.nodeId()) {
+                    failures.remove(groupId, known);   // restarted since
+                }
+            }
+        }
         synchronized (this) {
             if (s.role() == RaftRole.LEADER && s.term() > bestTerm) {
                 bestLeader = s.nodeId();

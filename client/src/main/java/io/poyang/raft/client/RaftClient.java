@@ -67,6 +67,8 @@ public final class RaftClient extends LifeCycle {
     private final ConcurrentHashMap<Integer, Integer> leaders = new ConcurrentHashMap<>();
     /** group id → the leader search in progress. */
     private final ConcurrentHashMap<Integer, CompletableFuture<Integer>> searches = new ConcurrentHashMap<>();
+    /** group id → the latest node report, from a leader search, that the group failed on that node. */
+    private final ConcurrentHashMap<Integer, GroupFailureReport> failureReports = new ConcurrentHashMap<>();
     private final Executor callbackExecutor;
     private ScheduledExecutorService timer;
     private final AtomicLong redirects = new AtomicLong();
@@ -363,7 +365,7 @@ public final class RaftClient extends LifeCycle {
             long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
             if (left <= 0) {
                 fail(new PoyangTimeoutException("no leader of raft group " + groupId + " took the write before its"
-                        + " deadline; it was not applied" + (lastRefusal == null ? "" : " (last answer: " + lastRefusal + ")")));
+                        + " deadline; it was not applied" + whyNoLeader()));
                 return;
             }
             int leader = knownLeader(groupId);
@@ -389,6 +391,16 @@ public final class RaftClient extends LifeCycle {
                 leaders.remove(groupId, leader);
                 retryLater();
             }
+        }
+
+        /** What the nodes said that explains the missing leader, for the deadline's error; "" if nothing. */
+        private String whyNoLeader() {
+            if (lastRefusal != null) {
+                return " (last answer: " + lastRefusal + ")";
+            }
+            // the write never reached a node; the leader searches may have heard why
+            GroupFailureReport r = failureReports.get(groupId);
+            return r == null ? "" : " (" + r + ")";
         }
 
         private void findLeaderThenAttempt() {
@@ -617,7 +629,7 @@ public final class RaftClient extends LifeCycle {
                 asked.add(p);
             }
         }
-        new LeaderSearch(net, groupId, config.statusTimeoutMillis, true, leaders, f).start(asked);
+        new LeaderSearch(net, groupId, config.statusTimeoutMillis, true, leaders, failureReports, f).start(asked);
         return f;
     }
 

@@ -8,11 +8,12 @@ import io.poyang.codec.PbWireType;
 import io.poyang.net.DecoderFactory;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
  * Where a raft group stands on one node (message RaftStatusResponse in raft.proto): term, leader,
- * role, commit and applied indexes, members. Immutable.
+ * role, commit and applied indexes, members, and why the group failed there if it did. Immutable.
  */
 public final class RaftStatusResponse implements Encodable {
 
@@ -28,10 +29,21 @@ public final class RaftStatusResponse implements Encodable {
     private final long lastLogIndex;
     private final int[] members;
     private final long[] membersAsLongs;
+    private final String failure;
+    private final byte[] failureUtf8;
     private final int size;
 
     public RaftStatusResponse(int groupId, int nodeId, int term, int leaderId, RaftRole role, long commitIndex,
                               long lastApplied, long lastLogIndex, int[] members) {
+        this(groupId, nodeId, term, leaderId, role, commitIndex, lastApplied, lastLogIndex, members, "");
+    }
+
+    /**
+     * @param failure why the group stopped taking part on this node (it needs a restart of the node), or
+     *                "" (null is taken as "") when it did not
+     */
+    public RaftStatusResponse(int groupId, int nodeId, int term, int leaderId, RaftRole role, long commitIndex,
+                              long lastApplied, long lastLogIndex, int[] members, String failure) {
         this.groupId = groupId;
         this.nodeId = nodeId;
         this.term = term;
@@ -45,11 +57,14 @@ public final class RaftStatusResponse implements Encodable {
         for (int i = 0; i < members.length; i++) {
             membersAsLongs[i] = members[i];
         }
+        this.failure = failure == null ? "" : failure;
+        this.failureUtf8 = this.failure.getBytes(StandardCharsets.UTF_8);
         this.size = PbUtil.sizeOfInt32Field(1, groupId) + PbUtil.sizeOfInt32Field(2, nodeId)
                 + PbUtil.sizeOfInt32Field(3, term) + PbUtil.sizeOfInt32Field(4, leaderId)
                 + PbUtil.sizeOfInt32Field(5, role.code()) + PbUtil.sizeOfInt64Field(6, commitIndex)
                 + PbUtil.sizeOfInt64Field(7, lastApplied) + PbUtil.sizeOfInt64Field(8, lastLogIndex)
-                + PbUtil.sizeOfPackedVarint64Field(9, membersAsLongs, membersAsLongs.length);
+                + PbUtil.sizeOfPackedVarint64Field(9, membersAsLongs, membersAsLongs.length)
+                + PbUtil.sizeOfBytesField(10, failureUtf8);
     }
 
     public int groupId() {
@@ -87,6 +102,14 @@ public final class RaftStatusResponse implements Encodable {
 
     public int[] members() {
         return members.clone();
+    }
+
+    /**
+     * Why the group failed on this node and takes no further part until the node restarts (a full or
+     * broken disk, a state machine that threw), or "" when it did not. Older servers never say.
+     */
+    public String failure() {
+        return failure;
     }
 
     @Override
@@ -143,6 +166,11 @@ public final class RaftStatusResponse implements Encodable {
                     return false;
                 }
                 // fall through
+            case 9:
+                if (!c.bytesField(dest, 10, failureUtf8)) {
+                    return false;
+                }
+                // fall through
             default:
                 return true;
         }
@@ -152,7 +180,7 @@ public final class RaftStatusResponse implements Encodable {
     public String toString() {
         return "RaftStatus(group " + groupId + " on node " + nodeId + ": " + role + ", term " + term + ", leader "
                 + leaderId + ", commit " + commitIndex + ", applied " + lastApplied + ", last log " + lastLogIndex
-                + ", members " + Arrays.toString(members) + ")";
+                + ", members " + Arrays.toString(members) + (failure.isEmpty() ? "" : ", FAILED: " + failure) + ")";
     }
 
     /** Reads a RaftStatusResponse. */
@@ -167,6 +195,7 @@ public final class RaftStatusResponse implements Encodable {
         private long lastLogIndex;
         private int[] members;
         private int memberCount;
+        private String failure;
         private final LongSink memberSink = v -> addMember((int) v);
 
         @Override
@@ -174,7 +203,10 @@ public final class RaftStatusResponse implements Encodable {
             if (field >= 1 && field <= 8) {
                 return PbWireType.VARINT;
             }
-            return field == 9 ? PbWireType.PACKED_VARINT : PbWireType.UNKNOWN;
+            if (field == 9) {
+                return PbWireType.PACKED_VARINT;
+            }
+            return field == 10 ? PbWireType.LEN : PbWireType.UNKNOWN;
         }
 
         @Override
@@ -189,6 +221,7 @@ public final class RaftStatusResponse implements Encodable {
             lastLogIndex = 0;
             members = new int[4];
             memberCount = 0;
+            failure = "";
         }
 
         @Override
@@ -228,6 +261,13 @@ public final class RaftStatusResponse implements Encodable {
 
         @Override
         protected void readBytes(int field, ByteBuffer piece, int fieldLength, int offsetInField) {
+            if (field == 10) {
+                String s = parseString(piece, fieldLength, offsetInField);
+                if (s != null) {
+                    failure = s;
+                }
+                return;
+            }
             parsePackedVarints(piece, fieldLength, offsetInField, memberSink);
         }
 
@@ -241,7 +281,7 @@ public final class RaftStatusResponse implements Encodable {
         @Override
         protected RaftStatusResponse end() {
             return new RaftStatusResponse(groupId, nodeId, term, leaderId, RaftRole.of(role), commitIndex, lastApplied,
-                    lastLogIndex, Arrays.copyOf(members, memberCount));
+                    lastLogIndex, Arrays.copyOf(members, memberCount), failure);
         }
     }
 }

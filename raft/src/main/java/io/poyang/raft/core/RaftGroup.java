@@ -870,8 +870,9 @@ public final class RaftGroup {
 
     /** Where the group stands on this node, as RAFT_STATUS reports it. Any thread. */
     public RaftStatusResponse status() {
+        Throwable f = pubFailure;
         return new RaftStatusResponse(state.groupId, state.selfId, pubTerm, pubLeaderId, pubRole, pubCommit, pubApplied,
-                pubLastLog, state.members.voters());
+                pubLastLog, state.members.voters(), f == null ? "" : f.toString());
     }
 
     /**

@@ -134,6 +134,12 @@ class RaftWireTest {
                 AdminMessages.ADD_NODE_REQUEST.builder().set(1, 4).set(2, "127.0.0.1:9461").build()));
         c.add(new Case("TransferLeaderRequest", "group_id: 2 target_id: 3 timeout_millis: 10000",
                 AdminMessages.TRANSFER_LEADER_REQUEST.builder().set(1, 2).set(2, 3).set(3, 10_000).build()));
+        // a failed group's status (field 10, after the cases above so their indexes stay)
+        c.add(new Case("RaftStatusResponse", "group_id: 1 node_id: 3 term: 5 role: FOLLOWER commit_index: 40"
+                + " last_applied: 40 last_log_index: 42 members: 1 members: 2 members: 3"
+                + " failure: \"No space left on device \\303\\251\"",
+                new RaftStatusResponse(1, 3, 5, 0, RaftRole.FOLLOWER, 40, 40, 42, new int[]{1, 2, 3},
+                        "No space left on device \u00e9")));
         return c;
     }
 
@@ -244,6 +250,11 @@ class RaftWireTest {
         assertEquals(RaftRole.LEADER, st.role());
         assertArrayEquals(new int[]{1, 2, 3}, st.members());
         assertEquals(101, st.lastLogIndex());
+        assertEquals("", st.failure());
+        RaftStatusResponse failed = parse(refs.get(refs.size() - 1), new RaftStatusResponse.Decoder());
+        assertEquals("No space left on device \u00e9", failed.failure());
+        assertEquals(RaftRole.FOLLOWER, failed.role());
+        assertEquals(42, failed.lastLogIndex());
 
         VoteRequest transfer = parse(refs.get(14), new VoteRequest.Decoder());
         assertTrue(transfer.leaderTransfer);

@@ -26,7 +26,9 @@ class TransferTest {
 
     @Test
     void leadershipMovesUnderLoadWithoutLosingOrDuplicatingAWrite() {
-        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+        // a hand-over waits one election timeout for the target's election, which fsyncs its new term
+        // behind the load's log fsyncs: 1.5 s, so a slow disk moment does not fail a round
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.electionTimeoutMillis(1_500)).start()) {
             c.waitForLeader(1);
             LoadGenerator load = new LoadGenerator(c, 1, 100, 1_000_000);
             load.awaitAcknowledged(500);
