@@ -2,19 +2,18 @@ package io.poyang.raft.core;
 
 import io.poyang.raft.sm.SnapshotMeta;
 import io.poyang.raft.sm.SnapshotWriter;
+import io.poyang.raft.store.FileIo;
+import io.poyang.raft.store.LogFile;
 
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -35,7 +34,9 @@ import java.util.zip.CRC32C;
  * *.meta.tmp                    a meta file being written (left over only by a crash)
  * </pre>
  *
- * A data file without its meta file is an interrupted snapshot and is deleted at start.
+ * A data file without its meta file is an interrupted snapshot and is deleted at start. Every
+ * read, write, fsync, rename, directory sync and delete goes through the group's {@link FileIo}
+ * ({@link RaftConfig#logFileIo}), so tests fail any of them on purpose.
  */
 final class SnapshotFiles {
 
@@ -74,7 +75,7 @@ final class SnapshotFiles {
     }
 
     /** Lists the complete snapshots, oldest first, after removing leftovers of interrupted ones. */
-    static List<Snapshot> scan(Path dir) throws IOException {
+    static List<Snapshot> scan(FileIo io, Path dir) throws IOException {
         Files.createDirectories(dir);
         List<Snapshot> found = new ArrayList<>();
         List<Path> dataFiles = new ArrayList<>();
@@ -82,10 +83,10 @@ final class SnapshotFiles {
             for (Path p : ds) {
                 String n = p.getFileName().toString();
                 if (n.endsWith(".tmp")) {
-                    Files.deleteIfExists(p);
+                    io.delete(p);
                 } else if (n.endsWith(META_SUFFIX)) {
                     Path data = dir.resolve(n.substring(0, n.length() - META_SUFFIX.length()) + DATA_SUFFIX);
-                    Map<String, String> m = readMeta(p);
+                    Map<String, String> m = readMeta(io, p);
                     SnapshotMeta meta = new SnapshotMeta(Long.parseLong(m.get("lastIndex")),
                             Integer.parseInt(m.get("lastTerm")), parseMembers(m.get("members")),
                             m.containsKey("newVoters") ? parseMembers(m.get("newVoters")) : null,
@@ -108,70 +109,93 @@ final class SnapshotFiles {
             String n = d.getFileName().toString();
             Path meta = dir.resolve(n.substring(0, n.length() - DATA_SUFFIX.length()) + META_SUFFIX);
             if (!Files.exists(meta)) {
-                Files.deleteIfExists(d);   // interrupted before its meta file: never complete
+                io.delete(d);   // interrupted before its meta file: never complete
             }
         }
         found.sort(Comparator.comparingLong(s -> s.meta.lastIndex()));
         return found;
     }
 
-    /** Writes a snapshot: the data file (fsynced), then the meta file as the commit mark. */
-    static Snapshot write(Path dir, SnapshotMeta meta, SnapshotWriter writer) throws IOException {
+    /**
+     * Writes a snapshot: the data file (fsynced), then the meta file as the commit mark. On failure
+     * nothing of this attempt is left behind (see {@link #commit}).
+     */
+    static Snapshot write(FileIo io, Path dir, SnapshotMeta meta, SnapshotWriter writer) throws IOException {
         Files.createDirectories(dir);
         String base = baseName(meta);
         Path tmp = dir.resolve(base + DATA_SUFFIX + ".tmp");
         Path data = dir.resolve(base + DATA_SUFFIX);
-        Path metaFile = dir.resolve(base + META_SUFFIX);
         boolean moved = false;
         try {
             long bytes;
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    StandardOpenOption.TRUNCATE_EXISTING)) {
-                ChunkOutputStream out = new ChunkOutputStream(ch);
+            try (LogFile f = io.open(tmp)) {
+                f.setLength(0);
+                ChunkOutputStream out = new ChunkOutputStream(f);
                 writer.writeTo(out);
                 out.finish();
-                ch.force(true);
-                bytes = ch.size();
+                f.force(true);
+                bytes = out.position;
             }
-            Files.move(tmp, data, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            io.atomicMove(tmp, data);
             moved = true;
-            return commit(dir, meta, data, bytes);
+            return commit(io, dir, meta, data, bytes);
         } catch (IOException | RuntimeException e) {
-            // Typically the disk is full: the partial files would hold on to the space until the
-            // next start (each failed attempt, at a later index, leaving another one behind). The
-            // data file goes only if this attempt put it there and no meta file made it complete.
-            deleteQuietly(e, tmp, dir.resolve(base + META_SUFFIX + ".tmp"));
-            if (moved && !Files.exists(metaFile)) {
-                deleteQuietly(e, data);
-            }
+            removeFailed(io, e, dir, base, tmp, moved);
             throw e;
         }
     }
 
+    /**
+     * Makes a data file received from the leader a complete snapshot: fsyncs and closes it, checks
+     * it, renames it and writes its meta file. On failure the received file is deleted too.
+     */
+    static Snapshot commitReceived(FileIo io, Path dir, SnapshotMeta meta, LogFile received) throws IOException {
+        String base = baseName(meta);
+        Path tmp = received.path();
+        Path data = dir.resolve(base + DATA_SUFFIX);
+        boolean moved = false;
+        try {
+            long bytes;
+            try (LogFile f = received) {
+                f.force(true);
+                bytes = f.size();
+            }
+            verify(io, tmp);
+            io.atomicMove(tmp, data);
+            moved = true;
+            return commit(io, dir, meta, data, bytes);
+        } catch (IOException | RuntimeException e) {
+            removeFailed(io, e, dir, base, tmp, moved);
+            throw e;
+        }
+    }
+
+    /**
+     * Typically the disk is full: the partial files would hold on to the space until the next start
+     * (each failed attempt, at a later index, leaving another one behind). The data file goes only
+     * if this attempt put it there and no meta file made it complete ({@link #commit} removes the
+     * meta file it renamed into place when the directory sync after it fails).
+     */
+    private static void removeFailed(FileIo io, Throwable cause, Path dir, String base, Path tmp, boolean moved) {
+        deleteQuietly(io, cause, tmp, dir.resolve(base + META_SUFFIX + ".tmp"));
+        if (moved && !Files.exists(dir.resolve(base + META_SUFFIX))) {
+            deleteQuietly(io, cause, dir.resolve(base + DATA_SUFFIX));
+        }
+    }
+
     /** Best-effort removal of a failed snapshot's files; what cannot be deleted is noted on {@code cause}. */
-    private static void deleteQuietly(Throwable cause, Path... files) {
+    private static void deleteQuietly(FileIo io, Throwable cause, Path... files) {
         for (Path p : files) {
             try {
-                Files.deleteIfExists(p);
+                io.delete(p);
             } catch (IOException | RuntimeException suppressed) {
                 cause.addSuppressed(suppressed);
             }
         }
     }
 
-    /** Makes a received (or written) data file a complete snapshot: renames it and writes its meta file. */
-    static Snapshot commitReceived(Path dir, SnapshotMeta meta, Path received) throws IOException {
-        try (FileChannel ch = FileChannel.open(received, StandardOpenOption.WRITE)) {
-            ch.force(true);
-        }
-        verify(received);
-        Path data = dir.resolve(baseName(meta) + DATA_SUFFIX);
-        Files.move(received, data, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        return commit(dir, meta, data, Files.size(data));
-    }
-
-    private static Snapshot commit(Path dir, SnapshotMeta meta, Path data, long bytes) throws IOException {
-        syncDirectory(dir);
+    private static Snapshot commit(FileIo io, Path dir, SnapshotMeta meta, Path data, long bytes) throws IOException {
+        syncDirectory(io, dir);
         Map<String, String> m = new LinkedHashMap<>();
         m.put("lastIndex", Long.toString(meta.lastIndex()));
         m.put("lastTerm", Integer.toString(meta.lastTerm()));
@@ -186,28 +210,34 @@ final class SnapshotFiles {
         Path metaFile = dir.resolve(baseName(meta) + META_SUFFIX);
         Path tmp = dir.resolve(baseName(meta) + META_SUFFIX + ".tmp");
         byte[] content = encodeMeta(m);
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            ByteBuffer b = ByteBuffer.wrap(content);
-            while (b.hasRemaining()) {
-                ch.write(b);
+        boolean moved = false;
+        try {
+            try (LogFile f = io.open(tmp)) {
+                f.setLength(0);
+                f.writeFully(ByteBuffer.wrap(content), 0);
+                f.force(true);
             }
-            ch.force(true);
+            io.atomicMove(tmp, metaFile);
+            moved = true;
+            syncDirectory(io, dir);
+        } catch (IOException | RuntimeException e) {
+            // A meta file whose rename may not be durable is not reported written, so it must not
+            // stay either: unlisted, it would be nobody's to delete until the next start.
+            deleteQuietly(io, e, moved ? new Path[]{metaFile, tmp} : new Path[]{tmp});
+            throw e;
         }
-        Files.move(tmp, metaFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        syncDirectory(dir);
         return new Snapshot(meta, data, metaFile, bytes);
     }
 
     /** Deletes a snapshot: the meta file first, so a crash in between leaves an incomplete one, removed at start. */
-    static void delete(Snapshot s) throws IOException {
-        Files.deleteIfExists(s.metaFile);
-        Files.deleteIfExists(s.data);
+    static void delete(FileIo io, Snapshot s) throws IOException {
+        io.delete(s.metaFile);
+        io.delete(s.data);
     }
 
     /** Reads the data file through, checking every chunk's CRC and the end marker. */
-    static void verify(Path data) throws IOException {
-        try (InputStream in = open(data)) {
+    static void verify(FileIo io, Path data) throws IOException {
+        try (InputStream in = open(io, data)) {
             byte[] buf = new byte[CHUNK_BYTES];
             while (in.read(buf) >= 0) {
                 // reading is the check
@@ -216,13 +246,13 @@ final class SnapshotFiles {
     }
 
     /** The snapshot's state as a stream, checked chunk by chunk; it ends at the end marker. */
-    static InputStream open(Path data) throws IOException {
-        return new ChunkInputStream(FileChannel.open(data, StandardOpenOption.READ), data);
+    static InputStream open(FileIo io, Path data) throws IOException {
+        return new ChunkInputStream(io.openForRead(data));
     }
 
-    static void syncDirectory(Path dir) throws IOException {
-        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-            ch.force(true);
+    static void syncDirectory(FileIo io, Path dir) throws IOException {
+        try {
+            io.syncDirectory(dir);
         } catch (IOException e) {
             // some file systems cannot open a directory for syncing; the rename is then as durable as it gets
             if (!System.getProperty("os.name", "").toLowerCase().contains("win")) {
@@ -244,8 +274,17 @@ final class SnapshotFiles {
         return (sb + "crc=" + Long.toHexString(crc.getValue()) + "\n").getBytes(StandardCharsets.UTF_8);
     }
 
-    static Map<String, String> readMeta(Path p) throws IOException {
-        String text = new String(Files.readAllBytes(p), StandardCharsets.UTF_8);
+    static Map<String, String> readMeta(FileIo io, Path p) throws IOException {
+        String text;
+        try (LogFile f = io.openForRead(p)) {
+            long size = f.size();
+            if (size > (1 << 20)) {
+                throw new IOException("snapshot meta file " + p + " is " + size + " bytes; it is damaged");
+            }
+            ByteBuffer b = ByteBuffer.allocate((int) size);
+            f.readFully(b, 0);
+            text = new String(b.array(), 0, b.position(), StandardCharsets.UTF_8);
+        }
         int crcAt = text.lastIndexOf("crc=");
         if (crcAt < 0) {
             throw new IOException("snapshot meta file " + p + " has no crc line; it is damaged");
@@ -299,15 +338,17 @@ final class SnapshotFiles {
 
     /** Cuts what the state machine writes into CRC'd chunks. */
     private static final class ChunkOutputStream extends OutputStream {
-        private final FileChannel ch;
+        private final LogFile file;
         private final byte[] buf = new byte[CHUNK_BYTES];
         private final ByteBuffer header = ByteBuffer.allocate(8);
         private final CRC32C crc = new CRC32C();
         private int used;
         private int chunks;
+        /** Bytes written so far: the file's length once finished. */
+        long position;
 
-        ChunkOutputStream(FileChannel ch) {
-            this.ch = ch;
+        ChunkOutputStream(LogFile file) {
+            this.file = file;
         }
 
         @Override
@@ -354,15 +395,15 @@ final class SnapshotFiles {
         }
 
         private void writeFully(ByteBuffer b) throws IOException {
-            while (b.hasRemaining()) {
-                ch.write(b);
-            }
+            int n = b.remaining();
+            file.writeFully(b, position);
+            position += n;
         }
     }
 
     /** Reads chunks back, checking each CRC; a missing end marker or a bad CRC is an IOException. */
     private static final class ChunkInputStream extends InputStream {
-        private final FileChannel ch;
+        private final LogFile file;
         private final Path path;
         private final ByteBuffer header = ByteBuffer.allocate(8);
         private final CRC32C crc = new CRC32C();
@@ -371,17 +412,19 @@ final class SnapshotFiles {
         private int len;
         private int chunks;
         private boolean ended;
+        /** Where the next chunk's header starts. */
+        private long next;
 
-        ChunkInputStream(FileChannel ch, Path path) {
-            this.ch = ch;
-            this.path = path;
+        ChunkInputStream(LogFile file) {
+            this.file = file;
+            this.path = file.path();
         }
 
         private boolean nextChunk() throws IOException {
             if (ended) {
                 return false;
             }
-            long at = ch.position();
+            long at = next;
             header.clear();
             readFully(header, at);
             header.flip();
@@ -393,6 +436,7 @@ final class SnapshotFiles {
                             + " chunks, but " + chunks + " were read; the file is damaged");
                 }
                 ended = true;
+                next = at + 8;
                 return false;
             }
             if (n < 0 || n > (16 << 20)) {
@@ -411,16 +455,15 @@ final class SnapshotFiles {
             pos = 0;
             len = n;
             chunks++;
+            next = at + 8 + n;
             return true;
         }
 
         private void readFully(ByteBuffer b, long at) throws IOException {
-            ch.position(at);
-            while (b.hasRemaining()) {
-                if (ch.read(b) < 0) {
-                    throw new EOFException(path + " ends inside a chunk at offset " + ch.position()
-                            + "; the snapshot is incomplete or damaged");
-                }
+            int n = file.readFully(b, at);
+            if (b.hasRemaining()) {
+                throw new EOFException(path + " ends inside a chunk at offset " + (at + n)
+                        + "; the snapshot is incomplete or damaged");
             }
         }
 
@@ -448,7 +491,7 @@ final class SnapshotFiles {
 
         @Override
         public void close() throws IOException {
-            ch.close();
+            file.close();
         }
     }
 }

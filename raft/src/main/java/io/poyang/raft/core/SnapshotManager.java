@@ -6,19 +6,21 @@ import io.poyang.fiber.FiberFuture;
 import io.poyang.fiber.FrameCallResult;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
+import io.poyang.log.WarningThrottle;
 import io.poyang.raft.sm.SnapshotMeta;
 import io.poyang.raft.sm.StateMachine;
+import io.poyang.raft.store.FileIo;
+import io.poyang.raft.store.LogFile;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A group's snapshots: taking them (every {@code snapshotEveryEntries} applied entries, every
@@ -34,13 +36,18 @@ final class SnapshotManager {
 
     private final RaftGroup g;
     private final StateMachine sm;
+    private final FileIo io;
     final Path dir;
     /** Complete snapshots, oldest first. */
     private final List<SnapshotFiles.Snapshot> snapshots = new ArrayList<>();
     private boolean taking;
+    // On a full disk every attempt fails the same way, taking or receiving one (the leader sends
+    // it again every few heartbeats): the first failure of a run is logged, then one per interval.
+    private final WarningThrottle takeFailures = new WarningThrottle(TimeUnit.SECONDS.toNanos(10));
+    private final WarningThrottle receiveFailures = new WarningThrottle(TimeUnit.SECONDS.toNanos(10));
 
     // a snapshot arriving from the leader
-    private FileChannel receiving;
+    private LogFile receiving;
     private long receivingIndex;
     private int receivingTerm;
     private long receivedBytes;
@@ -48,7 +55,13 @@ final class SnapshotManager {
     SnapshotManager(RaftGroup g, StateMachine sm, Path dir) {
         this.g = g;
         this.sm = sm;
+        this.io = g.config.logFileIo();
         this.dir = dir;
+    }
+
+    /** The file access of the group's snapshots: the log store's ({@link RaftConfig#logFileIo}). */
+    FileIo io() {
+        return io;
     }
 
     /** The newest complete snapshot, or null. */
@@ -63,7 +76,7 @@ final class SnapshotManager {
         return new FiberFrame<SnapshotMeta>() {
             @Override
             public FrameCallResult execute(Object input) {
-                return g.blocking("snapshot-scan", () -> SnapshotFiles.scan(dir)).await(this::afterScan);
+                return g.blocking("snapshot-scan", () -> SnapshotFiles.scan(io, dir)).await(this::afterScan);
             }
 
             private FrameCallResult afterScan(List<SnapshotFiles.Snapshot> found) {
@@ -92,7 +105,7 @@ final class SnapshotManager {
             public FrameCallResult execute(Object input) {
                 s.readers++;
                 FiberFuture<Object> f = g.blocking("snapshot-read", () -> {
-                    try (InputStream in = SnapshotFiles.open(s.data)) {
+                    try (InputStream in = SnapshotFiles.open(io, s.data)) {
                         byte[] section = null;
                         if (s.meta.format() == SnapshotMeta.FORMAT_WITH_RAFT_SECTION) {
                             section = SessionTable.readSection(new java.io.DataInputStream(in));
@@ -182,11 +195,16 @@ final class SnapshotManager {
             if (last != null && c.meta.lastIndex() <= last.meta.lastIndex()) {
                 return finish(last.meta);
             }
-            return g.blocking("snapshot-write", () -> SnapshotFiles.write(dir, c.meta, c.writer)).await(this::afterWrite);
+            return g.blocking("snapshot-write", () -> SnapshotFiles.write(io, dir, c.meta, c.writer)).await(this::afterWrite);
         }
 
         private FrameCallResult afterWrite(SnapshotFiles.Snapshot s) {
             written = s;
+            long failed = takeFailures.endRun();
+            if (failed > 0) {
+                log.info("group {} on node {}: a snapshot was written again in {} after {} failed attempts",
+                        g.state.groupId, g.state.selfId, dir, failed);
+            }
             // a snapshot received from the leader while this one was written may be newer: keep the order
             addSnapshot(s);
             log.info("group {} on node {}: wrote {} ({} bytes)", g.state.groupId, g.state.selfId, s, s.dataBytes);
@@ -217,9 +235,20 @@ final class SnapshotManager {
 
         @Override
         protected FrameCallResult handle(Throwable ex) {
-            log.warn("group {} on node {}: taking a snapshot failed", g.state.groupId, g.state.selfId, ex);
+            Throwable error = ex;
+            if (ex instanceof IOException) {
+                // the file system's message (ENOSPC, EIO) names neither the file nor what to do
+                error = new IOException("writing a snapshot to " + dir + " failed (" + ex + "); the older snapshots"
+                        + " and the log they need are kept, and a snapshot is taken again at the next trigger"
+                        + " (snapshotEvery). If the disk is full, free space on it", ex);
+            }
+            if (takeFailures.occurred(System.nanoTime())) {
+                long skipped = takeFailures.notLoggedBefore();
+                log.warn("group {} on node {}: taking a snapshot failed{}", g.state.groupId, g.state.selfId,
+                        skipped > 0 ? " (" + skipped + " more failures since the last warning)" : "", error);
+            }
             if (result != null) {
-                result.completeExceptionally(ex);
+                result.completeExceptionally(error);
             }
             return Fiber.frameReturn();
         }
@@ -247,11 +276,19 @@ final class SnapshotManager {
      * files, renamed over the first: the listed entry stays, so that pruning never deletes files
      * another entry still stands for.
      */
-    private SnapshotFiles.Snapshot addSnapshot(SnapshotFiles.Snapshot s) {
-        for (SnapshotFiles.Snapshot listed : snapshots) {
-            if (listed.meta.lastIndex() == s.meta.lastIndex() && listed.meta.lastTerm() == s.meta.lastTerm()) {
-                return listed;
+    private SnapshotFiles.Snapshot listed(long lastIndex, int lastTerm) {
+        for (SnapshotFiles.Snapshot s : snapshots) {
+            if (s.meta.lastIndex() == lastIndex && s.meta.lastTerm() == lastTerm) {
+                return s;
             }
+        }
+        return null;
+    }
+
+    private SnapshotFiles.Snapshot addSnapshot(SnapshotFiles.Snapshot s) {
+        SnapshotFiles.Snapshot listed = listed(s.meta.lastIndex(), s.meta.lastTerm());
+        if (listed != null) {
+            return listed;
         }
         snapshots.add(s);
         snapshots.sort((a, b) -> Long.compare(a.meta.lastIndex(), b.meta.lastIndex()));
@@ -290,7 +327,7 @@ final class SnapshotManager {
 
     private void deleteLater(SnapshotFiles.Snapshot s) {
         g.blocking("snapshot-delete", () -> {
-            SnapshotFiles.delete(s);
+            SnapshotFiles.delete(io, s);
             return null;
         }).whenComplete((v, e) -> {
             if (e != null) {
@@ -327,7 +364,7 @@ final class SnapshotManager {
         @Override
         public FrameCallResult execute(Object input) {
             if (req.offset == 0) {
-                FileChannel old = receiving;
+                LogFile old = receiving;
                 receiving = null;
                 Path tmp = dir.resolve(SnapshotFiles.RECEIVING);
                 return g.blocking("snapshot-receive-open", () -> {
@@ -335,8 +372,14 @@ final class SnapshotManager {
                         old.close();
                     }
                     java.nio.file.Files.createDirectories(dir);
-                    return FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                            StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.READ);
+                    LogFile f = io.open(tmp);
+                    try {
+                        f.setLength(0);
+                    } catch (IOException | RuntimeException e) {
+                        f.close();
+                        throw e;
+                    }
+                    return f;
                 }).await(this::afterOpen);
             }
             if (receiving == null || req.lastIndex != receivingIndex || req.lastTerm != receivingTerm
@@ -347,8 +390,8 @@ final class SnapshotManager {
             return write();
         }
 
-        private FrameCallResult afterOpen(FileChannel ch) {
-            receiving = ch;
+        private FrameCallResult afterOpen(LogFile f) {
+            receiving = f;
             receivingIndex = req.lastIndex;
             receivingTerm = req.lastTerm;
             receivedBytes = 0;
@@ -356,14 +399,10 @@ final class SnapshotManager {
         }
 
         private FrameCallResult write() {
-            FileChannel ch = receiving;
+            LogFile f = receiving;
             long at = req.offset;
             return g.blocking("snapshot-receive-write", () -> {
-                ByteBuffer b = ByteBuffer.wrap(req.data, 0, req.dataLength);
-                long pos = at;
-                while (b.hasRemaining()) {
-                    pos += ch.write(b, pos);
-                }
+                f.writeFully(ByteBuffer.wrap(req.data, 0, req.dataLength), at);
                 return null;
             }).await(this::afterWrite);
         }
@@ -373,19 +412,32 @@ final class SnapshotManager {
             if (!req.done) {
                 return Fiber.frameReturn(answer(true, receivedBytes));
             }
-            FileChannel ch = receiving;
+            LogFile f = receiving;
             receiving = null;
             Members config = req.config != null ? MembersCodec.fromBytes(req.config, 0, req.config.length)
                     : new Members(req.members);
             SnapshotMeta meta = MembershipManager.meta(req.lastIndex, req.lastTerm, config, req.format);
-            Path tmp = dir.resolve(SnapshotFiles.RECEIVING);
-            return g.blocking("snapshot-receive-commit", () -> {
-                ch.close();
-                return SnapshotFiles.commitReceived(dir, meta, tmp);
-            }).await(this::afterCommit);
+            SnapshotFiles.Snapshot listed = listed(req.lastIndex, req.lastTerm);
+            if (listed != null) {
+                // Received a second time (the leader gave up waiting for the first answer): the files
+                // on disk are this snapshot already. Renaming the copy over them would put a listed
+                // snapshot's files at stake should the commit fail halfway.
+                return g.blocking("snapshot-receive-drop", () -> {
+                    f.close();
+                    io.delete(f.path());
+                    return listed;
+                }).await(this::afterCommit);
+            }
+            return g.blocking("snapshot-receive-commit", () -> SnapshotFiles.commitReceived(io, dir, meta, f))
+                    .await(this::afterCommit);
         }
 
         private FrameCallResult afterCommit(SnapshotFiles.Snapshot received) {
+            long failed = receiveFailures.endRun();
+            if (failed > 0) {
+                log.info("group {} on node {}: a snapshot from the leader was received in {} after {} failed attempts",
+                        g.state.groupId, g.state.selfId, dir, failed);
+            }
             // the same snapshot may arrive twice (the leader gave up waiting for the first answer)
             SnapshotFiles.Snapshot s = addSnapshot(received);
             snapshot = s;
@@ -423,17 +475,31 @@ final class SnapshotManager {
 
         @Override
         protected FrameCallResult handle(Throwable ex) {
-            log.warn("group {} on node {}: receiving a snapshot from leader {} failed", g.state.groupId,
-                    g.state.selfId, req.leaderId, ex);
-            FileChannel ch = receiving;
-            receiving = null;
-            if (ch != null) {
-                g.blocking("snapshot-receive-close", () -> {
-                    ch.close();
-                    return null;
-                });
+            if (receiveFailures.occurred(System.nanoTime())) {
+                long skipped = receiveFailures.notLoggedBefore();
+                log.warn("group {} on node {}: receiving a snapshot from leader {} into {} failed ({}); the leader"
+                        + " sends it again later. If the disk is full, free space on it{}", g.state.groupId,
+                        g.state.selfId, req.leaderId, dir, ex.toString(),
+                        skipped > 0 ? " (" + skipped + " more failures since the last warning)" : "", ex);
             }
-            return Fiber.frameReturn(answer(false, 0));
+            LogFile f = receiving;
+            receiving = null;
+            Path tmp = dir.resolve(SnapshotFiles.RECEIVING);
+            // The partial file goes before the answer: it would hold its space until the next transfer
+            // (or start), and a later delete could remove the file of the next transfer.
+            FiberFuture<Object> discard = g.blocking("snapshot-receive-discard", () -> {
+                try {
+                    if (f != null) {
+                        f.close();
+                    }
+                    io.delete(tmp);
+                } catch (IOException | RuntimeException e) {
+                    log.debug("removing the partly received snapshot {} failed", tmp, e);
+                }
+                return null;
+            });
+            // an Attempt: this frame never fails, not even when the I/O executor is shut down (stopping)
+            return Fiber.call(Attempt.of(discard, -1), a -> Fiber.frameReturn(answer(false, 0)));
         }
 
         @Override
@@ -447,11 +513,11 @@ final class SnapshotManager {
 
     /** Closes a transfer in progress (the group stops). */
     void close() {
-        FileChannel ch = receiving;
+        LogFile f = receiving;
         receiving = null;
-        if (ch != null) {
+        if (f != null) {
             try {
-                ch.close();
+                f.close();
             } catch (IOException e) {
                 log.debug("closing a received snapshot file failed", e);
             }

@@ -9,9 +9,9 @@ import io.poyang.log.PoyangLogs;
 import io.poyang.net.RpcCallback;
 import io.poyang.raft.client.RaftCommands;
 
+import io.poyang.raft.store.LogFile;
+
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.StandardOpenOption;
 
 /**
  * Sends a snapshot's data file to a follower that is behind the leader's first log index, one
@@ -25,7 +25,7 @@ final class SnapshotSender extends FiberFrame<Boolean> {
     private final RaftGroup g;
     private final Replicator replicator;
     private final SnapshotFiles.Snapshot snapshot;
-    private FileChannel channel;
+    private LogFile file;
     private long offset;
     private int length;
     private boolean last;
@@ -43,12 +43,12 @@ final class SnapshotSender extends FiberFrame<Boolean> {
         g.snapshotManager.acquire(snapshot);
         acquired = true;
         log.info("group {}: sending {} to follower {}", g.state.groupId, snapshot, replicator.peerId);
-        return g.blocking("snapshot-send-open", () -> FileChannel.open(snapshot.data, StandardOpenOption.READ))
+        return g.blocking("snapshot-send-open", () -> g.snapshotManager.io().openForRead(snapshot.data))
                 .await(this::afterOpen);
     }
 
-    private FrameCallResult afterOpen(FileChannel ch) {
-        channel = ch;
+    private FrameCallResult afterOpen(LogFile f) {
+        file = f;
         return readNext();
     }
 
@@ -58,15 +58,13 @@ final class SnapshotSender extends FiberFrame<Boolean> {
         }
         long at = offset;
         int want = (int) Math.min(g.config.snapshotChunkBytes(), snapshot.dataBytes - at);
-        FileChannel ch = channel;
+        LogFile f = file;
         return g.blocking("snapshot-send-read", () -> {
             // A fresh array per chunk: a timed-out request may still be encoded from its array later.
             byte[] b = new byte[want];
-            ByteBuffer buf = ByteBuffer.wrap(b);
-            while (buf.hasRemaining()) {
-                if (ch.read(buf, at + buf.position()) < 0) {
-                    throw new java.io.EOFException(snapshot.data + " ended at " + (at + buf.position()));
-                }
+            int n = f.readFully(ByteBuffer.wrap(b), at);
+            if (n < want) {
+                throw new java.io.EOFException(snapshot.data + " ended at " + (at + n));
             }
             return b;
         }).await(this::afterRead);
@@ -136,11 +134,11 @@ final class SnapshotSender extends FiberFrame<Boolean> {
             acquired = false;
             g.snapshotManager.release(snapshot);
         }
-        FileChannel ch = channel;
-        channel = null;
-        if (ch != null) {
+        LogFile f = file;
+        file = null;
+        if (f != null) {
             g.blocking("snapshot-send-close", () -> {
-                ch.close();
+                f.close();
                 return null;
             });
         }

@@ -19,6 +19,11 @@ final class DefaultFileIo implements FileIo {
     }
 
     @Override
+    public LogFile openForRead(Path path) throws IOException {
+        return new ChannelFile(path, FileChannel.open(path, StandardOpenOption.READ));
+    }
+
+    @Override
     public void syncDirectory(Path dir) throws IOException {
         // Linux lets a directory be opened read-only and fsynced; that is what makes a create,
         // rename or delete in it durable.

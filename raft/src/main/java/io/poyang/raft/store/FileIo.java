@@ -4,10 +4,12 @@ import java.io.IOException;
 import java.nio.file.Path;
 
 /**
- * The store's only way to touch the file system. Production uses {@link #DEFAULT}; tests wrap it
- * to delay or fail a chosen write, fsync, rename or directory sync, so fault handling is tested
- * through this seam rather than through timing. Every method blocks and is called on an I/O
- * executor thread, never on a dispatcher thread.
+ * How a group's log store and its snapshot files touch the file system: every read, write, fsync,
+ * rename, directory sync and delete of them goes through here (listing a directory, creating it and
+ * asking a file's size do not). Production uses {@link #DEFAULT}; tests wrap it to delay or fail a
+ * chosen write, fsync, rename or directory sync, so fault handling is tested through this seam
+ * rather than through timing. Every method blocks and is called on an I/O executor thread, never
+ * on a dispatcher thread.
  */
 public interface FileIo {
 
@@ -16,6 +18,16 @@ public interface FileIo {
 
     /** Opens (creating if missing) a file for positional reads and writes. */
     LogFile open(Path path) throws IOException;
+
+    /**
+     * Opens an existing file for reading only: snapshot data and meta files. {@link #DEFAULT} fails
+     * with {@link java.nio.file.NoSuchFileException} when it is missing; this default, for wrappers
+     * that do not override it, opens it with {@link #open} (which would create it), so the wrapper
+     * sees these reads as its own files' reads.
+     */
+    default LogFile openForRead(Path path) throws IOException {
+        return open(path);
+    }
 
     /** Makes the directory's entries (created, renamed, deleted files) durable. */
     void syncDirectory(Path dir) throws IOException;

@@ -85,8 +85,8 @@ final class StatusFile {
                 saveCount++;
                 result.complete(null);
             } else {
-                result.completeExceptionally(new LogStoreException("saving " + path() + " failed; the previous"
-                        + " content is intact. Check the disk (space, permissions, kernel log)", e));
+                result.completeExceptionally(new LogStoreException("saving " + path() + " failed (" + e
+                        + "); the previous content is intact. Check the disk (space, permissions, kernel log)", e));
             }
             if (queued != null) {
                 running = queued;

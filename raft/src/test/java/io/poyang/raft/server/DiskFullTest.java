@@ -7,6 +7,7 @@ import io.poyang.raft.client.RaftRole;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.core.ReadKind;
 import io.poyang.raft.core.ReadTask;
+import io.poyang.raft.store.LogCounter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -181,36 +182,6 @@ class DiskFullTest {
         }
     }
 
-    /** Counts warnings and errors logged under io.poyang while a test runs (a retry loop shows as thousands). */
-    static final class LogCounter extends java.util.logging.Handler implements AutoCloseable {
-        private final java.util.logging.Logger root = java.util.logging.Logger.getLogger("io.poyang");
-        final AtomicLong warnings = new AtomicLong();
-        final Map<String, AtomicLong> byMessage = new ConcurrentHashMap<>();
-
-        LogCounter() {
-            root.addHandler(this);
-        }
-
-        @Override
-        public void publish(java.util.logging.LogRecord r) {
-            if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
-                warnings.incrementAndGet();
-                String m = String.valueOf(r.getMessage());
-                byMessage.computeIfAbsent(m.substring(0, Math.min(60, m.length())), k -> new AtomicLong())
-                        .incrementAndGet();
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-            root.removeHandler(this);
-        }
-    }
-
     @Test
     void aFollowerThatCannotSaveANewTermFailsAloneAndRestartsCleanly() throws Exception {
         FullDiskFileIo io = new FullDiskFileIo();
@@ -226,6 +197,8 @@ class DiskFullTest {
             RaftCluster.waitFor("the node that cannot save its term to fail", () -> c.group(full, 1).failure() != null);
             Throwable f = c.group(full, 1).failure();
             System.out.println("DISKFULL status-full node " + full + ": " + f + " / cause " + f.getCause());
+            // the message itself says why, not only the chained cause
+            assertTrue(f.getMessage().contains(FullDiskFileIo.ENOSPC) && f.getMessage().contains("status"), f.getMessage());
             assertEquals(other, c.waitForLeader(1));
             flood.awaitAcknowledged(1_000);
             flood.close();

@@ -4,11 +4,14 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 
-/** A {@link FileIo} whose operations pass through a {@link Hook} first (delay or fail them). */
-final class FaultyFileIo implements FileIo {
+/**
+ * A {@link FileIo} whose operations pass through a {@link Hook} first (delay or fail them). Public
+ * for the cluster tests of other packages (snapshot files on a full disk).
+ */
+public final class FaultyFileIo implements FileIo {
 
     /** Called on the I/O thread before each operation; may block or throw. */
-    interface Hook {
+    public interface Hook {
         default void beforeWrite(Path file, long position, int length) throws IOException {
         }
 
@@ -32,12 +35,20 @@ final class FaultyFileIo implements FileIo {
         }
     }
 
-    volatile Hook hook = new Hook() {
+    public volatile Hook hook = new Hook() {
     };
 
     @Override
     public LogFile open(Path path) throws IOException {
-        LogFile f = FileIo.DEFAULT.open(path);
+        return withHook(path, FileIo.DEFAULT.open(path));
+    }
+
+    @Override
+    public LogFile openForRead(Path path) throws IOException {
+        return withHook(path, FileIo.DEFAULT.openForRead(path));
+    }
+
+    private LogFile withHook(Path path, LogFile f) {
         return new LogFile() {
             @Override
             public Path path() {

@@ -1,0 +1,43 @@
+package io.poyang.raft.store;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+/**
+ * Counts the warnings and errors logged under io.poyang while a test runs (a retry loop that warns
+ * at every attempt shows as thousands). Keyed by the first 60 characters of each message. Public
+ * for the cluster tests of other packages.
+ */
+public final class LogCounter extends Handler implements AutoCloseable {
+    private final Logger root = Logger.getLogger("io.poyang");
+    public final AtomicLong warnings = new AtomicLong();
+    public final Map<String, AtomicLong> byMessage = new ConcurrentHashMap<>();
+
+    public LogCounter() {
+        root.addHandler(this);
+    }
+
+    @Override
+    public void publish(LogRecord r) {
+        if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
+            warnings.incrementAndGet();
+            String m = String.valueOf(r.getMessage());
+            byMessage.computeIfAbsent(m.substring(0, Math.min(60, m.length())), k -> new AtomicLong())
+                    .incrementAndGet();
+        }
+    }
+
+    @Override
+    public void flush() {
+    }
+
+    @Override
+    public void close() {
+        root.removeHandler(this);
+    }
+}
