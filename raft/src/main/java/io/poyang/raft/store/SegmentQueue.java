@@ -3,6 +3,7 @@ package io.poyang.raft.store;
 import io.poyang.fiber.FiberFuture;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
+import io.poyang.log.WarningThrottle;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -10,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The segments of one log in position order: the live ones (holding items, the last being the one
@@ -31,6 +33,7 @@ final class SegmentQueue {
     /** A preallocation runs, or a retry of a failed one is scheduled: no other may start meanwhile. */
     private boolean allocating;
     private int allocationFailures;
+    private final WarningThrottle allocationWarnings = new WarningThrottle(TimeUnit.SECONDS.toNanos(10));
     /** Appends wait for the spare being prepared (the current segment is full). */
     private boolean appendsWaiting;
     /** Runs when a spare becomes ready (the appender may be waiting for one). */
@@ -134,6 +137,10 @@ final class SegmentQueue {
             allocating = false;
             allocationFailures = 0;
             appendsWaiting = false;
+            if (allocationWarnings.inRun()) {
+                log.info("{}: preallocating log segments works again after {} failed attempts", store.name(),
+                        allocationWarnings.endRun());
+            }
             if (store.isClosed() || (current() != null && current().endPos() != segment.startPos)) {
                 closeQuietly(segment);  // the log was closed or moved on meanwhile; the file stays as a spare on disk
                 return;
@@ -165,9 +172,15 @@ final class SegmentQueue {
             return;
         }
         long delay = store.backoffMillis(allocationFailures);
-        log.warn("{}: preallocating the log segment {} failed (attempt {}{}); retrying in {} ms: {}", store.name(),
-                file, allocationFailures, appendsWaiting ? " of " + (limit + 1) + ", appends wait for it" : "", delay,
-                error.toString());
+        // while nothing waits for the spare this retries as long as the disk stays full: warn at
+        // once, then every 10 s with a count, not at every attempt (one a second per group)
+        if (allocationWarnings.occurred(System.nanoTime())) {
+            log.warn("{}: preallocating the log segment {} failed (attempt {}{}{}); retrying in {} ms: {}",
+                    store.name(), file, allocationFailures,
+                    appendsWaiting ? " of " + (limit + 1) + ", appends wait for it" : "",
+                    allocationWarnings.isFirstOfRun() ? "" : "; " + (allocationWarnings.notLoggedBefore() + 1)
+                            + " failed attempts since the last warning", delay, error.toString());
+        }
         // 'allocating' stays set until the retry runs: appends arriving meanwhile must not start
         // allocations of their own (each failure would start yet another retry loop)
         store.runLater(delay, () -> {

@@ -37,10 +37,11 @@ class SegmentPreallocationFailureTest {
     }
 
     @Test
-    void aFailingPreallocationIsRetriedAtTheBackOffPaceWhileAppendsArrive() throws Exception {
+    void aFailingPreallocationIsRetriedAtTheBackOffPaceAndWarnedOnceWhileAppendsArrive() throws Exception {
         FaultyFileIo io = new FaultyFileIo();
         AtomicInteger allocations = new AtomicInteger();
-        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).segmentBytes(4096)
+        try (LogCounter logs = new LogCounter();
+             StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).segmentBytes(4096)
                 .writeRetry(400, BACKOFF_MILLIS, BACKOFF_MILLIS))) {
             // 400 retries at 50 ms: the store keeps retrying (and does not give up) for the 1.2 s measured
             // here, and for ten times that on a loaded machine
@@ -75,6 +76,10 @@ class SegmentPreallocationFailureTest {
             assertTrue(attempts <= allowed, attempts + " preallocation attempts in " + elapsedMillis
                     + " ms; the back-off of " + BACKOFF_MILLIS + " ms allows about " + allowed);
             assertNull(h.on(h.store::failure), "a failing preallocation does not fail the store");
+            // one warning for the run of failures (then one per 10 s), not one per attempt
+            assertTrue(attempts >= 5, attempts + " attempts");
+            assertTrue(logs.warnings.get() <= 2, logs.warnings.get() + " warnings for " + attempts + " attempts: "
+                    + logs.byMessage);
 
             io.hook = new FaultyFileIo.Hook() {
             };
