@@ -59,17 +59,13 @@ class DiskFullTest {
         private void run() {
             long next = 1;
             while (running) {
+                RaftGroup leader;
                 try {
-                    if (!window.tryAcquire(100, TimeUnit.MILLISECONDS)) {
-                        continue;
-                    }
+                    leader = cluster.slotAtLeader(window, 1);
                 } catch (InterruptedException e) {
                     return;
                 }
-                RaftGroup leader = cluster.currentLeader(1);
                 if (leader == null) {
-                    window.release();
-                    java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
                     continue;
                 }
                 long value = next++;

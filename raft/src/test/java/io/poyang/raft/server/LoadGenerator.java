@@ -47,17 +47,13 @@ final class LoadGenerator implements AutoCloseable {
     private void run() {
         long next = base;
         while (running) {
+            RaftGroup leader;
             try {
-                if (!window.tryAcquire(100, TimeUnit.MILLISECONDS)) {
-                    continue;
-                }
+                leader = cluster.slotAtLeader(window, groupId);
             } catch (InterruptedException e) {
                 return;
             }
-            RaftGroup leader = cluster.currentLeader(groupId);
             if (leader == null) {
-                window.release();
-                java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
                 continue;
             }
             long value = next++;

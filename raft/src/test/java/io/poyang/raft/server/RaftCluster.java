@@ -249,6 +249,23 @@ final class RaftCluster implements AutoCloseable {
         return null;
     }
 
+    /**
+     * One step of a test write generator: takes a slot of {@code window} (waiting at most 100 ms)
+     * and the group's current leader. Returns the leader with the slot held, or null with no slot
+     * held: none was free yet, or there is no leader (then it has backed off 5 ms).
+     */
+    RaftGroup slotAtLeader(java.util.concurrent.Semaphore window, int groupId) throws InterruptedException {
+        if (!window.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+            return null;
+        }
+        RaftGroup leader = currentLeader(groupId);
+        if (leader == null) {
+            window.release();
+            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+        }
+        return leader;
+    }
+
     List<Integer> runningMembers(int groupId) {
         List<Integer> r = new ArrayList<>();
         for (int i = 1; i <= nodeCount; i++) {

@@ -144,17 +144,13 @@ final class SlowPeerHarness {
 
         private void run() {
             while (running) {
+                RaftGroup leader;
                 try {
-                    if (!pending.tryAcquire(100, TimeUnit.MILLISECONDS)) {
-                        continue;
-                    }
+                    leader = cluster.slotAtLeader(pending, groupId);
                 } catch (InterruptedException e) {
                     return;
                 }
-                RaftGroup leader = cluster.currentLeader(groupId);
                 if (leader == null) {
-                    pending.release();
-                    java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
                     continue;
                 }
                 submitted.incrementAndGet();
