@@ -17,8 +17,10 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -33,6 +35,8 @@ import java.util.concurrent.TimeUnit;
 final class SnapshotManager {
 
     private static final PoyangLog log = PoyangLogs.get(SnapshotManager.class);
+    /** How often an operation on snapshot files looks again whether another one on the same names ended. */
+    private static final long NAME_WAIT_MILLIS = 5;
 
     private final RaftGroup g;
     private final StateMachine sm;
@@ -40,6 +44,15 @@ final class SnapshotManager {
     final Path dir;
     /** Complete snapshots, oldest first. */
     private final List<SnapshotFiles.Snapshot> snapshots = new ArrayList<>();
+    /** Pruned snapshots whose files wait for their readers to end ({@code deleteWhenUnread}). */
+    private final List<SnapshotFiles.Snapshot> unlisted = new ArrayList<>();
+    /**
+     * The base names ({@link SnapshotFiles#baseName}) whose files are being written, committed or
+     * deleted on an I/O thread. A snapshot taken here and one received from the leader at the same
+     * index and term have the same file names; so has a received copy of a snapshot whose deletion
+     * runs. Only one operation per name runs at a time, and the next one decides after it ended.
+     */
+    private final Set<String> busyNames = new HashSet<>();
     private boolean taking;
     // On a full disk every attempt fails the same way, taking or receiving one (the leader sends
     // it again every few heartbeats): the first failure of a run is logged, then one per interval.
@@ -51,6 +64,8 @@ final class SnapshotManager {
     private long receivingIndex;
     private int receivingTerm;
     private long receivedBytes;
+    /** The received file after its last chunk, until it is committed or dropped. */
+    private LogFile receivedFile;
 
     SnapshotManager(RaftGroup g, StateMachine sm, Path dir) {
         this.g = g;
@@ -170,6 +185,15 @@ final class SnapshotManager {
         private ApplyManager.SnapshotCapture capture;
         private SnapshotFiles.Snapshot written;
         private boolean mine;
+        /** The base name this frame holds in {@link #busyNames} while its files are written, or null. */
+        private String writingName;
+
+        private void freeName() {
+            if (writingName != null) {
+                busyNames.remove(writingName);
+                writingName = null;
+            }
+        }
 
         TakeFrame(CompletableFuture<SnapshotMeta> result) {
             this.result = result;
@@ -188,17 +212,34 @@ final class SnapshotManager {
 
         private FrameCallResult afterCapture(ApplyManager.SnapshotCapture c) {
             capture = c;
-            SnapshotFiles.Snapshot last = latest();
             if (c == null) {
+                SnapshotFiles.Snapshot last = latest();
                 return finish(last == null ? null : last.meta);
             }
-            if (last != null && c.meta.lastIndex() <= last.meta.lastIndex()) {
+            return decide(null);
+        }
+
+        /** Writes the capture unless a snapshot as new is there; waits while its file names are busy. */
+        private FrameCallResult decide(Void v) {
+            SnapshotMeta meta = capture.meta;
+            String name = SnapshotFiles.baseName(meta);
+            if (busyNames.contains(name)) {
+                // the same snapshot is being received from the leader, or its older copy deleted
+                return Fiber.sleep(NAME_WAIT_MILLIS, this::decide);
+            }
+            // (pruned snapshots waiting for their readers are older than every listed one)
+            SnapshotFiles.Snapshot last = latest();
+            if (last != null && meta.lastIndex() <= last.meta.lastIndex()) {
                 return finish(last.meta);
             }
-            return g.blocking("snapshot-write", () -> SnapshotFiles.write(io, dir, c.meta, c.writer)).await(this::afterWrite);
+            busyNames.add(name);
+            writingName = name;
+            return g.blocking("snapshot-write", () -> SnapshotFiles.write(io, dir, meta, capture.writer))
+                    .await(this::afterWrite);
         }
 
         private FrameCallResult afterWrite(SnapshotFiles.Snapshot s) {
+            freeName();
             written = s;
             long failed = takeFailures.endRun();
             if (failed > 0) {
@@ -255,6 +296,7 @@ final class SnapshotManager {
 
         @Override
         protected FrameCallResult doFinally() {
+            freeName();
             if (mine) {
                 taking = false;
             }
@@ -285,6 +327,27 @@ final class SnapshotManager {
         return null;
     }
 
+    /**
+     * The listed snapshot of this index and term, or a pruned one still waiting for its readers,
+     * which is then listed again instead of being deleted: a new copy would have its file names,
+     * and the pending deletion would remove the copy's files. Null if neither exists.
+     */
+    private SnapshotFiles.Snapshot relist(long lastIndex, int lastTerm) {
+        SnapshotFiles.Snapshot s = listed(lastIndex, lastTerm);
+        if (s != null) {
+            return s;
+        }
+        for (Iterator<SnapshotFiles.Snapshot> it = unlisted.iterator(); it.hasNext(); ) {
+            s = it.next();
+            if (s.meta.lastIndex() == lastIndex && s.meta.lastTerm() == lastTerm) {
+                it.remove();
+                s.deleteWhenUnread = false;
+                return addSnapshot(s);
+            }
+        }
+        return null;
+    }
+
     private SnapshotFiles.Snapshot addSnapshot(SnapshotFiles.Snapshot s) {
         SnapshotFiles.Snapshot listed = listed(s.meta.lastIndex(), s.meta.lastTerm());
         if (listed != null) {
@@ -306,6 +369,7 @@ final class SnapshotManager {
             excess--;
             if (s.readers > 0) {
                 s.deleteWhenUnread = true;
+                unlisted.add(s);
             } else {
                 deleteLater(s);
             }
@@ -317,6 +381,7 @@ final class SnapshotManager {
         s.readers--;
         if (s.readers == 0 && s.deleteWhenUnread) {
             s.deleteWhenUnread = false;
+            unlisted.remove(s);
             deleteLater(s);
         }
     }
@@ -326,10 +391,15 @@ final class SnapshotManager {
     }
 
     private void deleteLater(SnapshotFiles.Snapshot s) {
+        // No other operation holds the name: a listed or waiting snapshot's name is never written
+        // to (relist), and one being written is not listed yet.
+        String name = SnapshotFiles.baseName(s.meta);
+        busyNames.add(name);
         g.blocking("snapshot-delete", () -> {
             SnapshotFiles.delete(io, s);
             return null;
         }).whenComplete((v, e) -> {
+            busyNames.remove(name);
             if (e != null) {
                 log.warn("group {}: deleting {} failed; it is ignored and removed by hand", g.state.groupId, s, e);
             }
@@ -352,6 +422,8 @@ final class SnapshotManager {
         private SnapshotFiles.Snapshot snapshot;
         private boolean busy;
         private boolean logReset;
+        /** The base name held in {@link #busyNames} while the received file is committed, or null. */
+        private String committingName;
 
         ReceiveFrame(InstallSnapshotRequest req) {
             this.req = req;
@@ -412,12 +484,23 @@ final class SnapshotManager {
             if (!req.done) {
                 return Fiber.frameReturn(answer(true, receivedBytes));
             }
-            LogFile f = receiving;
+            receivedFile = receiving;
             receiving = null;
+            return commit(null);
+        }
+
+        /** Makes the received file a snapshot, or drops it for the same one on disk; waits while its names are busy. */
+        private FrameCallResult commit(Void v) {
+            LogFile f = receivedFile;
             Members config = req.config != null ? MembersCodec.fromBytes(req.config, 0, req.config.length)
                     : new Members(req.members);
             SnapshotMeta meta = MembershipManager.meta(req.lastIndex, req.lastTerm, config, req.format);
-            SnapshotFiles.Snapshot listed = listed(req.lastIndex, req.lastTerm);
+            String name = SnapshotFiles.baseName(meta);
+            if (busyNames.contains(name)) {
+                // this node writes the same snapshot itself, or deletes an older copy of it
+                return Fiber.sleep(NAME_WAIT_MILLIS, this::commit);
+            }
+            SnapshotFiles.Snapshot listed = relist(req.lastIndex, req.lastTerm);
             if (listed != null) {
                 // Received a second time (the leader gave up waiting for the first answer): the files
                 // on disk are this snapshot already. Renaming the copy over them would put a listed
@@ -428,11 +511,22 @@ final class SnapshotManager {
                     return listed;
                 }).await(this::afterCommit);
             }
+            busyNames.add(name);
+            committingName = name;
             return g.blocking("snapshot-receive-commit", () -> SnapshotFiles.commitReceived(io, dir, meta, f))
                     .await(this::afterCommit);
         }
 
+        private void freeName() {
+            if (committingName != null) {
+                busyNames.remove(committingName);
+                committingName = null;
+            }
+        }
+
         private FrameCallResult afterCommit(SnapshotFiles.Snapshot received) {
+            freeName();
+            receivedFile = null;
             long failed = receiveFailures.endRun();
             if (failed > 0) {
                 log.info("group {} on node {}: a snapshot from the leader was received in {} after {} failed attempts",
@@ -482,8 +576,10 @@ final class SnapshotManager {
                         g.state.selfId, req.leaderId, dir, ex.toString(),
                         skipped > 0 ? " (" + skipped + " more failures since the last warning)" : "", ex);
             }
-            LogFile f = receiving;
+            freeName();
+            LogFile f = receiving != null ? receiving : receivedFile;
             receiving = null;
+            receivedFile = null;
             Path tmp = dir.resolve(SnapshotFiles.RECEIVING);
             // The partial file goes before the answer: it would hold its space until the next transfer
             // (or start), and a later delete could remove the file of the next transfer.
@@ -513,14 +609,16 @@ final class SnapshotManager {
 
     /** Closes a transfer in progress (the group stops). */
     void close() {
-        LogFile f = receiving;
-        receiving = null;
-        if (f != null) {
-            try {
-                f.close();
-            } catch (IOException e) {
-                log.debug("closing a received snapshot file failed", e);
+        for (LogFile f : new LogFile[]{receiving, receivedFile}) {
+            if (f != null) {
+                try {
+                    f.close();
+                } catch (IOException e) {
+                    log.debug("closing a received snapshot file failed", e);
+                }
             }
         }
+        receiving = null;
+        receivedFile = null;
     }
 }
