@@ -7,6 +7,7 @@ import io.poyang.fiber.FrameCall;
 import io.poyang.fiber.FrameCallResult;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
+import io.poyang.log.WarningThrottle;
 import io.poyang.raft.client.RaftCommands;
 import io.poyang.raft.store.IndexTerm;
 import io.poyang.raft.store.LogItem;
@@ -413,6 +414,11 @@ final class Replicator extends FiberFrame<Void> {
 
     /** Set by the snapshot sender when the follower installed a snapshot ending there. */
     long lastSnapshotIndex;
+    /**
+     * The follower's refusals of snapshot chunks (a full disk there refuses every transfer, a few
+     * heartbeats apart): the first of a run is logged, then one per 10 s. {@link SnapshotSender}.
+     */
+    final WarningThrottle snapshotRefusals = new WarningThrottle(TimeUnit.SECONDS.toNanos(10));
 
     /** The follower answered a snapshot chunk sent at {@code sendNanos}. */
     void onSnapshotAck(long sendNanos) {

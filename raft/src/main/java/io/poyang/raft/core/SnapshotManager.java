@@ -433,6 +433,10 @@ final class SnapshotManager {
             return new InstallSnapshotResponse(g.state.currentTerm, ok, next);
         }
 
+        private InstallSnapshotResponse refuse(String reason) {
+            return new InstallSnapshotResponse(g.state.currentTerm, false, 0, reason);
+        }
+
         @Override
         public FrameCallResult execute(Object input) {
             if (req.offset == 0) {
@@ -457,7 +461,10 @@ final class SnapshotManager {
             if (receiving == null || req.lastIndex != receivingIndex || req.lastTerm != receivingTerm
                     || req.offset != receivedBytes) {
                 // Out of step (a restart of the transfer, or we restarted): start again from 0.
-                return Fiber.frameReturn(answer(false, 0));
+                return Fiber.frameReturn(refuse(receiving == null
+                        ? "no transfer in progress here (this node restarted, or an earlier chunk failed); start at offset 0"
+                        : "out of step: expected offset " + receivedBytes + " of snapshot " + receivingIndex + "-"
+                        + receivingTerm + ", got offset " + req.offset + " of " + req.lastIndex + "-" + req.lastTerm));
             }
             return write();
         }
@@ -595,7 +602,8 @@ final class SnapshotManager {
                 return null;
             });
             // an Attempt: this frame never fails, not even when the I/O executor is shut down (stopping)
-            return Fiber.call(Attempt.of(discard, -1), a -> Fiber.frameReturn(answer(false, 0)));
+            String reason = "receiving it into " + dir + " failed: " + ex;
+            return Fiber.call(Attempt.of(discard, -1), a -> Fiber.frameReturn(refuse(reason)));
         }
 
         @Override

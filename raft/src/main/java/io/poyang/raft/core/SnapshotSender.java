@@ -6,6 +6,7 @@ import io.poyang.fiber.FiberFuture;
 import io.poyang.fiber.FrameCallResult;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
+import io.poyang.log.WarningThrottle;
 import io.poyang.net.RpcCallback;
 import io.poyang.raft.client.RaftCommands;
 
@@ -108,14 +109,22 @@ final class SnapshotSender extends FiberFrame<Boolean> {
         }
         replicator.onSnapshotAck(sendNanos);
         if (!resp.success) {
-            log.info("group {}: follower {} refused snapshot chunk at offset {}; the transfer restarts later", s.groupId,
-                    replicator.peerId, offset);
+            WarningThrottle refusals = replicator.snapshotRefusals;
+            if (refusals.occurred(System.nanoTime())) {
+                long skipped = refusals.notLoggedBefore();
+                log.warn("group {}: follower {} refused the chunk at offset {} of {} ({}); the transfer restarts"
+                        + " later{}", s.groupId, replicator.peerId, offset, snapshot, resp.reason.isEmpty()
+                        ? "no reason given" : resp.reason,
+                        skipped > 0 ? " (" + skipped + " more refusals since the last warning)" : "");
+            }
             return Fiber.frameReturn(Boolean.FALSE);
         }
         offset += length;
         if (last) {
             replicator.lastSnapshotIndex = snapshot.meta.lastIndex();
-            log.info("group {}: follower {} installed {}", s.groupId, replicator.peerId, snapshot.meta);
+            long refused = replicator.snapshotRefusals.endRun();
+            log.info("group {}: follower {} installed {}{}", s.groupId, replicator.peerId, snapshot.meta,
+                    refused > 0 ? " after " + refused + " refused transfers" : "");
             return Fiber.frameReturn(Boolean.TRUE);
         }
         return readNext();

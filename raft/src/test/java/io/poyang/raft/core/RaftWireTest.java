@@ -140,6 +140,8 @@ class RaftWireTest {
                 + " failure: \"No space left on device \\303\\251\"",
                 new RaftStatusResponse(1, 3, 5, 0, RaftRole.FOLLOWER, 40, 40, 42, new int[]{1, 2, 3},
                         "No space left on device \u00e9")));
+        c.add(new Case("InstallSnapshotResponse", "term: 6 next_offset: 0 reason: \"receiving it failed: ENOSPC\"",
+                new InstallSnapshotResponse(6, false, 0, "receiving it failed: ENOSPC")));
         return c;
     }
 
@@ -251,7 +253,7 @@ class RaftWireTest {
         assertArrayEquals(new int[]{1, 2, 3}, st.members());
         assertEquals(101, st.lastLogIndex());
         assertEquals("", st.failure());
-        RaftStatusResponse failed = parse(refs.get(refs.size() - 1), new RaftStatusResponse.Decoder());
+        RaftStatusResponse failed = parse(refs.get(23), new RaftStatusResponse.Decoder());
         assertEquals("No space left on device \u00e9", failed.failure());
         assertEquals(RaftRole.FOLLOWER, failed.role());
         assertEquals(42, failed.lastLogIndex());
@@ -277,6 +279,11 @@ class RaftWireTest {
         assertEquals("h3:9431", ns.nodes().get(3));
         FieldMessage add = parse(refs.get(21), AdminMessages.ADD_NODE_REQUEST.create());
         assertEquals("127.0.0.1:9461", add.getString(2));
+        InstallSnapshotResponse refused = parse(refs.get(24), new InstallSnapshotResponse.Decoder());
+        assertEquals(6, refused.term);
+        assertEquals(false, refused.success);
+        assertEquals("receiving it failed: ENOSPC", refused.reason);
+        assertEquals("", parse(refs.get(9), new InstallSnapshotResponse.Decoder()).reason);
     }
 
     private static <T> T parse(Reference r, PbCallback<T> decoder) {

@@ -276,6 +276,13 @@ class SnapshotDiskFullTest {
             System.out.println("SNAPSHOT-DISKFULL follower refused " + faults.refused.get() + " operations, "
                     + warnings + " warnings; " + logs.byMessage);
             assertTrue(warnings <= 2, warnings + " warnings for " + faults.refused.get() + " failed transfers");
+            // the leader says why the follower refused, and not at every attempt
+            List<String> refusals = logs.messages.stream().filter(m -> m.contains("refused the chunk"))
+                    .collect(Collectors.toList());
+            assertTrue(!refusals.isEmpty() && refusals.size() <= 2, "the leader's warnings: " + refusals);
+            for (String m : refusals) {
+                assertTrue(m.contains(FullDiskFileIo.ENOSPC) && m.contains(snapDir.toString()), m);
+            }
             faults.free();
             RaftCluster.waitFor("the follower to install the leader's snapshot once space is free",
                     () -> fg.firstLogIndex() > missedFrom && fg.lastApplied() >= lg.commitIndex());

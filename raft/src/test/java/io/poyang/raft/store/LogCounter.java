@@ -1,7 +1,9 @@
 package io.poyang.raft.store;
 
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Handler;
 import java.util.logging.Level;
@@ -17,6 +19,9 @@ public final class LogCounter extends Handler implements AutoCloseable {
     private final Logger root = Logger.getLogger("io.poyang");
     public final AtomicLong warnings = new AtomicLong();
     public final Map<String, AtomicLong> byMessage = new ConcurrentHashMap<>();
+    /** The whole messages, the first {@link #KEPT} of them. */
+    public final Queue<String> messages = new ConcurrentLinkedQueue<>();
+    private static final int KEPT = 10_000;
 
     public LogCounter() {
         root.addHandler(this);
@@ -29,6 +34,9 @@ public final class LogCounter extends Handler implements AutoCloseable {
             String m = String.valueOf(r.getMessage());
             byMessage.computeIfAbsent(m.substring(0, Math.min(60, m.length())), k -> new AtomicLong())
                     .incrementAndGet();
+            if (warnings.get() <= KEPT) {
+                messages.add(m);
+            }
         }
     }
 
