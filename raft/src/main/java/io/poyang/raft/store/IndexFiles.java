@@ -78,6 +78,11 @@ final class IndexFiles {
         return ring.contains(index) ? ring.get(index) : -1;
     }
 
+    /** Index entries per index file (its size is this times {@link #ENTRY_BYTES}). */
+    int entriesPerFile() {
+        return entriesPerFile;
+    }
+
     /** Reads the position of {@code index} from its index file. Blocking: I/O executor only. */
     long readPositionBlocking(long index) throws IOException {
         LogFile f = file(fileFirstIndex(index));
@@ -98,12 +103,23 @@ final class IndexFiles {
             f = files.get(firstIndex);
             if (f == null) {
                 Path p = idxDir.resolve(LogSegment.fileName(firstIndex));
-                boolean created = !Files.exists(p);
                 f = store.fileIo().open(p);
-                if (created) {
-                    f.setLength((long) entriesPerFile * ENTRY_BYTES);
-                    f.force(true);
-                    store.fileIo().syncDirectory(idxDir);
+                long fullBytes = (long) entriesPerFile * ENTRY_BYTES;
+                try {
+                    // A new file, or one whose sizing failed before (a full disk): sized and made durable
+                    // now, not grown by each flush with its length left unsynced.
+                    if (f.size() < fullBytes) {
+                        f.setLength(fullBytes);
+                        f.force(true);
+                        store.fileIo().syncDirectory(idxDir);
+                    }
+                } catch (IOException | RuntimeException e) {
+                    try {
+                        f.close();   // the flush is retried and opens it again
+                    } catch (IOException closing) {
+                        e.addSuppressed(closing);
+                    }
+                    throw e;
                 }
                 files.put(firstIndex, f);
             }

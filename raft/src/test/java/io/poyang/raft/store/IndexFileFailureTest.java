@@ -81,6 +81,44 @@ class IndexFileFailureTest {
     }
 
     @Test
+    void anIndexFileWhoseSizingFailedIsSizedOnceTheDiskHasRoom() throws IOException {
+        FaultyFileIo io = new FaultyFileIo();
+        AtomicInteger refused = new AtomicInteger();
+        // the writes below fill a fraction of the first index file: flushes alone would not grow it to its size
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).writeRetry(400, BACKOFF_MILLIS, BACKOFF_MILLIS)
+                .indexEntriesPerFile(4096))) {
+            h.open();
+            io.hook = new FaultyFileIo.Hook() {
+                @Override
+                public void beforeSetLength(Path file, long length) throws IOException {
+                    if (file.getParent().getFileName().toString().equals("idx")) {
+                        refused.incrementAndGet();
+                        throw new IOException("No space left on device (injected)");
+                    }
+                }
+            };
+            long next = 1;
+            while (refused.get() < 1) {
+                h.append(items(next, next + 99, 1, next == 1 ? 0 : 1, 0, 20));
+                next += 100;
+                h.awaitPersisted(next - 1);
+            }
+            io.hook = new FaultyFileIo.Hook() {
+            };
+            long last = next - 1;
+            h.waitFor("the index to be flushed once the disk has room", () -> h.store.index().flushedIndex() == last);
+            long fullBytes = (long) h.store.index().entriesPerFile() * IndexFiles.ENTRY_BYTES;
+            try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(dir.resolve("idx"))) {
+                for (Path p : (Iterable<Path>) files::iterator) {
+                    assertEquals(fullBytes, java.nio.file.Files.size(p), p + " is sized like every index file");
+                }
+            }
+            assertNull(h.on(h.store::failure));
+            assertEquals(last, h.loadAll(1, last).size());
+        }
+    }
+
+    @Test
     void indexWritesFailingPastTheRetryLimitFailTheStoreWhichClosesAndRestarts() {
         FaultyFileIo io = new FaultyFileIo();
         AtomicInteger attempts = new AtomicInteger();
