@@ -196,6 +196,23 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
     }
 
     /**
+     * Makes node {@code nodeId} stop group {@code groupId} and start it again from its files (log,
+     * snapshots, status) with a new state machine: how a group that failed on that node (its
+     * {@link GroupStatus#failure()} is set, e.g. its disk filled) comes back once the cause is
+     * fixed, without restarting the node. Returns when the new group runs (it then catches up
+     * from the leader). NO_SUCH_GROUP when the node does not host the group.
+     */
+    public void restartGroup(int nodeId, int groupId) {
+        join(restartGroupAsync(nodeId, groupId));
+    }
+
+    public CompletableFuture<Void> restartGroupAsync(int nodeId, int groupId) {
+        return toNode(nodeId, RaftCommands.ADMIN_RESTART_GROUP, AdminMessages.RESTART_GROUP_REQUEST.builder()
+                .set(1, groupId).build(), AdminMessages.ACK, "restarting raft group " + groupId)
+                .thenApply(m -> null);
+    }
+
+    /**
      * Tells node {@code onNodeId} where node {@code nodeId}'s replication port is
      * ({@code "host:port"}); it connects to it. Idempotent. Do it on every node before the new node
      * joins a group.

@@ -2,7 +2,7 @@ package io.poyang.raft.client;
 
 /**
  * Why a raft node refused an admin command (the biz_code of a BIZ_ERROR answer to commands
- * 203-212). Each says what to do about it; the exception's message names the nodes, groups and
+ * 203-213). Each says what to do about it; the exception's message names the nodes, groups and
  * configurations involved. Numbers are never reused.
  */
 public enum AdminError {
@@ -38,7 +38,10 @@ public enum AdminError {
      * factory (RaftServerConfig.Builder.stateMachineFactory).
      */
     UNSUPPORTED(6),
-    /** The group failed on the node (a log or state machine error) and needs a restart of the node. */
+    /**
+     * The group failed on the node (a log or state machine error) and needs a restart there:
+     * {@link AdminClient#restartGroup} once the cause is fixed, or a restart of the node.
+     */
     GROUP_FAILED(7);
 
     private final int code;

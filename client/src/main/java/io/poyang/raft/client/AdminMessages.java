@@ -1,7 +1,7 @@
 package io.poyang.raft.client;
 
 /**
- * The messages of raft's admin commands (203-212, replication port; docs/proto/raft.proto), as
+ * The messages of raft's admin commands (203-213, replication port; docs/proto/raft.proto), as
  * {@link FieldMessage} schemas shared by {@link AdminClient} and the server's processors. Field
  * numbers are listed with each schema; every other field is a varint.
  */
@@ -47,6 +47,9 @@ public final class AdminMessages {
             new int[]{2, 3}, new int[0]);
     /** RemoveGroupRequest (ADMIN_REMOVE_GROUP): 1 group_id, 2 delete_data. */
     public static final FieldMessage.Schema REMOVE_GROUP_REQUEST = new FieldMessage.Schema("RemoveGroupRequest",
+            new int[0], new int[0]);
+    /** RestartGroupRequest (ADMIN_RESTART_GROUP): 1 group_id. */
+    public static final FieldMessage.Schema RESTART_GROUP_REQUEST = new FieldMessage.Schema("RestartGroupRequest",
             new int[0], new int[0]);
     /** AddNodeRequest (ADMIN_ADD_NODE): 1 node_id, 2 address ("host:port" of its replication port). */
     public static final FieldMessage.Schema ADD_NODE_REQUEST = new FieldMessage.Schema("AddNodeRequest",

@@ -44,6 +44,8 @@ public final class RaftCommands {
     public static final int ADMIN_ADD_NODE = 211;
     /** RemoveNodeRequest → AdminAck: make the node forget another node. */
     public static final int ADMIN_REMOVE_NODE = 212;
+    /** RestartGroupRequest → AdminAck: stop a group on the node and start it again from its files. */
+    public static final int ADMIN_RESTART_GROUP = 213;
 
     /**
      * The largest body a raft write may carry: 8 MiB less 64 KiB. An entry travels to the followers

@@ -39,8 +39,8 @@ public final class RaftStatusResponse implements Encodable {
     }
 
     /**
-     * @param failure why the group stopped taking part on this node (it needs a restart of the node), or
-     *                "" (null is taken as "") when it did not
+     * @param failure why the group stopped taking part on this node (it needs a restart of the group
+     *                or the node), or "" (null is taken as "") when it did not
      */
     public RaftStatusResponse(int groupId, int nodeId, int term, int leaderId, RaftRole role, long commitIndex,
                               long lastApplied, long lastLogIndex, int[] members, String failure) {

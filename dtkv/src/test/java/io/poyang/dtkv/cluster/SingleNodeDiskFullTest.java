@@ -1,6 +1,7 @@
 package io.poyang.dtkv.cluster;
 
 import io.poyang.dtkv.client.KvClient;
+import io.poyang.raft.server.FullDiskFileIo;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,9 +29,9 @@ class SingleNodeDiskFullTest {
     Path dir;
 
     @Test
-    void putsFailWithinTheirDeadlineWhenTheDiskFillsTheServerStaysUpAndARestartKeepsEveryAcknowledgedPut()
+    void putsFailWithinTheirDeadlineWhenTheDiskFillsTheServerStaysUpAndARestartOfTheGroupKeepsEveryAcknowledgedPut()
             throws Exception {
-        FullDiskIo io = new FullDiskIo();
+        FullDiskFileIo io = new FullDiskFileIo();
         Set<String> acknowledged = ConcurrentHashMap.newKeySet();
         Map<String, AtomicLong> errors = new ConcurrentHashMap<>();
         try (KvTestCluster c = new KvTestCluster(dir, 1, KvTestCluster.testConfig().logFileIo(io), null).start()) {
@@ -78,7 +79,7 @@ class SingleNodeDiskFullTest {
             assertTrue(firstErrorMs < 4_000, "the first put failed " + firstErrorMs + " ms after the disk filled: " + errors);
             // every failed put says why, also those that only met the failed node's status answers
             // (they used to say only "no leader ... before its deadline")
-            assertTrue(errors.keySet().stream().allMatch(k -> k.contains(FullDiskIo.ENOSPC)),
+            assertTrue(errors.keySet().stream().allMatch(k -> k.contains(FullDiskFileIo.ENOSPC)),
                     "puts not told the disk is full: " + errors);
             KvTestCluster.waitFor("every put to be answered", () -> outstanding.get() == 0);
             System.out.println("DISKFULL dtkv: first error " + (firstErrorAt - filledAt) / 1_000_000 + " ms after the disk"
@@ -90,12 +91,16 @@ class SingleNodeDiskFullTest {
             String lower = failure.toLowerCase(java.util.Locale.ROOT);
             assertTrue(lower.contains("check the disk") && lower.contains("restart"), failure);
             assertTrue(c.cluster.server(1).isRunning(), "the server process stays up");
-            // space comes back; the failed group needs a restart (docs: raft/README, "Failure handling")
+            // space comes back; the failed group is restarted on its own (the node and the client's
+            // connection stay): it recovers what is on disk, with a new DtKV state machine
             io.free();
-            c.cluster.stopNode(1);
-            c.cluster.startNode(1);
+            io.poyang.raft.core.RaftGroup failed = c.group(1);
+            c.cluster.server(1).restartGroup(1).get(30, TimeUnit.SECONDS);
+            assertTrue(c.group(1) != failed && c.group(1).failure() == null, "the group was not replaced");
             c.cluster.waitForLeader(1, 30_000);
             client.put("afterRestart", new byte[]{2});
+            assertArrayEquals(new byte[]{2}, client.get("afterRestart").value());
+            assertArrayEquals("x".getBytes(StandardCharsets.UTF_8), client.get("before").value());
             for (String k : acknowledged) {
                 assertArrayEquals(k.getBytes(StandardCharsets.UTF_8), client.get(k).value(), "acknowledged put " + k);
             }

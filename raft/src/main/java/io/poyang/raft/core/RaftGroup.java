@@ -59,7 +59,8 @@ public final class RaftGroup {
     final RaftTransport transport;
     final Dispatcher dispatcher;
     final FiberGroup fiberGroup;
-    final ExecutorService ioExecutor;
+    /** The server's log I/O pool, counting this group's tasks (see {@link #whenFilesReleased()}). */
+    final GroupIoExecutor ioExecutor;
     final Path dir;
     final LogStore store;
     final TailCache tailCache = new TailCache();
@@ -119,9 +120,9 @@ public final class RaftGroup {
         this.transport = transport;
         this.dispatcher = dispatcher;
         this.fiberGroup = new FiberGroup("raft-group-" + groupId, dispatcher);
-        this.ioExecutor = ioExecutor;
+        this.ioExecutor = new GroupIoExecutor(ioExecutor);
         this.dir = dir;
-        this.store = new LogStore("group-" + groupId, fiberGroup, new LogStoreConfig(dir, ioExecutor)
+        this.store = new LogStore("group-" + groupId, fiberGroup, new LogStoreConfig(dir, this.ioExecutor)
                 .segmentBytes(config.segmentBytes()).syncForce(config.syncForce()).fsyncGate(fsyncGate)
                 .fileIo(config.logFileIo()));
         this.flowControl = new WriteFlowControl(config.maxPendingWrites(), config.maxPendingWriteBytes());
@@ -312,6 +313,16 @@ public final class RaftGroup {
      * outcome-unknown error, the log is closed (after its last fsync) and the fibers end. Any
      * thread; idempotent.
      */
+    /**
+     * Completes once the group has stopped ({@link #stop()}) and the last of its file operations on
+     * the shared I/O pool has ended: only then may its directory be deleted, or another group be
+     * started on it. A stopped group usually has none left; a failed one may still be finishing a
+     * write or a segment's preallocation. Any thread.
+     */
+    public CompletableFuture<Void> whenFilesReleased() {
+        return stopped.thenCompose(v -> ioExecutor.whenIdle());
+    }
+
     public CompletableFuture<Void> stop() {
         if (stopRequested) {
             return stopped;

@@ -31,7 +31,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.function.IntFunction;
 
 /**
- * The server side of {@link io.poyang.raft.client.AdminClient}: commands 203-212 on the
+ * The server side of {@link io.poyang.raft.client.AdminClient}: commands 203-213 on the
  * replication port. Each processor checks its arguments, calls the node or the group, and answers
  * when the operation is done (membership changes and transfers answer later, from the group's
  * callback thread). Failures become typed answers: NOT_LEADER with the leader's id, TIMEOUT,
@@ -62,6 +62,7 @@ final class AdminProcessors {
         s.register(RaftCommands.ADMIN_REMOVE_GROUP, processor(AdminMessages.REMOVE_GROUP_REQUEST, this::removeGroup));
         s.register(RaftCommands.ADMIN_ADD_NODE, processor(AdminMessages.ADD_NODE_REQUEST, this::addNode));
         s.register(RaftCommands.ADMIN_REMOVE_NODE, processor(AdminMessages.REMOVE_NODE_REQUEST, this::removeNode));
+        s.register(RaftCommands.ADMIN_RESTART_GROUP, processor(AdminMessages.RESTART_GROUP_REQUEST, this::restartGroup));
     }
 
     /** One admin command: answered through the future it returns (null: answered already). */
@@ -137,7 +138,9 @@ final class AdminProcessors {
         Throwable f = g.failure();
         if (f != null) {
             throw refuse(AdminError.GROUP_FAILED, "raft group " + groupId + " failed on node " + config.nodeId + " ("
-                    + f + ") and takes no part until the node is restarted; restart it, or ask another node");
+                    + f + ") and takes no part until it is restarted; fix the cause, then restart the group there"
+                    + " (./poyang admin restart-group " + groupId + " --on " + config.nodeId + ") or the node,"
+                    + " or ask another node");
         }
         return g;
     }
@@ -248,6 +251,11 @@ final class AdminProcessors {
 
     private CompletableFuture<FieldMessage> removeGroup(ReqContext ctx, FieldMessage req) {
         return server.removeGroup(req.getInt(1), req.getBool(2)).thenApply(v -> ack());
+    }
+
+    private CompletableFuture<FieldMessage> restartGroup(ReqContext ctx, FieldMessage req) {
+        int groupId = group(req.getInt(1)).groupId();   // NO_SUCH_GROUP, with the groups hosted here
+        return server.restartGroup(groupId).thenApply(g -> ack());
     }
 
     private CompletableFuture<FieldMessage> addNode(ReqContext ctx, FieldMessage req) {

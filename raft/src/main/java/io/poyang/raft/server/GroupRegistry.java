@@ -27,6 +27,16 @@ final class GroupRegistry {
         groups = copy;
     }
 
+    /** Puts {@code fresh} in the place of {@code old} (a restart: the id never looks unhosted). */
+    synchronized void replace(RaftGroup old, RaftGroup fresh) {
+        IntObjMap<RaftGroup> copy = copy();
+        if (copy.get(old.groupId()) != old || fresh.groupId() != old.groupId()) {
+            throw new IllegalStateException("raft group " + old.groupId() + " is not the one hosted");
+        }
+        copy.put(fresh.groupId(), fresh);
+        groups = copy;
+    }
+
     synchronized RaftGroup remove(int groupId) {
         IntObjMap<RaftGroup> copy = copy();
         RaftGroup g = copy.remove(groupId);

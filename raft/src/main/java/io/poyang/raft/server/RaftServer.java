@@ -55,6 +55,11 @@ public final class RaftServer extends LifeCycle {
 
     private static final PoyangLog log = PoyangLogs.get(RaftServer.class);
     private static final long START_TIMEOUT_SECONDS = 120;
+    /**
+     * How long a removed or restarted group's last file operations may take to end after its fibers
+     * stopped (a write or fsync on a hung disk) before the removal or restart gives up.
+     */
+    static final long FILES_RELEASE_TIMEOUT_SECONDS = 30;
 
     private final RaftServerConfig config;
     private final GroupRegistry registry = new GroupRegistry();
@@ -66,6 +71,21 @@ public final class RaftServer extends LifeCycle {
     private ReplicationTransport transport;
     private FsyncGate fsyncGate;
     private int nextDispatcher;
+    /** How each hosted group was started (its state machine supplier and first configuration). Guarded by this. */
+    private final Map<Integer, GroupStart> startedWith = new java.util.HashMap<>();
+    /** Restarts in progress, by group id. Guarded by this. */
+    private final Map<Integer, CompletableFuture<RaftGroup>> restarts = new java.util.HashMap<>();
+
+    /** What a group is started with, and started with again by {@link #restartGroup}. */
+    private static final class GroupStart {
+        final Supplier<? extends StateMachine> stateMachine;
+        final Members members;
+
+        GroupStart(Supplier<? extends StateMachine> stateMachine, Members members) {
+            this.stateMachine = stateMachine;
+            this.members = members;
+        }
+    }
 
     public RaftServer(RaftServerConfig config) {
         this.config = config;
@@ -174,13 +194,20 @@ public final class RaftServer extends LifeCycle {
 
     private synchronized CompletableFuture<Void> startGroup(int groupId, Supplier<? extends StateMachine> sm,
                                                             Members members) {
+        RaftGroup g = newGroup(groupId, sm, members);
+        registry.add(g);
+        return g.start();
+    }
+
+    /** A group on the next dispatcher in turn; remembered for {@link #restartGroup}. */
+    private synchronized RaftGroup newGroup(int groupId, Supplier<? extends StateMachine> sm, Members members) {
         Dispatcher d = dispatchers[nextDispatcher];
         nextDispatcher = (nextDispatcher + 1) % dispatchers.length;
         Executor cb = config.callbackExecutor != null ? config.callbackExecutor : ForkJoinPool.commonPool();
         RaftGroup g = new RaftGroup(groupId, config.nodeId, members, sm.get(), config.raft, groupDir(groupId), d, logIo,
                 cb, transport, fsyncGate);
-        registry.add(g);
-        return g.start();
+        startedWith.put(groupId, new GroupStart(sm, members));
+        return g;
     }
 
     private java.nio.file.Path groupDir(int groupId) {
@@ -198,6 +225,10 @@ public final class RaftServer extends LifeCycle {
                                                  Members members) {
         checkRunning();
         synchronized (this) {
+            CompletableFuture<RaftGroup> restart = restarts.get(groupId);
+            if (restart != null) {
+                return restart;
+            }
             RaftGroup existing = registry.get(groupId);
             if (existing != null) {
                 return existing.startedFuture().thenApply(v -> existing);
@@ -221,8 +252,12 @@ public final class RaftServer extends LifeCycle {
         RaftGroup g;
         synchronized (this) {
             g = registry.remove(groupId);
+            startedWith.remove(groupId);
         }
-        CompletableFuture<Void> stopped = g == null ? CompletableFuture.completedFuture(null) : g.stop();
+        // Done when the group's last file operation ended, not only its fibers: the caller may add
+        // the group again on the same directory next, or the directory is deleted below.
+        CompletableFuture<Void> stopped = g == null ? CompletableFuture.completedFuture(null)
+                : filesReleased(g, "removing");
         if (!deleteData) {
             return stopped;
         }
@@ -236,6 +271,89 @@ public final class RaftServer extends LifeCycle {
                         + " failed; delete it by hand", e);
             }
         }, logIo);
+    }
+
+    /**
+     * Stops group {@code groupId} on this node and starts it again from its directory (log,
+     * snapshots, status), with a state machine made anew by the supplier the group was first
+     * started with: what a group that failed ({@link RaftGroup#failure()}, e.g. its disk filled)
+     * needs once the cause is fixed, without stopping the node's other groups. The new group
+     * recovers what is really on disk and catches up from the leader like a restarted node.
+     *
+     * <p>The stopping group stays listed (requests meanwhile are answered STOPPING, and the node's
+     * layout keeps it) until the new one replaces it. Completes with the new group once it runs;
+     * a second call while one is in progress returns the same future. Fails when the group is not
+     * hosted here ({@link IllegalArgumentException}), when it is removed meanwhile, or when its old
+     * file operations do not end within {@value #FILES_RELEASE_TIMEOUT_SECONDS} s (a hung disk: the
+     * group is then left stopped; restart the node). Any thread.
+     */
+    public CompletableFuture<RaftGroup> restartGroup(int groupId) {
+        checkRunning();
+        RaftGroup old;
+        GroupStart how;
+        CompletableFuture<RaftGroup> restarted;
+        synchronized (this) {
+            CompletableFuture<RaftGroup> inProgress = restarts.get(groupId);
+            if (inProgress != null) {
+                return inProgress;
+            }
+            old = registry.get(groupId);
+            how = startedWith.get(groupId);
+            if (old == null || how == null) {
+                throw new IllegalArgumentException("node " + config.nodeId + " does not host raft group " + groupId);
+            }
+            restarted = new CompletableFuture<>();
+            restarts.put(groupId, restarted);
+        }
+        Throwable failure = old.failure();
+        log.info("raft node {}: restarting group {}{}", config.nodeId, groupId,
+                failure == null ? "" : " (it had failed: " + failure + ")");
+        filesReleased(old, "restarting").whenComplete((v, e) -> {
+            CompletableFuture<Void> started;
+            RaftGroup fresh;
+            synchronized (this) {
+                restarts.remove(groupId);
+                if (e != null) {
+                    restarted.completeExceptionally(e);
+                    return;
+                }
+                if (registry.get(groupId) != old || !isRunning()) {
+                    restarted.completeExceptionally(new IllegalStateException("raft group " + groupId + " on node "
+                            + config.nodeId + " was removed, or the node stopped, while it restarted; not started again"));
+                    return;
+                }
+                fresh = newGroup(groupId, how.stateMachine, how.members);
+                registry.replace(old, fresh);
+                started = fresh.start();
+            }
+            started.whenComplete((x, startError) -> {
+                if (startError != null) {
+                    log.error("raft node {}: group {} did not start again: {}", config.nodeId, groupId,
+                            startError.toString());
+                    restarted.completeExceptionally(startError);
+                } else {
+                    log.info("raft node {}: group {} restarted", config.nodeId, groupId);
+                    restarted.complete(fresh);
+                }
+            });
+        });
+        return restarted;
+    }
+
+    /** Stops {@code g} and completes when its last file operation ended, or fails after the timeout. */
+    private CompletableFuture<Void> filesReleased(RaftGroup g, String doing) {
+        g.stop();
+        return g.whenFilesReleased().orTimeout(FILES_RELEASE_TIMEOUT_SECONDS, TimeUnit.SECONDS)
+                .exceptionally(e -> {
+                    if (e instanceof TimeoutException) {
+                        throw new java.util.concurrent.CompletionException(new PoyangException(doing + " raft group "
+                                + g.groupId() + " on node " + config.nodeId + ": its file operations still run "
+                                + FILES_RELEASE_TIMEOUT_SECONDS + " s after it stopped (a hung disk?); restart the node"));
+                    }
+                    throw e instanceof java.util.concurrent.CompletionException
+                            ? (java.util.concurrent.CompletionException) e
+                            : new java.util.concurrent.CompletionException(e);
+                });
     }
 
     private static void deleteTree(java.nio.file.Path dir) throws java.io.IOException {
@@ -278,7 +396,13 @@ public final class RaftServer extends LifeCycle {
             serviceServer.stop();
         }
         List<CompletableFuture<Void>> stops = new ArrayList<>();
-        for (RaftGroup g : registry.all()) {
+        List<RaftGroup> all;
+        synchronized (this) {
+            // a restart that has not replaced its group yet sees the node stopping and gives up;
+            // one that has, put its new group here before this list is taken
+            all = registry.all();
+        }
+        for (RaftGroup g : all) {
             stops.add(g.stop());
         }
         for (CompletableFuture<Void> f : stops) {

@@ -213,7 +213,7 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
             store.fail(new LogStoreFailedException(store.name() + ": fsync of " + r.segments + " in "
                     + store.config().dir().resolve("log") + " failed (" + error + "); writes up to index " + r.coveredIndex
                     + " may be lost. The store refuses further appends: check the disk (space, kernel log), then"
-                    + " restart the node (recovery keeps what is really on disk)", error));
+                    + " restart the group or its node (recovery keeps what is really on disk)", error));
             return;
         }
         if (store.isFailed()) {
@@ -307,7 +307,7 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
             store.fail(new LogStoreFailedException(store.name() + ": fsync of " + syncing + " in "
                     + store.config().dir().resolve("log") + " failed (" + error + "); writes up to index " + coveredIndex
                     + " may be lost. The store refuses further appends: check the disk (space, kernel log), then"
-                    + " restart the node (recovery keeps what is really on disk)", error));
+                    + " restart the group or its node (recovery keeps what is really on disk)", error));
             return;
         }
         fsyncCount++;

@@ -190,7 +190,7 @@ final class IndexFiles {
         if (flushFailures > limit) {
             store.fail(new LogStoreFailedException(store.name() + ": writing index entries " + from + ".." + to
                     + " to " + idxDir + " failed " + flushFailures + " times; giving up. Free space on the disk of "
-                    + idxDir + " (or fix the I/O error: " + e + ") and restart the node", e));
+                    + idxDir + " (or fix the I/O error: " + e + ") and restart the group or its node", e));
             return;
         }
         long delay = store.backoffMillis(flushFailures);

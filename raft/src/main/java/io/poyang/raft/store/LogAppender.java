@@ -270,7 +270,7 @@ final class LogAppender {
         if (t.attempts > limit) {
             store.fail(new LogStoreFailedException(store.name() + ": " + t + " in " + store.config().dir().resolve("log")
                     + " failed " + t.attempts + " times (" + error + "); giving up. Items from index " + (writtenIndex + 1)
-                    + " on are not persisted. Check the disk (space, kernel log) and restart the node", error));
+                    + " on are not persisted. Check the disk (space, kernel log) and restart the group or its node", error));
             return;
         }
         long delay = store.backoffMillis(t.attempts);

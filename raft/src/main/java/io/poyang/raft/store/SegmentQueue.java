@@ -168,7 +168,7 @@ final class SegmentQueue {
             store.fail(new LogStoreFailedException(store.name() + ": creating the log segment " + file + " ("
                     + store.config().segmentBytes() + " bytes) failed " + allocationFailures + " times and appends"
                     + " wait for it; giving up. Free space on the disk of " + logDir + " (or fix the I/O error: "
-                    + error + ") and restart the node", error));
+                    + error + ") and restart the group or its node", error));
             return;
         }
         long delay = store.backoffMillis(allocationFailures);

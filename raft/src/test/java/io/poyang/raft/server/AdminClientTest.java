@@ -279,6 +279,28 @@ class AdminClientTest {
     }
 
     @Test
+    void aGroupRestartedThroughTheAdminClientRecoversItsFilesAndCatchesUp() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start(); AdminClient admin = admin(c, 1, 2, 3)) {
+            int leader = c.waitForLeader(1);
+            for (long v = 1; v <= 100; v++) {
+                c.write(1, v);
+            }
+            RaftGroup old = c.group(leader, 1);
+            admin.restartGroup(leader, 1);
+            RaftGroup fresh = c.group(leader, 1);
+            assertTrue(fresh != old, "the group on node " + leader + " was not replaced");
+            // the new group (with a new state machine) applies the entries again, from its log and the leader's
+            RaftCluster.waitFor("the restarted group to apply the first 100 writes", () -> fresh.lastApplied() >= 100);
+            for (long v = 101; v <= 150; v++) {
+                c.write(1, v);
+            }
+            assertEquals(150, c.checkIdentical(1).length);
+            RaftAdminException e = refused(AdminError.NO_SUCH_GROUP, () -> admin.restartGroup(leader, 7));
+            assertTrue(e.getMessage().contains("does not host raft group 7"), e.getMessage());
+        }
+    }
+
+    @Test
     void aGroupThatFailedIsShownByStatusAndRefusesChanges() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start(); AdminClient admin = admin(c, 1, 2, 3)) {
             c.waitForLeader(1);

@@ -106,7 +106,7 @@ class DiskFullTest {
         }
     }
 
-    private static void checkAcknowledgedApplied(RaftCluster c, Flood flood) {
+    static void checkAcknowledgedApplied(RaftCluster c, Flood flood) {
         long[] values = c.checkIdentical(1);
         Set<Long> applied = new java.util.HashSet<>();
         for (long v : values) {

@@ -12,23 +12,24 @@ import java.util.concurrent.atomic.AtomicLong;
  * A {@link FileIo} shared by every node of an in-process cluster that makes the disk of the nodes
  * whose files lie under a chosen directory "full": while full, positional writes, growing a file,
  * fsyncs of written data (optional), renames and directory syncs there fail with ENOSPC, as Linux
- * reports it. Everything else passes to {@link FileIo#DEFAULT}. Any thread.
+ * reports it. Everything else passes to {@link FileIo#DEFAULT}. Any thread. Public (raft's test-jar)
+ * for the tests of dtkv and the node.
  */
-final class FullDiskFileIo implements FileIo {
+public final class FullDiskFileIo implements FileIo {
 
-    static final String ENOSPC = "No space left on device";
+    public static final String ENOSPC = "No space left on device";
 
     /** What fails while the disk is full; each kind can be chosen on its own. */
-    enum Op { LOG_WRITE, INDEX_WRITE, STATUS_WRITE, SEGMENT_CREATE, FSYNC, MOVE }
+    public enum Op { LOG_WRITE, INDEX_WRITE, STATUS_WRITE, SEGMENT_CREATE, FSYNC, MOVE }
 
     /** The directory whose disk is full, or null: none. */
     private volatile Path fullUnder;
     private volatile java.util.EnumSet<Op> failing = java.util.EnumSet.allOf(Op.class);
     /** Operations refused with ENOSPC so far: what tests check the fault actually hit. */
-    final AtomicLong refused = new AtomicLong();
+    public final AtomicLong refused = new AtomicLong();
 
     /** From now on the disk holding {@code dir} is full for the operations {@code ops}. */
-    void fill(Path dir, Op... ops) {
+    public void fill(Path dir, Op... ops) {
         java.util.EnumSet<Op> set = ops.length == 0 ? java.util.EnumSet.allOf(Op.class)
                 : java.util.EnumSet.copyOf(java.util.Arrays.asList(ops));
         failing = set;
@@ -36,7 +37,7 @@ final class FullDiskFileIo implements FileIo {
     }
 
     /** Space is free again. */
-    void free() {
+    public void free() {
         fullUnder = null;
     }
 

@@ -40,6 +40,7 @@ import java.util.concurrent.TimeUnit;
  *   prepare-change GROUP --members IDS [--observers IDS]  commit-change (same)      abort-change GROUP
  *   add-group GROUP --members IDS [--observers IDS] [--on IDS]
  *   remove-group GROUP [--on IDS] [--delete-data]
+ *   restart-group GROUP [--on IDS]
  *   add-node NODE HOST:PORT                             remove-node NODE
  * </pre>
  *
@@ -145,6 +146,9 @@ public final class AdminCommand {
                 case "remove-group":
                     expect(rest, 1);
                     return removeGroup(admin, a, id(rest.get(0), "GROUP"));
+                case "restart-group":
+                    expect(rest, 1);
+                    return restartGroup(admin, a, id(rest.get(0), "GROUP"));
                 case "add-node":
                     expect(rest, 2);
                     return addNode(admin, id(rest.get(0), "NODE"), rest.get(1));
@@ -400,6 +404,51 @@ public final class AdminCommand {
         return done("remove-group", "group " + group + " removed from node" + (on.length == 1 ? " " : "s ") + join(on)
                 + (delete ? " and its data deleted" : " (its data kept)"),
                 new Json().field("group", group).raw("on", intArray(on)).field("dataDeleted", delete));
+    }
+
+    /**
+     * Restarts {@code group} (stops it and starts it again from its files, with a new state machine)
+     * on the nodes of {@code --on}, or, without it, on every node of {@code --servers} where the
+     * group failed: what a failed group needs once its cause (a full disk) is fixed. With no
+     * {@code --on} and no failed replica, nothing is restarted and that is an error: healthy
+     * replicas are restarted only when named.
+     */
+    private int restartGroup(AdminClient admin, CliArgs a, int group) {
+        int[] on;
+        if (a.has("--on")) {
+            on = ids(a, "--on", true);
+        } else {
+            Set<Integer> groupsSeen = new ConcurrentSkipListSet<>();
+            Set<Integer> hosting = new TreeSet<>();
+            for (Map.Entry<Integer, CompletableFuture<NodeStatus>> e : askEach(admin::nodeStatusAsync).entrySet()) {
+                noteGroups(get(e.getValue()), group, e.getKey(), groupsSeen, hosting);
+            }
+            if (hosting.isEmpty()) {
+                throw noSuchGroup(group, "no node of --servers runs group " + group, groupsSeen,
+                        "; nothing was restarted");
+            }
+            Map<Integer, CompletableFuture<GroupStatus>> statuses = new LinkedHashMap<>();
+            for (int n : hosting) {
+                statuses.put(n, admin.groupStatusAsync(n, group));
+            }
+            List<Integer> failed = new ArrayList<>();
+            for (Map.Entry<Integer, CompletableFuture<GroupStatus>> e : statuses.entrySet()) {
+                if (!get(e.getValue()).failure().isEmpty()) {
+                    failed.add(e.getKey());
+                }
+            }
+            if (failed.isEmpty()) {
+                throw new IllegalStateException("group " + group + " has not failed on any node running it (node"
+                        + (hosting.size() == 1 ? " " : "s ") + joinList(new ArrayList<>(hosting))
+                        + "); nothing was restarted. To restart it anyway, name the nodes: restart-group " + group
+                        + " --on IDS");
+            }
+            on = failed.stream().mapToInt(Integer::intValue).toArray();
+        }
+        onEachNode("restart-group", on, n -> admin.restartGroupAsync(n, group));
+        return done("restart-group", "group " + group + " restarted on node" + (on.length == 1 ? " " : "s ")
+                + join(on) + " (it recovered its files and catches up from the leader)",
+                new Json().field("group", group).raw("on", intArray(on)));
     }
 
     private int addNode(AdminClient admin, int node, String address) {
@@ -777,6 +826,9 @@ public final class AdminCommand {
         out.println("  remove-group GROUP [--on IDS] [--delete-data]   stop running GROUP on nodes IDS");
         out.println("                                 (default: every node running it; when none of them runs");
         out.println("                                 it, an error: NO_SUCH_GROUP)");
+        out.println("  restart-group GROUP [--on IDS] stop GROUP on nodes IDS and start it again from its files");
+        out.println("                                 (default: every node where it failed); how a group that");
+        out.println("                                 failed (e.g. a full disk) comes back once the cause is fixed");
         out.println("  add-node NODE HOST:PORT        tell every other node NODE's replication address");
         out.println("  remove-node NODE               make every other node forget NODE (UNKNOWN_NODE when none");
         out.println("                                 knows it)");

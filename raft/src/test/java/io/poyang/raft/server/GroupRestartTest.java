@@ -1,0 +1,178 @@
+package io.poyang.raft.server;
+
+import io.poyang.raft.core.Members;
+import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.store.FaultyFileIo;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@link RaftServer#restartGroup}: one group of a running node stops and starts again from its
+ * files, with a new state machine, while the node's other groups go on.
+ */
+class GroupRestartTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aGroupWhoseDiskFilledComesBackByARestartOfThatGroupAloneWhileTheNodesOtherGroupGoesOn() throws Exception {
+        FullDiskFileIo io = new FullDiskFileIo();
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1, 2}, rc -> rc.logFileIo(io)).start()) {
+            int leader = c.waitForLeader(1);
+            c.waitForLeader(2);
+            RaftGroup neighbour = c.group(leader, 2);
+            DiskFullTest.Flood flood = new DiskFullTest.Flood(c);
+            flood.awaitAcknowledged(1_000);
+            // only group 1's directory on the leader's node is full
+            io.fill(dir.resolve("node-" + leader).resolve("group-1"));
+            RaftCluster.waitFor("group 1 to fail on node " + leader, () -> c.group(leader, 1).failure() != null);
+            RaftGroup failed = c.group(leader, 1);
+            RaftCluster.waitFor("another leader of group 1", () -> c.waitForLeader(1) != leader);
+            flood.awaitAcknowledged(1_000);
+            for (long v = 1; v <= 50; v++) {
+                c.write(2, v);
+            }
+            io.free();
+
+            RaftGroup restarted = c.server(leader).restartGroup(1).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            assertNotSame(failed, restarted);
+            assertSame(restarted, c.group(leader, 1));
+            assertNull(restarted.failure());
+            // the other group of the node was not touched
+            assertSame(neighbour, c.group(leader, 2));
+            assertNull(neighbour.failure());
+
+            flood.awaitAcknowledged(1_000);
+            flood.close();
+            // every node (the restarted one too) applied the same entries, with every acknowledged write
+            DiskFullTest.checkAcknowledgedApplied(c, flood);
+            assertEquals(50, c.checkIdentical(2).length);
+        }
+    }
+
+    /** Holds the rename of one group's status file on one node until released. */
+    static final class StatusRenameGate implements FaultyFileIo.Hook {
+        final FaultyFileIo io = new FaultyFileIo();
+        private volatile Path groupDir;
+        final CountDownLatch reached = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+
+        StatusRenameGate() {
+            io.hook = this;
+        }
+
+        /** Holds the renames of the status file in {@code dir} (null: none) from now on. */
+        void arm(Path dir) {
+            groupDir = dir == null ? null : dir.toAbsolutePath();
+        }
+
+        @Override
+        public void beforeMove(Path from, Path to) throws IOException {
+            Path d = groupDir;
+            if (d != null && to.toAbsolutePath().equals(d.resolve("status"))) {
+                reached.countDown();
+                try {
+                    if (!release.await(60, TimeUnit.SECONDS)) {
+                        throw new IOException("the test never released the status rename");
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException(e);
+                }
+            }
+        }
+    }
+
+    @Test
+    void whileARestartWaitsForTheOldGroupsFilesTheGroupStaysListedAndAskingAgainJoinsIt() throws Exception {
+        StatusRenameGate gate = new StatusRenameGate();
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(gate.io)).start()) {
+            int leader = c.waitForLeader(1);
+            for (long v = 1; v <= 100; v++) {
+                c.write(1, v);
+            }
+            int follower = leader % 3 + 1;
+            RaftGroup old = c.group(follower, 1);
+            RaftServer server = c.server(follower);
+            gate.arm(dir.resolve("node-" + follower).resolve("group-1"));
+            CompletableFuture<RaftGroup> restart = server.restartGroup(1);
+            assertTrue(gate.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the old group saved no status");
+
+            // the old group's status save is held: the restart cannot have started a new group
+            assertSame(restart, server.restartGroup(1), "a second restart joins the first");
+            assertSame(restart, server.addGroup(1, () -> {
+                throw new AssertionError("addGroup made a state machine during a restart");
+            }, new Members(new int[]{1, 2, 3}, new int[0])), "addGroup during a restart waits for it");
+            assertFalse(restart.isDone());
+            assertSame(old, server.group(1), "the group stays listed while it restarts");
+
+            gate.arm(null);
+            gate.release.countDown();
+            RaftGroup fresh = restart.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            assertNotSame(old, fresh);
+            assertSame(fresh, server.group(1));
+            for (long v = 101; v <= 200; v++) {
+                c.write(1, v);
+            }
+            long[] values = c.checkIdentical(1);
+            assertEquals(200, values.length);
+            assertEquals(200, values[values.length - 1]);
+        }
+    }
+
+    @Test
+    void aGroupRemovedWhileItRestartsIsNotStartedAgainAndCanBeAddedBack() throws Exception {
+        StatusRenameGate gate = new StatusRenameGate();
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(gate.io)).start()) {
+            int leader = c.waitForLeader(1);
+            for (long v = 1; v <= 100; v++) {
+                c.write(1, v);
+            }
+            int follower = leader % 3 + 1;
+            RaftServer server = c.server(follower);
+            gate.arm(dir.resolve("node-" + follower).resolve("group-1"));
+            CompletableFuture<RaftGroup> restart = server.restartGroup(1);
+            assertTrue(gate.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the old group saved no status");
+            CompletableFuture<Void> removal = server.removeGroup(1, false);
+            assertNull(server.group(1));
+            assertFalse(removal.isDone(), "the removal waits for the old group's files too");
+            gate.arm(null);
+            gate.release.countDown();
+
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> restart.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof IllegalStateException && e.getCause().getMessage().contains("removed"),
+                    String.valueOf(e.getCause()));
+            removal.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            assertNull(server.group(1));
+            IllegalArgumentException notHosted = assertThrows(IllegalArgumentException.class,
+                    () -> server.restartGroup(1));
+            assertTrue(notHosted.getMessage().contains("does not host raft group 1"), notHosted.getMessage());
+
+            // its files were kept: added back, it recovers them and catches up
+            RaftGroup back = c.addGroup(follower, 1, new Members(new int[]{1, 2, 3}, new int[0]));
+            assertNotNull(back);
+            for (long v = 101; v <= 150; v++) {
+                c.write(1, v);
+            }
+            assertEquals(150, c.checkIdentical(1).length);
+        }
+    }
+}
