@@ -79,6 +79,8 @@ final class ApplyManager extends FiberFrame<Void> {
     private FiberFuture<SnapshotCapture> captureRequest;
     private SnapshotFiles.Snapshot installSnapshot;
     private FiberFuture<Boolean> installResult;
+    /** The apply fiber has ended (the group stops): snapshot requests are refused at once. */
+    private boolean ended;
 
     ApplyManager(RaftGroup g, StateMachine sm, FiberCondition wakeCondition) {
         this.g = g;
@@ -144,6 +146,11 @@ final class ApplyManager extends FiberFrame<Void> {
 
     /** Captures the state machine between two batches; completes with null when nothing was applied yet. */
     FiberFuture<SnapshotCapture> requestCapture() {
+        if (ended) {
+            FiberFuture<SnapshotCapture> f = g.fiberGroup.newFuture("snapshot-capture");
+            f.completeExceptionally(stopped());
+            return f;
+        }
         if (captureRequest == null) {
             captureRequest = g.fiberGroup.newFuture("snapshot-capture");
             wake();
@@ -153,6 +160,11 @@ final class ApplyManager extends FiberFrame<Void> {
 
     /** Installs a received snapshot between two batches; completes with false when it is not newer than the state. */
     FiberFuture<Boolean> requestInstall(SnapshotFiles.Snapshot snapshot) {
+        if (ended) {
+            FiberFuture<Boolean> f = g.fiberGroup.newFuture("snapshot-install");
+            f.completeExceptionally(stopped());
+            return f;
+        }
         installSnapshot = snapshot;
         installResult = g.fiberGroup.newFuture("snapshot-install");
         wake();
@@ -173,6 +185,21 @@ final class ApplyManager extends FiberFrame<Void> {
     private FrameCallResult loop(Void v) {
         RaftState s = g.state;
         if (s.stopping) {
+            // A snapshot request waiting for the loop would wait forever, and its fiber (the follower
+            // appender receiving a snapshot, a snapshot being taken) with it: the group's shutdown
+            // waits for its fibers, so the node's stop hung for its 30 s.
+            ended = true;
+            if (installResult != null) {
+                FiberFuture<Boolean> f = installResult;
+                installSnapshot = null;
+                installResult = null;
+                f.completeExceptionally(stopped());
+            }
+            if (captureRequest != null) {
+                FiberFuture<SnapshotCapture> f = captureRequest;
+                captureRequest = null;
+                f.completeExceptionally(stopped());
+            }
             return Fiber.frameReturn();
         }
         long now = g.nowNanos();
@@ -441,6 +468,11 @@ final class ApplyManager extends FiberFrame<Void> {
     }
 
     // ---------------------------------------------------------------- snapshots
+
+    private io.poyang.common.StoppedException stopped() {
+        return new io.poyang.common.StoppedException("raft group " + g.state.groupId + " on node " + g.state.selfId
+                + " is stopping");
+    }
 
     private void capture() {
         FiberFuture<SnapshotCapture> f = captureRequest;

@@ -419,6 +419,12 @@ final class Replicator extends FiberFrame<Void> {
      * heartbeats apart): the first of a run is logged, then one per 10 s. {@link SnapshotSender}.
      */
     final WarningThrottle snapshotRefusals = new WarningThrottle(TimeUnit.SECONDS.toNanos(10));
+    /**
+     * Transfers that failed on the way (no answer in time, the connection lost, the snapshot file
+     * unreadable): a follower cut off retries every few heartbeats, so these are throttled like
+     * the refusals. {@link SnapshotSender}.
+     */
+    final WarningThrottle snapshotSendFailures = new WarningThrottle(TimeUnit.SECONDS.toNanos(10));
 
     /** The follower answered a snapshot chunk sent at {@code sendNanos}. */
     void onSnapshotAck(long sendNanos) {

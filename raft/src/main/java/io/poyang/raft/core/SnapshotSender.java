@@ -43,7 +43,12 @@ final class SnapshotSender extends FiberFrame<Boolean> {
     public FrameCallResult execute(Object input) {
         g.snapshotManager.acquire(snapshot);
         acquired = true;
-        log.info("group {}: sending {} to follower {}", g.state.groupId, snapshot, replicator.peerId);
+        if (replicator.snapshotRefusals.inRun() || replicator.snapshotSendFailures.inRun()) {
+            // a retry: the first attempt was logged, and its failures are (throttled)
+            log.debug("group {}: sending {} to follower {} again", g.state.groupId, snapshot, replicator.peerId);
+        } else {
+            log.info("group {}: sending {} to follower {}", g.state.groupId, snapshot, replicator.peerId);
+        }
         return g.blocking("snapshot-send-open", () -> g.snapshotManager.io().openForRead(snapshot.data))
                 .await(this::afterOpen);
     }
@@ -123,8 +128,10 @@ final class SnapshotSender extends FiberFrame<Boolean> {
         if (last) {
             replicator.lastSnapshotIndex = snapshot.meta.lastIndex();
             long refused = replicator.snapshotRefusals.endRun();
-            log.info("group {}: follower {} installed {}{}", s.groupId, replicator.peerId, snapshot.meta,
-                    refused > 0 ? " after " + refused + " refused transfers" : "");
+            long failed = replicator.snapshotSendFailures.endRun();
+            log.info("group {}: follower {} installed {}{}{}", s.groupId, replicator.peerId, snapshot.meta,
+                    refused > 0 ? " after " + refused + " refused transfers" : "",
+                    failed > 0 ? (refused > 0 ? " and " : " after ") + failed + " failed sends" : "");
             return Fiber.frameReturn(Boolean.TRUE);
         }
         return readNext();
@@ -132,8 +139,13 @@ final class SnapshotSender extends FiberFrame<Boolean> {
 
     @Override
     protected FrameCallResult handle(Throwable ex) {
-        log.info("group {}: sending {} to follower {} failed at offset {}: {}", g.state.groupId, snapshot,
-                replicator.peerId, offset, ex.toString());
+        WarningThrottle failures = replicator.snapshotSendFailures;
+        if (failures.occurred(System.nanoTime())) {
+            long skipped = failures.notLoggedBefore();
+            log.info("group {}: sending {} to follower {} failed at offset {}: {}; it is sent again later{}",
+                    g.state.groupId, snapshot, replicator.peerId, offset, ex.toString(),
+                    skipped > 0 ? " (" + skipped + " more failed sends since the last such line)" : "");
+        }
         return Fiber.frameReturn(Boolean.FALSE);
     }
 

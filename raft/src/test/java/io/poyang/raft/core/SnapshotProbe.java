@@ -21,12 +21,17 @@ import java.util.zip.CRC32C;
 
 /**
  * Test access to a group's snapshot files from other packages: hands a follower a whole snapshot
- * as if its leader sent it in one chunk, re-cuts a data file into other chunks, and checks that
- * every meta file on disk names a data file of its size.
+ * as if its leader sent it in one chunk, re-cuts a data file into other chunks, checks that every
+ * meta file on disk names a data file of its size, and lists the group's fibers.
  */
 public final class SnapshotProbe {
 
     private SnapshotProbe() {
+    }
+
+    /** The fibers of {@code g} as they are now (a fiber that has ended is not among them). */
+    public static CompletableFuture<io.poyang.fiber.FiberGroupSnapshot> fibers(RaftGroup g) {
+        return g.fiberGroup.snapshot();
     }
 
     /**

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -62,6 +63,48 @@ class SnapshotCatchUpTest {
             c.write(1, 7_000_000);
             long[] again = c.checkIdentical(1);
             assertEquals(values.length + 1, again.length);
+        }
+    }
+
+    @Test
+    void aFollowerCutOffWhileItNeedsASnapshotIsRetriedQuietlyAndItsInstallSaysHowManySendsFailed() throws Exception {
+        try (io.poyang.raft.store.LogCounter logs = new io.poyang.raft.store.LogCounter(java.util.logging.Level.INFO);
+             RaftCluster c = new RaftCluster(dir, 3, new int[]{1},
+                     rc -> rc.segmentBytes(64 * 1024).snapshotsToKeep(1)).start()) {
+            int leader = c.waitForLeader(1);
+            c.write(1, 1);
+            int follower = leader % 3 + 1;
+            c.faults.isolate(follower);
+            LoadGenerator load = new LoadGenerator(c, 1, 100, 1_000_000);
+            load.awaitAcknowledged(4_000);
+            load.close();
+            RaftGroup lg = c.group(leader, 1);
+            for (int n : c.runningMembers(1)) {
+                if (n != follower) {
+                    assertNotNull(RaftCluster.join(c.group(n, 1).takeSnapshot()));
+                }
+            }
+            long missed = c.group(follower, 1).lastLogIndex() + 1;
+            RaftCluster.waitFor("the leader's log to start after the follower's", () -> lg.firstLogIndex() > missed);
+            // the leader now sends the snapshot every few heartbeats, and each send fails at once (the
+            // follower is unreachable): give it time for many attempts
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(2));
+            String failedLine = "to follower " + follower + " failed at offset";
+            long failedLines = logs.messages.stream().filter(m -> m.contains(failedLine)).count();
+            c.faults.heal();
+            RaftGroup fg = c.group(follower, 1);
+            RaftCluster.waitFor("the follower to catch up by snapshot", () -> fg.firstLogIndex() > missed);
+            RaftCluster.waitFor("the leader to say the follower installed it", () -> logs.messages.stream()
+                    .anyMatch(m -> m.contains("follower " + follower + " installed") && m.contains("failed sends")));
+            String installed = logs.messages.stream().filter(m -> m.contains("follower " + follower + " installed"))
+                    .findFirst().get();
+            System.out.println("SNAPSHOT send failures logged while cut off: " + failedLines + "; then: " + installed);
+            // the first failure of the run, and at most one more per 10 s with a count (they were one
+            // line per attempt)
+            assertTrue(failedLines >= 1 && failedLines <= 2, failedLines + " lines: " + logs.messages.stream()
+                    .filter(m -> m.contains(failedLine)).limit(5).collect(java.util.stream.Collectors.toList()));
+            assertTrue(installed.matches(".* after [0-9]+ failed sends"), installed);
+            c.checkIdentical(1);
         }
     }
 

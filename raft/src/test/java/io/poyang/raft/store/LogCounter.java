@@ -11,9 +11,9 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /**
- * Counts the warnings and errors logged under io.poyang while a test runs (a retry loop that warns
- * at every attempt shows as thousands). Keyed by the first 60 characters of each message. Public
- * for the cluster tests of other packages.
+ * Counts the warnings and errors (or, when asked, every record from INFO up) logged under io.poyang
+ * while a test runs (a retry loop that warns at every attempt shows as thousands). Keyed by the
+ * first 60 characters of each message. Public for the cluster tests of other packages.
  */
 public final class LogCounter extends Handler implements AutoCloseable {
     private final Logger root = Logger.getLogger("io.poyang");
@@ -23,13 +23,21 @@ public final class LogCounter extends Handler implements AutoCloseable {
     public final Queue<String> messages = new ConcurrentLinkedQueue<>();
     private static final int KEPT = 10_000;
 
+    private final int least;
+
     public LogCounter() {
+        this(Level.WARNING);
+    }
+
+    /** Counts the records at {@code least} or above ({@link #warnings} then counts all of them). */
+    public LogCounter(Level least) {
+        this.least = least.intValue();
         root.addHandler(this);
     }
 
     @Override
     public void publish(LogRecord r) {
-        if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
+        if (r.getLevel().intValue() >= least) {
             warnings.incrementAndGet();
             String m = String.valueOf(r.getMessage());
             byMessage.computeIfAbsent(m.substring(0, Math.min(60, m.length())), k -> new AtomicLong())
