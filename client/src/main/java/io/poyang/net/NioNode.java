@@ -141,6 +141,30 @@ public abstract class NioNode extends LifeCycle {
         return new NetTraffic(read, written, packets, requests, responses, connections);
     }
 
+    /**
+     * I/O workers whose loop ended with an error (a bug, logged as an IMPOSSIBLE STATE): their
+     * connections were closed and they take no new ones. For health checks and metrics; a node
+     * with one should be restarted.
+     */
+    public int crashedWorkers() {
+        NioWorker[] ws = workers;
+        int n = 0;
+        if (ws != null) {
+            for (NioWorker w : ws) {
+                if (w.hasCrashed()) {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+
+    /** I/O workers this node runs (its {@code ioThreads}); 0 before start. */
+    public int workerCount() {
+        NioWorker[] ws = workers;
+        return ws == null ? 0 : ws.length;
+    }
+
     /** Requests this node has sent and not yet seen completed. */
     public int pendingRequests() {
         return limiter.pendingRequests();

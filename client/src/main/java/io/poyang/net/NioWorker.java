@@ -57,6 +57,8 @@ final class NioWorker implements Runnable {
     private volatile int selecting;
     /** Set when the loop has ended: producers then fail what they offer themselves. */
     private volatile boolean exited;
+    /** The loop ended with an error (a bug): its connections were closed and it takes no new ones. */
+    private volatile boolean crashed;
     private final ThreadBufferPool bufferPool;
     private final ByteBuffer readBuffer;
     private final EncodeContext encodeContext = new EncodeContext();
@@ -145,6 +147,11 @@ final class NioWorker implements Runnable {
         return exited;
     }
 
+    /** Whether the loop ended with an error (see {@link NioNode#crashedWorkers()}). */
+    boolean hasCrashed() {
+        return crashed;
+    }
+
     /** Runs {@code task} on the worker thread. */
     void execute(Runnable task) {
         offer(task);
@@ -169,6 +176,7 @@ final class NioWorker implements Runnable {
                 }
             }
         } catch (Throwable t) {
+            crashed = true;
             ImpossibleStates.report("{} crashed; its connections are closed", thread.getName(), t);
         } finally {
             shutdown();

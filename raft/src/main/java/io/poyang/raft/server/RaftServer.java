@@ -481,6 +481,42 @@ public final class RaftServer extends LifeCycle {
         return c == null ? 0 : c.pendingRequests();
     }
 
+    /**
+     * I/O threads that crashed (a bug, logged as an IMPOSSIBLE STATE; their connections were
+     * closed), by port: {@code service}, {@code replication}, {@code replication_client}. For
+     * metrics; see {@link #ioProblem()}.
+     */
+    public Map<String, Integer> crashedIoThreads() {
+        Map<String, Integer> m = new java.util.LinkedHashMap<>();
+        m.put("service", serviceServer == null ? 0 : serviceServer.crashedWorkers());
+        m.put("replication", replicationServer == null ? 0 : replicationServer.crashedWorkers());
+        m.put("replication_client", replicationClient == null ? 0 : replicationClient.crashedWorkers());
+        return m;
+    }
+
+    /**
+     * Why this node no longer serves as it should because an I/O thread crashed, or null: for health
+     * checks. A crashed service thread closed its clients' connections (with one thread, the port
+     * takes no new ones); a crashed replication thread cut this node off from some peers. Restart
+     * the node, and report the IMPOSSIBLE STATE from its log.
+     */
+    public String ioProblem() {
+        StringBuilder b = new StringBuilder();
+        String[] names = {"service", "replication", "replication_client"};
+        io.poyang.net.NioNode[] nodes = {serviceServer, replicationServer, replicationClient};
+        for (int i = 0; i < nodes.length; i++) {
+            io.poyang.net.NioNode n = nodes[i];
+            int crashed = n == null ? 0 : n.crashedWorkers();
+            if (crashed > 0) {
+                b.append(b.length() > 0 ? "; " : "").append(crashed).append(" of ").append(n.workerCount())
+                        .append(" I/O thread").append(n.workerCount() == 1 ? "" : "s").append(" of the ")
+                        .append(names[i].replace('_', ' ')).append(i == 2 ? "" : " port").append(" crashed");
+            }
+        }
+        return b.length() == 0 ? null : b + " (an IMPOSSIBLE STATE in the log: report it); their connections were"
+                + " closed; restart the node";
+    }
+
     /** The dispatcher threads the groups run on (for their counters: rounds, steps, parks). */
     public List<Dispatcher> dispatchers() {
         Dispatcher[] d = dispatchers;

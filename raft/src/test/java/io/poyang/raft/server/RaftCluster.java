@@ -56,6 +56,8 @@ final class RaftCluster implements AutoCloseable {
     java.util.concurrent.Executor callbackExecutor;
     /** Servers get a state machine factory, so admin commands can add groups at runtime. */
     boolean runtimeGroups = true;
+    /** Applied to each node's builder last (service extensions and the like), or null. */
+    Consumer<RaftServerConfig.Builder> serverTweak;
 
     RaftCluster(Path baseDir, int nodeCount, int[] groupIds, Consumer<RaftConfig> tweak) {
         this.baseDir = baseDir;
@@ -124,6 +126,9 @@ final class RaftCluster implements AutoCloseable {
             if (member) {
                 b.group(g, () -> newMachine(id, g), m);
             }
+        }
+        if (serverTweak != null) {
+            serverTweak.accept(b);
         }
         RaftServer s = b.build();
         s.start();

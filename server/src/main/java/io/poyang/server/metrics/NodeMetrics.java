@@ -277,6 +277,9 @@ public final class NodeMetrics {
         ports.forEach((p, t) -> out.sample(t.connections(), "node", node, "port", p));
         out.family("poyang_net_pending_requests", "gauge", "Requests this node sent to its peers and not yet answered.");
         out.sample(server.replicationRequestsPending(), "node", node, "port", "replication_client");
+        out.family("poyang_net_io_threads_crashed", "gauge", "I/O threads that crashed (a bug, logged as an IMPOSSIBLE"
+                + " STATE; their connections were closed): restart the node.");
+        server.crashedIoThreads().forEach((p, n) -> out.sample(n, "node", node, "port", p));
     }
 
     interface GroupFigure {

@@ -28,8 +28,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The node's plain-HTTP port (JDK {@code com.sun.net.httpserver}, {@value #EXCHANGE_THREADS} daemon
  * threads): {@code GET /metrics} in Prometheus text format ({@link NodeMetrics}) and
  * {@code GET /health}, a small JSON document with status 200 when every group on the node runs and
- * knows its leader, 503 otherwise (stopping, a group failed or leaderless) — for load balancers and
- * scripts. Only these two paths are served, exactly (a query string is ignored): any other path,
+ * knows its leader, 503 otherwise (stopping, an I/O thread crashed, a group failed or leaderless) —
+ * for load balancers and scripts. Only these two paths are served, exactly (a query string is ignored): any other path,
  * {@code /healthz} or {@code /health/x} too, is answered 404 with a body naming the two.
  *
  * <p>The JDK server hands a connection to an exchange thread as soon as its first bytes arrive, and
@@ -196,7 +196,7 @@ final class NodeHttpEndpoint {
             return;
         }
         StringBuilder groups = new StringBuilder();
-        String problem = node.isStopped() ? "the node is stopping" : null;
+        String problem = node.isStopped() ? "the node is stopping" : node.raftServer().ioProblem();
         List<RaftGroup> all = node.raftServer().groups();
         for (RaftGroup g : all) {
             String state = "ok";
