@@ -104,16 +104,10 @@ class GroupRestartTest {
     void whileARestartWaitsForTheOldGroupsFilesTheGroupStaysListedAndAskingAgainJoinsIt() throws Exception {
         StatusRenameGate gate = new StatusRenameGate();
         try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(gate.io)).start()) {
-            int leader = c.waitForLeader(1);
-            for (long v = 1; v <= 100; v++) {
-                c.write(1, v);
-            }
-            int follower = leader % 3 + 1;
+            int follower = c.waitForLeader(1) % 3 + 1;
             RaftGroup old = c.group(follower, 1);
             RaftServer server = c.server(follower);
-            gate.arm(dir.resolve("node-" + follower).resolve("group-1"));
-            CompletableFuture<RaftGroup> restart = server.restartGroup(1);
-            assertTrue(gate.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the old group saved no status");
+            CompletableFuture<RaftGroup> restart = restartHeldAtTheOldGroupsStatusSave(c, gate, follower);
 
             // the old group's status save is held: the restart cannot have started a new group
             assertSame(restart, server.restartGroup(1), "a second restart joins the first");
@@ -141,15 +135,9 @@ class GroupRestartTest {
     void aGroupRemovedWhileItRestartsIsNotStartedAgainAndCanBeAddedBack() throws Exception {
         StatusRenameGate gate = new StatusRenameGate();
         try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(gate.io)).start()) {
-            int leader = c.waitForLeader(1);
-            for (long v = 1; v <= 100; v++) {
-                c.write(1, v);
-            }
-            int follower = leader % 3 + 1;
+            int follower = c.waitForLeader(1) % 3 + 1;
             RaftServer server = c.server(follower);
-            gate.arm(dir.resolve("node-" + follower).resolve("group-1"));
-            CompletableFuture<RaftGroup> restart = server.restartGroup(1);
-            assertTrue(gate.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the old group saved no status");
+            CompletableFuture<RaftGroup> restart = restartHeldAtTheOldGroupsStatusSave(c, gate, follower);
             CompletableFuture<Void> removal = server.removeGroup(1, false);
             assertNull(server.group(1));
             assertFalse(removal.isDone(), "the removal waits for the old group's files too");
@@ -174,5 +162,20 @@ class GroupRestartTest {
             }
             assertEquals(150, c.checkIdentical(1).length);
         }
+    }
+
+    /**
+     * Writes 100 values, then restarts group 1 on {@code node} while {@code gate} holds the old
+     * group's status save (its stop): the restart returned is not done.
+     */
+    private CompletableFuture<RaftGroup> restartHeldAtTheOldGroupsStatusSave(RaftCluster c, StatusRenameGate gate,
+                                                                            int node) throws InterruptedException {
+        for (long v = 1; v <= 100; v++) {
+            c.write(1, v);
+        }
+        gate.arm(dir.resolve("node-" + node).resolve("group-1"));
+        CompletableFuture<RaftGroup> restart = c.server(node).restartGroup(1);
+        assertTrue(gate.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the old group saved no status");
+        return restart;
     }
 }

@@ -72,20 +72,8 @@ class SnapshotCatchUpTest {
              RaftCluster c = new RaftCluster(dir, 3, new int[]{1},
                      rc -> rc.segmentBytes(64 * 1024).snapshotsToKeep(1)).start()) {
             int leader = c.waitForLeader(1);
-            c.write(1, 1);
             int follower = leader % 3 + 1;
-            c.faults.isolate(follower);
-            LoadGenerator load = new LoadGenerator(c, 1, 100, 1_000_000);
-            load.awaitAcknowledged(4_000);
-            load.close();
-            RaftGroup lg = c.group(leader, 1);
-            for (int n : c.runningMembers(1)) {
-                if (n != follower) {
-                    assertNotNull(RaftCluster.join(c.group(n, 1).takeSnapshot()));
-                }
-            }
-            long missed = c.group(follower, 1).lastLogIndex() + 1;
-            RaftCluster.waitFor("the leader's log to start after the follower's", () -> lg.firstLogIndex() > missed);
+            long missed = cutOffPastTheLeadersLog(c, leader, follower);
             // the leader now sends the snapshot every few heartbeats, and each send fails at once (the
             // follower is unreachable): give it time for many attempts
             java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(2));
@@ -117,20 +105,9 @@ class SnapshotCatchUpTest {
         try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1},
                 rc -> rc.segmentBytes(64 * 1024).snapshotsToKeep(1).replicationTimeoutMillis(1_000)).start()) {
             int leader = c.waitForLeader(1);
-            c.write(1, 1);
             int follower = leader % 3 + 1;
-            c.faults.isolate(follower);
-            LoadGenerator load = new LoadGenerator(c, 1, 100, 1_000_000);
-            load.awaitAcknowledged(4_000);
-            load.close();
+            long missed = cutOffPastTheLeadersLog(c, leader, follower);
             RaftGroup lg = c.group(leader, 1);
-            for (int n : c.runningMembers(1)) {
-                if (n != follower) {
-                    assertNotNull(RaftCluster.join(c.group(n, 1).takeSnapshot()));
-                }
-            }
-            long missed = c.group(follower, 1).lastLogIndex() + 1;
-            RaftCluster.waitFor("the leader's log to start after the follower's", () -> lg.firstLogIndex() > missed);
             c.faults.heal();
             RaftGroup fg = c.group(follower, 1);
             RaftCluster.waitFor("the follower to catch up by snapshot", () -> fg.firstLogIndex() > missed
@@ -151,5 +128,27 @@ class SnapshotCatchUpTest {
         } finally {
             TestStateMachine.readSnapshotDelayMillis = 0;
         }
+    }
+
+    /**
+     * Cuts {@code follower} off, writes 4,000 entries through the others, snapshots them there, and
+     * returns once the leader's log starts after the follower's: the first index it missed, which
+     * only a snapshot can give it now. The follower stays cut off.
+     */
+    private static long cutOffPastTheLeadersLog(RaftCluster c, int leader, int follower) {
+        c.write(1, 1);
+        c.faults.isolate(follower);
+        LoadGenerator load = new LoadGenerator(c, 1, 100, 1_000_000);
+        load.awaitAcknowledged(4_000);
+        load.close();
+        for (int n : c.runningMembers(1)) {
+            if (n != follower) {
+                assertNotNull(RaftCluster.join(c.group(n, 1).takeSnapshot()));
+            }
+        }
+        long missed = c.group(follower, 1).lastLogIndex() + 1;
+        RaftGroup lg = c.group(leader, 1);
+        RaftCluster.waitFor("the leader's log to start after the follower's", () -> lg.firstLogIndex() > missed);
+        return missed;
     }
 }

@@ -96,14 +96,9 @@ class SnapshotNameRaceTest {
                 .snapshotsToKeep(1)).start()) {
             int leader = c.waitForLeader(1);
             int follower = leader % 3 + 1;
-            for (long v = 1; v <= 300; v++) {
-                c.write(1, v);
-            }
             RaftGroup lg = c.group(leader, 1);
             RaftGroup fg = c.group(follower, 1);
-            RaftCluster.waitFor("every node to apply every write", () -> c.runningNodes().stream()
-                    .allMatch(n -> c.group(n, 1).lastApplied() == lg.commitIndex()));
-            SnapshotMeta leaders = lg.takeSnapshot().get(10, TimeUnit.SECONDS);
+            SnapshotMeta leaders = leadersSnapshotOfWhatEveryNodeApplied(c, leader);
             assertEquals(leaders.lastIndex(), fg.lastApplied(), "the follower applied what the leader's snapshot covers");
             // the same state in 100-byte chunks: the data file differs in size from the follower's own
             byte[] fromLeader = SnapshotProbe.rechunkedNewest(snapshotDir(leader), 100);
@@ -139,6 +134,17 @@ class SnapshotNameRaceTest {
             }
             c.checkIdentical(1);
         }
+    }
+
+    /** Writes 300 values, waits until every node applied them, and takes a snapshot on {@code leader}. */
+    static SnapshotMeta leadersSnapshotOfWhatEveryNodeApplied(RaftCluster c, int leader) throws Exception {
+        for (long v = 1; v <= 300; v++) {
+            c.write(1, v);
+        }
+        RaftGroup lg = c.group(leader, 1);
+        RaftCluster.waitFor("every node to apply every write", () -> c.runningNodes().stream()
+                .allMatch(n -> c.group(n, 1).lastApplied() == lg.commitIndex()));
+        return lg.takeSnapshot().get(10, TimeUnit.SECONDS);
     }
 
     private Path snapshotDir(int node) {

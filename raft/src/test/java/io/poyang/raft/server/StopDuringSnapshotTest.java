@@ -29,14 +29,8 @@ class StopDuringSnapshotTest {
         try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(gate.io)).start()) {
             int leader = c.waitForLeader(1);
             int follower = leader % 3 + 1;
-            for (long v = 1; v <= 300; v++) {
-                c.write(1, v);
-            }
-            RaftGroup lg = c.group(leader, 1);
             RaftGroup fg = c.group(follower, 1);
-            RaftCluster.waitFor("every node to apply every write", () -> c.runningNodes().stream()
-                    .allMatch(n -> c.group(n, 1).lastApplied() == lg.commitIndex()));
-            SnapshotMeta leaders = lg.takeSnapshot().get(10, TimeUnit.SECONDS);
+            SnapshotMeta leaders = SnapshotNameRaceTest.leadersSnapshotOfWhatEveryNodeApplied(c, leader);
             byte[] fromLeader = SnapshotProbe.rechunkedNewest(snapshotDir(leader), 4096);
 
             // the received file's rename is held: the follower appender waits there
