@@ -5,10 +5,10 @@ import io.poyang.dtkv.KvKeys;
 import io.poyang.dtkv.KvNode;
 import io.poyang.dtkv.KvReq;
 import io.poyang.dtkv.KvResp;
-import io.poyang.log.ImpossibleStates;
-import org.junit.jupiter.api.AfterEach;
+import io.poyang.raft.store.NoImpossibleStates;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -21,6 +21,7 @@ import static io.poyang.dtkv.server.KvLog.b;
 import static org.junit.jupiter.api.Assertions.*;
 
 /** Every write and read, with the rules of dtkv/README.md, and the codes they fail with. */
+@ExtendWith(NoImpossibleStates.class)
 class KvStoreOperationsTest {
 
     private KvLog log;
@@ -28,14 +29,8 @@ class KvStoreOperationsTest {
 
     @BeforeEach
     void setUp() {
-        ImpossibleStates.reset();
         log = new KvLog();
         store = log.store;
-    }
-
-    @AfterEach
-    void noImpossibleStates() {
-        assertEquals(0, ImpossibleStates.count());
     }
 
     private KvResp ok(KvReq r) {

@@ -1,9 +1,7 @@
 package io.poyang.raft.store;
 
-import io.poyang.log.ImpossibleStates;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -21,22 +19,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the back-off pace, not once per append; past the retry limit the store fails with an error that
  * names the directory, closes, and a restart recovers.
  */
+@ExtendWith(NoImpossibleStates.class)
 class IndexFileFailureTest {
 
     private static final long BACKOFF_MILLIS = 50;
 
     @TempDir
     Path dir;
-
-    @BeforeEach
-    void reset() {
-        ImpossibleStates.reset();
-    }
-
-    @AfterEach
-    void noImpossibleStates() {
-        assertEquals(0, ImpossibleStates.count());
-    }
 
     private static FaultyFileIo.Hook failingIndexWrites(AtomicInteger attempts) {
         return new FaultyFileIo.Hook() {

@@ -1,9 +1,7 @@
 package io.poyang.raft.store;
 
-import io.poyang.log.ImpossibleStates;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -18,20 +16,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Failed writes are retried with back-off; a failed fsync fails the store, loudly and for good. */
+@ExtendWith(NoImpossibleStates.class)
 class IoFailureTest {
 
     @TempDir
     Path dir;
-
-    @BeforeEach
-    void reset() {
-        ImpossibleStates.reset();
-    }
-
-    @AfterEach
-    void noImpossibleStates() {
-        assertEquals(0, ImpossibleStates.count());
-    }
 
     private static boolean isLog(Path file) {
         return file.getParent().getFileName().toString().equals("log");

@@ -1,9 +1,7 @@
 package io.poyang.raft.store;
 
-import io.poyang.log.ImpossibleStates;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -24,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Torn tails are cut; damage at or below the commit index stops the store with the file and offset. */
+@ExtendWith(NoImpossibleStates.class)
 class RecoveryTest {
 
     private static final int N = 100;
@@ -33,16 +32,6 @@ class RecoveryTest {
     /** Log positions of item N and of the byte after it, recorded while writing. */
     private long posOfLast;
     private long endOfLast;
-
-    @BeforeEach
-    void reset() {
-        ImpossibleStates.reset();
-    }
-
-    @AfterEach
-    void noImpossibleStates() {
-        assertEquals(0, ImpossibleStates.count());
-    }
 
     /** Writes items 1..N in one segment (0), declares {@code commit} and stops without closing (as a crash would). */
     private void writeLog(long commit) {

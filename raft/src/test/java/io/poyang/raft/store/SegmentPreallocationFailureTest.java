@@ -1,9 +1,7 @@
 package io.poyang.raft.store;
 
-import io.poyang.log.ImpossibleStates;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -19,22 +17,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A new segment cannot be created (the disk is full) while appends keep arriving: the store
  * retries with its back-off, not once per append, and goes on once space is free.
  */
+@ExtendWith(NoImpossibleStates.class)
 class SegmentPreallocationFailureTest {
 
     private static final long BACKOFF_MILLIS = 50;
 
     @TempDir
     Path dir;
-
-    @BeforeEach
-    void reset() {
-        ImpossibleStates.reset();
-    }
-
-    @AfterEach
-    void noImpossibleStates() {
-        assertEquals(0, ImpossibleStates.count());
-    }
 
     @Test
     void aFailingPreallocationIsRetriedAtTheBackOffPaceAndWarnedOnceWhileAppendsArrive() throws Exception {

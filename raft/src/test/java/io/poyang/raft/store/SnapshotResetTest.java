@@ -1,9 +1,7 @@
 package io.poyang.raft.store;
 
-import io.poyang.log.ImpossibleStates;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
@@ -19,20 +17,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** A follower that installed a snapshot its log does not match starts an empty log after it. */
+@ExtendWith(NoImpossibleStates.class)
 class SnapshotResetTest {
 
     @TempDir
     Path dir;
-
-    @BeforeEach
-    void reset() {
-        ImpossibleStates.reset();
-    }
-
-    @AfterEach
-    void noImpossibleStates() {
-        assertEquals(0, ImpossibleStates.count());
-    }
 
     @Test
     void resetStartsTheLogAfterTheSnapshotAndSurvivesAReopen() throws Exception {

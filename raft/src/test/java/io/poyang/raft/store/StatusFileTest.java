@@ -1,9 +1,7 @@
 package io.poyang.raft.store;
 
-import io.poyang.log.ImpossibleStates;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -21,20 +19,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A crash at each step of a status save leaves the old or the new content, never neither. The
  * crash is the fault seam throwing before the step, after which the file is read back fresh.
  */
+@ExtendWith(NoImpossibleStates.class)
 class StatusFileTest {
 
     @TempDir
     Path dir;
-
-    @BeforeEach
-    void reset() {
-        ImpossibleStates.reset();
-    }
-
-    @AfterEach
-    void noImpossibleStates() {
-        assertEquals(0, ImpossibleStates.count());
-    }
 
     private static Map<String, String> content(String term) {
         Map<String, String> m = new LinkedHashMap<>();
