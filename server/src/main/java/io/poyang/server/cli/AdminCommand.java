@@ -414,6 +414,10 @@ public final class AdminCommand {
      * replicas are restarted only when named.
      */
     private int restartGroup(AdminClient admin, CliArgs a, int group) {
+        if (a.flag("--delete-data")) {
+            throw new CliArgs.UsageException("restart-group keeps the group's files and takes no --delete-data"
+                    + " (remove-group --delete-data deletes them)");
+        }
         int[] on;
         if (a.has("--on")) {
             on = ids(a, "--on", true);

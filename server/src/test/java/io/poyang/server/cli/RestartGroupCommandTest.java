@@ -79,6 +79,10 @@ class RestartGroupCommandTest {
             assertTrue(onLeader.stdout.contains("\"op\":\"restart-group\""), onLeader.stdout);
             assertTrue(c.group(leader, 1) != healthy, "the named replica was not restarted");
 
+            CommandRun deleting = admin(c, "restart-group", "1", "--delete-data");
+            assertEquals(AdminCommand.EXIT_ERROR, deleting.exitCode, deleting.toString());
+            assertTrue(deleting.stderr.contains("takes no --delete-data"), deleting.stderr);
+
             CommandRun unknown = admin(c, "restart-group", "77");
             assertEquals(AdminCommand.EXIT_ERROR, unknown.exitCode, unknown.toString());
             assertTrue(unknown.stderr.contains("NO_SUCH_GROUP"), unknown.stderr);
