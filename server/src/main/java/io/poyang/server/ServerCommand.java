@@ -12,6 +12,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * {@code ./poyang server [--conf DIR]}: runs a DtKV node until SIGTERM or SIGINT.
@@ -22,7 +24,8 @@ import java.util.concurrent.CountDownLatch;
  * {@code "poyang node <id> ready: "} ({@link PoyangNode#readyLine()}); everything else (logs,
  * errors) goes to stderr.
  *
- * <p>Exit codes: {@value #EXIT_STOPPED} stopped gracefully after a signal; {@value #EXIT_START_FAILED}
+ * <p>Exit codes: {@value #EXIT_STOPPED} stopped gracefully after a signal, or at once by a signal
+ * during the start; {@value #EXIT_START_FAILED}
  * could not start (the reason on stderr, prefixed {@code "poyang server: cannot start: "});
  * {@value #EXIT_USAGE} bad command line; {@value #EXIT_FORCED} the stop was forced (a second signal,
  * or the graceful stop took longer than {@code shutdownTimeoutMillis}); {@value #EXIT_STOP_FAILED} the
@@ -102,30 +105,24 @@ public final class ServerCommand {
      */
     public static int run(String[] args, PrintStream out, PrintStream err) {
         PoyangNode node;
-        try {
-            int[] code = {EXIT_STOPPED};
-            node = load(args, out, err, code);
-            if (node == null) {
-                return code[0];
-            }
-            node.start();
-        } catch (ConfigException | NodeStartException e) {
-            err.println("poyang server: cannot start: " + e.getMessage());
-            return EXIT_START_FAILED;
-        } catch (RuntimeException e) {
-            err.println("poyang server: cannot start: " + e);
-            e.printStackTrace(err);
-            return EXIT_START_FAILED;
-        }
+        // Null until the node has started. A signal before then cannot stop it gracefully (the start
+        // replays the logs, which may take a while, and is not interruptible), so it ends the process
+        // at once: the files are crash-safe, and the next start recovers from them as after a crash.
+        AtomicReference<PoyangNode> running = new AtomicReference<>();
         CountDownLatch stopped = new CountDownLatch(1);
-        java.util.concurrent.atomic.AtomicBoolean stopFailed = new java.util.concurrent.atomic.AtomicBoolean();
-        PoyangNode running = node;
-        long timeoutMillis = node.config().shutdownTimeoutMillis;
+        AtomicBoolean stopFailed = new AtomicBoolean();
         StopSignals.Listener onSignal = new StopSignals.Listener() {
             @Override
             public void onStopRequested(String signal) {
+                PoyangNode n = running.get();
+                if (n == null) {
+                    err.println("poyang server: SIG" + signal + " during the start: exiting at once (as safe as a"
+                            + " crash: the next start recovers from the files)");
+                    err.flush();
+                    Runtime.getRuntime().halt(EXIT_STOPPED);
+                }
                 err.println("poyang server: SIG" + signal + ": stopping gracefully (a second signal forces it)");
-                startStop(running, stopped, stopFailed, timeoutMillis, err);
+                startStop(n, stopped, stopFailed, n.config().shutdownTimeoutMillis, err);
             }
 
             @Override
@@ -135,12 +132,33 @@ public final class ServerCommand {
                 Runtime.getRuntime().halt(EXIT_FORCED);
             }
         };
-        if (!new StopSignals().install(onSignal)) {
+        StopSignals signals = new StopSignals();
+        boolean signalsTaken = signals.install(onSignal);
+        try {
+            int[] code = {EXIT_STOPPED};
+            node = load(args, out, err, code);
+            if (node == null) {
+                signals.restore();
+                return code[0];
+            }
+            node.start();
+        } catch (ConfigException | NodeStartException e) {
+            signals.restore();
+            err.println("poyang server: cannot start: " + e.getMessage());
+            return EXIT_START_FAILED;
+        } catch (RuntimeException e) {
+            signals.restore();
+            err.println("poyang server: cannot start: " + e);
+            e.printStackTrace(err);
+            return EXIT_START_FAILED;
+        }
+        if (!signalsTaken) {
             err.println("poyang server: this JVM does not let the node take SIGTERM; a signal stops it through a"
                     + " shutdown hook (graceful, never forced)");
         }
         // Other ways out (SIGHUP, System.exit elsewhere) still stop the node gracefully.
-        Runtime.getRuntime().addShutdownHook(new Thread(running::stop, "poyang-shutdown-hook"));
+        Runtime.getRuntime().addShutdownHook(new Thread(node::stop, "poyang-shutdown-hook"));
+        running.set(node);
         out.println(node.readyLine());
         out.flush();
         try {
@@ -152,7 +170,7 @@ public final class ServerCommand {
     }
 
     /** Stops the node on a thread of its own, and halts the JVM if that takes longer than the timeout. */
-    private static void startStop(PoyangNode node, CountDownLatch stopped, java.util.concurrent.atomic.AtomicBoolean failed,
+    private static void startStop(PoyangNode node, CountDownLatch stopped, AtomicBoolean failed,
                                   long timeoutMillis, PrintStream err) {
         Thread watchdog = new Thread(() -> {
             try {
@@ -191,7 +209,8 @@ public final class ServerCommand {
         out.println("data in ./data.");
         out.println();
         out.println("Prints 'poyang node <id> ready: service HOST:PORT, ...' on stdout once it serves.");
-        out.println("SIGTERM or SIGINT stops it gracefully; a second signal forces the stop.");
+        out.println("SIGTERM or SIGINT stops it gracefully; a second signal forces the stop. A signal during the");
+        out.println("start (the logs are replayed) ends the process at once; the next start recovers as after a crash.");
         out.println("Exit codes: 0 stopped, 1 could not start (reason on stderr), 2 bad arguments, 3 stop forced,");
         out.println("4 the graceful stop failed (reason on stderr).");
         out.println("Operations guide: docs/operations.md");

@@ -20,13 +20,18 @@ final class StopSignals {
         void onForceRequested(String signal);
     }
 
+    private static final String[] SIGNALS = {"TERM", "INT"};
+
     private final AtomicInteger received = new AtomicInteger();
+    /** The handlers install replaced, in the order of SIGNALS; null when not installed. */
+    private sun.misc.SignalHandler[] previous;
 
     /** Installs the handlers; false when this JVM does not let the process take the signals. */
     boolean install(Listener listener) {
+        sun.misc.SignalHandler[] replaced = new sun.misc.SignalHandler[SIGNALS.length];
         try {
-            for (String name : new String[]{"TERM", "INT"}) {
-                sun.misc.Signal.handle(new sun.misc.Signal(name), sig -> {
+            for (int i = 0; i < SIGNALS.length; i++) {
+                replaced[i] = sun.misc.Signal.handle(new sun.misc.Signal(SIGNALS[i]), sig -> {
                     if (received.getAndIncrement() == 0) {
                         listener.onStopRequested(sig.getName());
                     } else {
@@ -34,9 +39,27 @@ final class StopSignals {
                     }
                 });
             }
+            previous = replaced;
             return true;
         } catch (LinkageError | IllegalArgumentException e) {
             return false;
+        }
+    }
+
+    /**
+     * Puts back the handlers {@link #install} replaced (the JVM's own, in a node process), for a run
+     * that ends without starting the node: the JVM may go on (a test, an embedding program).
+     */
+    void restore() {
+        sun.misc.SignalHandler[] p = previous;
+        previous = null;
+        if (p == null) {
+            return;
+        }
+        for (int i = 0; i < SIGNALS.length; i++) {
+            if (p[i] != null) {
+                sun.misc.Signal.handle(new sun.misc.Signal(SIGNALS[i]), p[i]);
+            }
         }
     }
 }

@@ -158,4 +158,63 @@ class StopSignalTest {
             });
         }
     }
+
+    /**
+     * A start cannot be stopped gracefully (it replays the logs), so a signal during one ends the
+     * process at once, exit 0, and the next start finds every acknowledged write. The start is held
+     * by a named pipe in place of the group's status file: reading it blocks until a writer opens it.
+     */
+    @Test
+    void aSignalDuringTheStartExitsAtOnceAndTheNextStartLosesNothing() throws Exception {
+        int[] p = io.poyang.net.LoopbackPorts.pick(3);
+        TestConf.Ports ports = new TestConf.Ports(p[0], p[1], p[2]);
+        Path conf = TestConf.write(TestConf.samples().resolve("single"), tmp.resolve("conf"), ports,
+                tmp.resolve("data"), java.util.Collections.singletonMap(1, ports), java.util.Collections.emptyMap());
+        String clientServers = "127.0.0.1:" + ports.service;
+        try (NodeProcess first = new NodeProcess(1, conf, tmp).start()) {
+            first.awaitReady(60_000);
+            try (KvClient kv = new KvClient(new io.poyang.dtkv.client.KvClientConfig().servers(clientServers))) {
+                kv.start();
+                kv.mkdir("app");
+                for (int i = 0; i < 20; i++) {
+                    kv.put("app.k" + i, "v" + i);
+                }
+            }
+            first.terminate();
+            assertEquals(ServerCommand.EXIT_STOPPED, first.waitForExit(60_000));
+        }
+        Path status = tmp.resolve("data").resolve("group-1").resolve("status");
+        Path saved = tmp.resolve("status.saved");
+        Files.move(status, saved);
+        Process mkfifo = new ProcessBuilder("mkfifo", status.toString()).inheritIO().start();
+        assertTrue(mkfifo.waitFor(10, TimeUnit.SECONDS));
+        assertEquals(0, mkfifo.exitValue(), "mkfifo " + status);
+
+        try (NodeProcess blocked = new NodeProcess(1, conf, tmp).start()) {
+            // the group's start is what reads the status file; the raft server is up before it
+            Await.until("the node to start its group", 60_000, () -> blocked.stderrTail().contains("raft node 1 started"));
+            Thread.sleep(500);   // the thing under test: still starting, held by the pipe
+            assertTrue(blocked.isAlive(), "held by the pipe: " + blocked.stderrTail());
+            assertTrue(blocked.stdoutLines().isEmpty(), "no ready line yet");
+            long sent = System.nanoTime();
+            blocked.signal("TERM");
+            assertEquals(ServerCommand.EXIT_STOPPED, blocked.waitForExit(20_000), blocked.stderrTail());
+            assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent) < 15_000, "at once");
+            assertTrue(blocked.stderrTail().contains("SIGTERM during the start: exiting at once"), blocked.stderrTail());
+        }
+
+        Files.delete(status);
+        Files.move(saved, status);
+        try (NodeProcess again = new NodeProcess(1, conf, tmp).start()) {
+            again.awaitReady(60_000);
+            try (KvClient kv = new KvClient(new io.poyang.dtkv.client.KvClientConfig().servers(clientServers))) {
+                kv.start();
+                for (int i = 0; i < 20; i++) {
+                    assertEquals("v" + i, kv.getString("app.k" + i));
+                }
+            }
+            again.terminate();
+            assertEquals(ServerCommand.EXIT_STOPPED, again.waitForExit(60_000));
+        }
+    }
 }
