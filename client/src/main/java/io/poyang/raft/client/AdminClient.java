@@ -175,9 +175,19 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
     }
 
     public CompletableFuture<Void> addGroupAsync(int nodeId, int groupId, int[] voters, int[] observers) {
+        return addGroupAsync(nodeId, groupId, voters, observers, config.requestTimeoutMillis);
+    }
+
+    /**
+     * As {@link #addGroupAsync(int, int, int[], int[])}, waiting up to {@code timeoutMillis} instead of
+     * {@code requestTimeoutMillis}: the node answers once the group runs, after it has replayed its
+     * log, which for a large log takes longer than a request usually may.
+     */
+    public CompletableFuture<Void> addGroupAsync(int nodeId, int groupId, int[] voters, int[] observers,
+                                                 long timeoutMillis) {
         return toNode(nodeId, RaftCommands.ADMIN_ADD_GROUP, AdminMessages.ADD_GROUP_REQUEST.builder().set(1, groupId)
-                .set(2, voters).set(3, observers).build(), AdminMessages.ACK, "adding raft group " + groupId)
-                .thenApply(m -> null);
+                .set(2, voters).set(3, observers).build(), AdminMessages.ACK, "adding raft group " + groupId,
+                timeoutMillis).thenApply(m -> null);
     }
 
     /**
@@ -207,8 +217,17 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
     }
 
     public CompletableFuture<Void> restartGroupAsync(int nodeId, int groupId) {
+        return restartGroupAsync(nodeId, groupId, config.requestTimeoutMillis);
+    }
+
+    /**
+     * As {@link #restartGroupAsync(int, int)}, waiting up to {@code timeoutMillis} instead of
+     * {@code requestTimeoutMillis}: the old group's stop (up to 30 s for its file operations) and the
+     * new one's replay can take longer than a request usually may.
+     */
+    public CompletableFuture<Void> restartGroupAsync(int nodeId, int groupId, long timeoutMillis) {
         return toNode(nodeId, RaftCommands.ADMIN_RESTART_GROUP, AdminMessages.RESTART_GROUP_REQUEST.builder()
-                .set(1, groupId).build(), AdminMessages.ACK, "restarting raft group " + groupId)
+                .set(1, groupId).build(), AdminMessages.ACK, "restarting raft group " + groupId, timeoutMillis)
                 .thenApply(m -> null);
     }
 
@@ -422,16 +441,24 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
     /** A command to one node; retried while the node cannot be reached (every node command is idempotent). */
     private <T> CompletableFuture<T> toNode(int nodeId, int command, FieldMessage request, DecoderFactory<T> decoder,
                                             String what) {
+        return toNode(nodeId, command, request, decoder, what, config.requestTimeoutMillis);
+    }
+
+    private <T> CompletableFuture<T> toNode(int nodeId, int command, FieldMessage request, DecoderFactory<T> decoder,
+                                            String what, long timeoutMillis) {
         CompletableFuture<T> f = new CompletableFuture<>();
         try {
             checkRunning();
             peerOf(nodeId);
+            if (timeoutMillis <= 0) {
+                throw new IllegalArgumentException("timeoutMillis must be positive: " + timeoutMillis);
+            }
         } catch (RuntimeException e) {
             f.completeExceptionally(e);
             return f;
         }
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.requestTimeoutMillis);
-        new NodeCall<>(nodeId, command, request, decoder, what, deadline, f).attempt();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        new NodeCall<>(nodeId, command, request, decoder, what, timeoutMillis, deadline, f).attempt();
         return f;
     }
 
@@ -441,13 +468,15 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
         private final FieldMessage request;
         private final DecoderFactory<T> decoder;
         private final String what;
+        private final long timeoutMillis;
         private final long deadlineNanos;
         private final CompletableFuture<T> result;
         private long backoffMillis = config.minRetryBackoffMillis;
         private Throwable lastConnectionError;
 
         NodeCall(int nodeId, int command, FieldMessage request, DecoderFactory<T> decoder, String what,
-                 long deadlineNanos, CompletableFuture<T> result) {
+                 long timeoutMillis, long deadlineNanos, CompletableFuture<T> result) {
+            this.timeoutMillis = timeoutMillis;
             this.nodeId = nodeId;
             this.command = command;
             this.request = request;
@@ -463,7 +492,7 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
                 complete(result, null, lastConnectionError != null ? new NetConnectionException("cannot reach node "
                         + nodeId + " at " + addresses.get(nodeId) + " for the " + what + ": "
                         + lastConnectionError.getMessage()) : new PoyangTimeoutException("no answer from node " + nodeId
-                        + " to the " + what + " within " + config.requestTimeoutMillis + " ms"));
+                        + " to the " + what + " within " + timeoutMillis + " ms"));
                 return;
             }
             try {

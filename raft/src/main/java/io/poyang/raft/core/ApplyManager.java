@@ -79,8 +79,10 @@ final class ApplyManager extends FiberFrame<Void> {
     private FiberFuture<SnapshotCapture> captureRequest;
     private SnapshotFiles.Snapshot installSnapshot;
     private FiberFuture<Boolean> installResult;
-    /** The apply fiber has ended (the group stops): snapshot requests are refused at once. */
+    /** The apply fiber has ended (the group stops, or the fiber failed): snapshot requests are refused at once. */
     private boolean ended;
+    /** Why it ended: what a refused snapshot request fails with. */
+    private Throwable endedBecause;
 
     ApplyManager(RaftGroup g, StateMachine sm, FiberCondition wakeCondition) {
         this.g = g;
@@ -148,7 +150,7 @@ final class ApplyManager extends FiberFrame<Void> {
     FiberFuture<SnapshotCapture> requestCapture() {
         if (ended) {
             FiberFuture<SnapshotCapture> f = g.fiberGroup.newFuture("snapshot-capture");
-            f.completeExceptionally(stopped());
+            f.completeExceptionally(endedBecause);
             return f;
         }
         if (captureRequest == null) {
@@ -162,7 +164,7 @@ final class ApplyManager extends FiberFrame<Void> {
     FiberFuture<Boolean> requestInstall(SnapshotFiles.Snapshot snapshot) {
         if (ended) {
             FiberFuture<Boolean> f = g.fiberGroup.newFuture("snapshot-install");
-            f.completeExceptionally(stopped());
+            f.completeExceptionally(endedBecause);
             return f;
         }
         installSnapshot = snapshot;
@@ -185,21 +187,7 @@ final class ApplyManager extends FiberFrame<Void> {
     private FrameCallResult loop(Void v) {
         RaftState s = g.state;
         if (s.stopping) {
-            // A snapshot request waiting for the loop would wait forever, and its fiber (the follower
-            // appender receiving a snapshot, a snapshot being taken) with it: the group's shutdown
-            // waits for its fibers, so the node's stop hung for its 30 s.
-            ended = true;
-            if (installResult != null) {
-                FiberFuture<Boolean> f = installResult;
-                installSnapshot = null;
-                installResult = null;
-                f.completeExceptionally(stopped());
-            }
-            if (captureRequest != null) {
-                FiberFuture<SnapshotCapture> f = captureRequest;
-                captureRequest = null;
-                f.completeExceptionally(stopped());
-            }
+            end(stopped());
             return Fiber.frameReturn();
         }
         long now = g.nowNanos();
@@ -268,10 +256,10 @@ final class ApplyManager extends FiberFrame<Void> {
     private FrameCallResult afterLoad(Attempt<List<LogItem>> a) {
         RaftState s = g.state;
         if (s.stopping) {
-            return Fiber.frameReturn();
+            return loop(null);   // which ends the loop, failing the snapshot requests that wait for it
         }
         if (!a.ok()) {
-            if (!s.stopping && installSnapshot == null) {
+            if (installSnapshot == null) {
                 log.warn("group {} on node {}: reading entries from {} to apply failed; retrying", s.groupId, s.selfId,
                         s.lastApplied + 1, a.error);
             }
@@ -569,7 +557,31 @@ final class ApplyManager extends FiberFrame<Void> {
     protected FrameCallResult handle(Throwable ex) {
         log.error("group {} on node {}: the apply fiber failed", g.state.groupId, g.state.selfId, ex);
         g.fail(ex);
+        end(new IllegalStateException("the apply fiber of raft group " + g.state.groupId + " on node "
+                + g.state.selfId + " failed (" + ex + "); restart the group or its node", ex));
         return Fiber.frameReturn();
+    }
+
+    /**
+     * The loop ends (the group stops, or the loop failed). A snapshot request waiting for it would
+     * wait forever, and its fiber (the follower appender receiving a snapshot, a snapshot being
+     * taken) with it: the group's shutdown waits for its fibers, so stopping or restarting the group
+     * would hang until its timeout. Those requests and any later ones fail with {@code why}.
+     */
+    private void end(Throwable why) {
+        ended = true;
+        endedBecause = why;
+        if (installResult != null) {
+            FiberFuture<Boolean> f = installResult;
+            installSnapshot = null;
+            installResult = null;
+            f.completeExceptionally(why);
+        }
+        if (captureRequest != null) {
+            FiberFuture<SnapshotCapture> f = captureRequest;
+            captureRequest = null;
+            f.completeExceptionally(why);
+        }
     }
 
     @Override

@@ -250,9 +250,17 @@ public final class RaftServer extends LifeCycle {
     public CompletableFuture<Void> removeGroup(int groupId, boolean deleteData) {
         checkRunning();
         RaftGroup g;
+        CompletableFuture<RaftGroup> restart;
         synchronized (this) {
             g = registry.remove(groupId);
             startedWith.remove(groupId);
+            restart = restarts.remove(groupId);
+        }
+        if (restart != null) {
+            // the removal wins; failed now, so an addGroup made next starts the group anew instead
+            // of joining a restart that can only fail
+            restart.completeExceptionally(new IllegalStateException("raft group " + groupId + " on node "
+                    + config.nodeId + " was removed while it restarted; not started again"));
         }
         // Done when the group's last file operation ended, not only its fibers: the caller may add
         // the group again on the same directory next, or the directory is deleted below.
@@ -312,21 +320,36 @@ public final class RaftServer extends LifeCycle {
             CompletableFuture<Void> started;
             RaftGroup fresh;
             synchronized (this) {
-                restarts.remove(groupId);
                 if (e != null) {
+                    restarts.remove(groupId, restarted);
                     restarted.completeExceptionally(e);
                     return;
                 }
                 if (registry.get(groupId) != old || !isRunning()) {
+                    restarts.remove(groupId, restarted);
                     restarted.completeExceptionally(new IllegalStateException("raft group " + groupId + " on node "
                             + config.nodeId + " was removed, or the node stopped, while it restarted; not started again"));
                     return;
                 }
-                fresh = newGroup(groupId, how.stateMachine, how.members);
-                registry.replace(old, fresh);
-                started = fresh.start();
+                try {
+                    fresh = newGroup(groupId, how.stateMachine, how.members);
+                    registry.replace(old, fresh);
+                    started = fresh.start();
+                } catch (RuntimeException | Error t) {
+                    // the supplier could not make a state machine, say: the old group stays listed,
+                    // stopped, and the restart can be asked for again
+                    restarts.remove(groupId, restarted);
+                    log.error("raft node {}: group {} could not be started again: {}", config.nodeId, groupId,
+                            t.toString(), t);
+                    restarted.completeExceptionally(t);
+                    return;
+                }
             }
             started.whenComplete((x, startError) -> {
+                // the entry stays until the new group runs, so a second call meanwhile joins this one
+                synchronized (this) {
+                    restarts.remove(groupId, restarted);
+                }
                 if (startError != null) {
                     log.error("raft node {}: group {} did not start again: {}", config.nodeId, groupId,
                             startError.toString());

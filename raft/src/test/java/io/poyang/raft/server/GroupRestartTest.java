@@ -164,6 +164,61 @@ class GroupRestartTest {
         }
     }
 
+    @Test
+    void aGroupWhoseApplyFiberEndedRefusesSnapshotsAndARestartBringsItBackAtOnce() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}).start()) {
+            int follower = c.waitForLeader(1) % 3 + 1;
+            for (long v = 1; v <= 20; v++) {
+                c.write(1, v);
+            }
+            RaftServer server = c.server(follower);
+            // restarted with a machine that cannot give a decoder: its apply fiber ends on the first entry
+            c.decoderFailure = new IllegalStateException("this build of the machine cannot decode its bodies");
+            RaftGroup broken = server.restartGroup(1).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            RaftCluster.waitFor("group 1 to fail on node " + follower, () -> broken.failure() != null);
+            // a snapshot must not wait for the ended apply fiber (and hold the group's stop with it)
+            CompletableFuture<?> snapshot = broken.takeSnapshot();
+            ExecutionException refused = assertThrows(ExecutionException.class,
+                    () -> snapshot.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
+            assertTrue(String.valueOf(refused.getCause().getMessage()).contains("apply fiber"),
+                    String.valueOf(refused.getCause()));
+
+            c.decoderFailure = null;
+            // well inside the 30 s the restart gives the old group's files before it gives up
+            RaftGroup fresh = server.restartGroup(1).get(20, TimeUnit.SECONDS);
+            assertNull(fresh.failure());
+            for (long v = 21; v <= 40; v++) {
+                c.write(1, v);
+            }
+            assertEquals(40, c.checkIdentical(1).length);
+        }
+    }
+
+    @Test
+    void aRestartWhoseStateMachineCannotBeMadeFailsWithTheCauseAndCanBeRepeated() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}).start()) {
+            int follower = c.waitForLeader(1) % 3 + 1;
+            for (long v = 1; v <= 20; v++) {
+                c.write(1, v);
+            }
+            RaftServer server = c.server(follower);
+            c.supplierFailure = new IllegalStateException("the state machine's database is not reachable");
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> server.restartGroup(1).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
+            assertSame(c.supplierFailure, e.getCause());
+            assertNotNull(server.group(1), "the stopped group stays listed");
+
+            c.supplierFailure = null;
+            RaftGroup fresh = server.restartGroup(1).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            assertNull(fresh.failure());
+            assertSame(fresh, server.group(1));
+            for (long v = 21; v <= 40; v++) {
+                c.write(1, v);
+            }
+            assertEquals(40, c.checkIdentical(1).length);
+        }
+    }
+
     /**
      * Writes 100 values, then restarts group 1 on {@code node} while {@code gate} holds the old
      * group's status save (its stop): the restart returned is not done.

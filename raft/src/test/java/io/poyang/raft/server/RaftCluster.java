@@ -148,9 +148,19 @@ final class RaftCluster implements AutoCloseable {
         return join(servers[node].addGroup(groupId, () -> newMachine(node, groupId), members));
     }
 
+    /** Set: making a state machine throws this (a supplier that cannot open its resources). */
+    volatile RuntimeException supplierFailure;
+    /** Set: the state machines made from now on fail to give a body decoder with this. */
+    volatile RuntimeException decoderFailure;
+
     /** A state machine for group {@code groupId} on {@code node}, remembered for {@link #machine}. */
     private TestStateMachine newMachine(int node, int groupId) {
+        RuntimeException fail = supplierFailure;
+        if (fail != null) {
+            throw fail;
+        }
         TestStateMachine sm = new TestStateMachine();
+        sm.failBodyDecoder = decoderFailure;
         synchronized (machines) {
             machines.put(key(node, groupId), sm);
         }

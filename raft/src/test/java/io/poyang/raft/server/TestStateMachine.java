@@ -71,8 +71,15 @@ final class TestStateMachine implements StateMachine {
         }
     }
 
+    /** Set: asking for a body decoder throws this, which ends the group's apply fiber (a bug of the machine). */
+    volatile RuntimeException failBodyDecoder;
+
     @Override
     public PbCallback<? extends Encodable> newBodyDecoder(int bizType) {
+        RuntimeException fail = failBodyDecoder;
+        if (fail != null) {
+            throw fail;
+        }
         if (bizType != TYPED_BIZ_TYPE) {
             return null;   // raw bytes
         }

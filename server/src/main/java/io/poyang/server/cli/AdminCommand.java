@@ -361,7 +361,9 @@ public final class AdminCommand {
         int[] voters = ids(a, "--members", true);
         int[] observers = ids(a, "--observers", false);
         int[] on = a.has("--on") ? ids(a, "--on", true) : union(voters, observers);
-        onEachNode("add-group", on, n -> admin.addGroupAsync(n, group, voters, observers));
+        // each node answers once the group runs, after replaying its log: allowed the whole --timeout
+        long waitMillis = remainingMillis();
+        onEachNode("add-group", on, n -> admin.addGroupAsync(n, group, voters, observers, waitMillis));
         return done("add-group", "group " + group + " runs on node" + (on.length > 1 ? "s " : " ") + join(on),
                 new Json().field("group", group).raw("on", intArray(on)));
     }
@@ -409,9 +411,11 @@ public final class AdminCommand {
     /**
      * Restarts {@code group} (stops it and starts it again from its files, with a new state machine)
      * on the nodes of {@code --on}, or, without it, on every node of {@code --servers} where the
-     * group failed: what a failed group needs once its cause (a full disk) is fixed. With no
-     * {@code --on} and no failed replica, nothing is restarted and that is an error: healthy
-     * replicas are restarted only when named.
+     * group failed: what a failed group needs once its cause (a full disk) is fixed. A node that
+     * does not answer does not keep the command from the others: the failed replicas found are
+     * restarted and the command then ends PARTIAL, naming the nodes it could not ask. With no
+     * {@code --on} and no failed replica, nothing is restarted and that is an error (NOT_FAILED):
+     * healthy replicas are restarted only when named.
      */
     private int restartGroup(AdminClient admin, CliArgs a, int group) {
         if (a.flag("--delete-data")) {
@@ -419,17 +423,17 @@ public final class AdminCommand {
                     + " (remove-group --delete-data deletes them)");
         }
         int[] on;
+        Map<Integer, RuntimeException> unasked = new TreeMap<>();
         if (a.has("--on")) {
             on = ids(a, "--on", true);
         } else {
             Set<Integer> groupsSeen = new ConcurrentSkipListSet<>();
             Set<Integer> hosting = new TreeSet<>();
             for (Map.Entry<Integer, CompletableFuture<NodeStatus>> e : askEach(admin::nodeStatusAsync).entrySet()) {
-                noteGroups(get(e.getValue()), group, e.getKey(), groupsSeen, hosting);
-            }
-            if (hosting.isEmpty()) {
-                throw noSuchGroup(group, "no node of --servers runs group " + group, groupsSeen,
-                        "; nothing was restarted");
+                NodeStatus ns = answerOf(e.getKey(), e.getValue(), unasked);
+                if (ns != null) {
+                    noteGroups(ns, group, e.getKey(), groupsSeen, hosting);
+                }
             }
             Map<Integer, CompletableFuture<GroupStatus>> statuses = new LinkedHashMap<>();
             for (int n : hosting) {
@@ -437,22 +441,69 @@ public final class AdminCommand {
             }
             List<Integer> failed = new ArrayList<>();
             for (Map.Entry<Integer, CompletableFuture<GroupStatus>> e : statuses.entrySet()) {
-                if (!get(e.getValue()).failure().isEmpty()) {
+                GroupStatus gs = answerOf(e.getKey(), e.getValue(), unasked);
+                if (gs != null && !gs.failure().isEmpty()) {
                     failed.add(e.getKey());
                 }
             }
             if (failed.isEmpty()) {
-                throw new IllegalStateException("group " + group + " has not failed on any node running it (node"
+                if (!unasked.isEmpty()) {
+                    // it may have failed exactly there: named as what kept those nodes from answering
+                    String why = "restart-group restarted nothing: group " + group + " has not failed on "
+                            + (hosting.isEmpty() ? "any node that answered" : "node" + (hosting.size() == 1 ? " " : "s ")
+                            + joinList(new ArrayList<>(hosting))) + ", and " + unaskedText(unasked)
+                            + ". Run it again once those nodes can be reached";
+                    RuntimeException first = unasked.values().iterator().next();
+                    throw first instanceof NetConnectionException ? new NetConnectionException(why, first)
+                            : new PoyangTimeoutException(why, first);
+                }
+                if (hosting.isEmpty()) {
+                    throw noSuchGroup(group, "no node of --servers runs group " + group, groupsSeen,
+                            "; nothing was restarted");
+                }
+                throw new NotFailedException("group " + group + " has not failed on any node running it (node"
                         + (hosting.size() == 1 ? " " : "s ") + joinList(new ArrayList<>(hosting))
                         + "); nothing was restarted. To restart it anyway, name the nodes: restart-group " + group
                         + " --on IDS");
             }
             on = failed.stream().mapToInt(Integer::intValue).toArray();
         }
-        onEachNode("restart-group", on, n -> admin.restartGroupAsync(n, group));
+        // the old group's stop (up to 30 s for its file operations) and the new one's replay:
+        // allowed the whole --timeout
+        long waitMillis = remainingMillis();
+        onEachNode("restart-group", on, n -> admin.restartGroupAsync(n, group, waitMillis),
+                "Run restart-group " + group + " --on with those nodes once they can be reached (the nodes done"
+                        + " need no second restart)");
+        if (!unasked.isEmpty()) {
+            throw new PartialChangeException("restart-group restarted group " + group + " on node"
+                    + (on.length == 1 ? " " : "s ") + join(on) + ", where it had failed, but " + unaskedText(unasked)
+                    + ". Run it again once those nodes can be reached", unasked.values().iterator().next());
+        }
         return done("restart-group", "group " + group + " restarted on node" + (on.length == 1 ? " " : "s ")
                 + join(on) + " (it recovered its files and catches up from the leader)",
                 new Json().field("group", group).raw("on", intArray(on)));
+    }
+
+    /**
+     * A node's answer, or null when it could not be reached or did not answer in time (recorded in
+     * {@code unasked}); any other error (a refusal) is thrown.
+     */
+    private <T> T answerOf(int node, CompletableFuture<T> answer, Map<Integer, RuntimeException> unasked) {
+        try {
+            return get(answer);
+        } catch (NetConnectionException | PoyangTimeoutException e) {
+            unasked.put(node, e);
+            return null;
+        }
+    }
+
+    private static String unaskedText(Map<Integer, RuntimeException> unasked) {
+        StringBuilder b = new StringBuilder();
+        unasked.forEach((n, e) -> b.append(b.length() > 0 ? "; " : "").append("node ").append(n).append(": ")
+                .append(describe(e)));
+        return (unasked.size() == 1 ? "node " + unasked.keySet().iterator().next() + " was"
+                : "nodes " + joinList(new ArrayList<>(unasked.keySet())) + " were") + " not asked whether it failed"
+                + " there (" + b + ")";
     }
 
     private int addNode(AdminClient admin, int node, String address) {
@@ -571,6 +622,12 @@ public final class AdminCommand {
      */
     private List<Integer> onEachNode(String op, int[] nodes,
                                      java.util.function.IntFunction<CompletableFuture<?>> step) {
+        return onEachNode(op, nodes, step, "Run it again once those nodes can be reached (it is safe to repeat)");
+    }
+
+    /** As above; {@code repeatHint} ends the PARTIAL message: how to finish the change. */
+    private List<Integer> onEachNode(String op, int[] nodes, java.util.function.IntFunction<CompletableFuture<?>> step,
+                                     String repeatHint) {
         Map<Integer, CompletableFuture<?>> asks = new LinkedHashMap<>();
         for (int n : nodes) {
             asks.put(n, step.apply(n));
@@ -599,7 +656,7 @@ public final class AdminCommand {
         failed.forEach((n, m) -> why.append(why.length() > 0 ? "; " : "").append("node ").append(n).append(": ").append(m));
         throw new PartialChangeException(op + " was done on " + (doneOn.isEmpty() ? "no node" : "node"
                 + (doneOn.size() == 1 ? " " : "s ") + joinList(doneOn)) + " and not on " + why
-                + ". Run it again once those nodes can be reached (it is safe to repeat)", first);
+                + ". " + repeatHint, first);
     }
 
     /** Records the groups {@code ns} runs, and whether {@code group} is among them (then adds {@code node} to {@code runners}). */
@@ -629,6 +686,13 @@ public final class AdminCommand {
         NoSuchTargetException(AdminError error, String message) {
             super(message);
             this.error = error;
+        }
+    }
+
+    /** restart-group without --on found the group failed nowhere: nothing to restart. */
+    static final class NotFailedException extends RuntimeException {
+        NotFailedException(String message) {
+            super(message);
         }
     }
 
@@ -670,6 +734,8 @@ public final class AdminCommand {
             name = "PARTIAL";
         } else if (e instanceof NoSuchTargetException) {
             name = ((NoSuchTargetException) e).error.name();
+        } else if (e instanceof NotFailedException) {
+            name = "NOT_FAILED";
         } else {
             name = "ERROR";
         }

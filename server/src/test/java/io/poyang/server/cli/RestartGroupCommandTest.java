@@ -30,14 +30,30 @@ class RestartGroupCommandTest {
     @TempDir
     Path dir;
 
-    private static CommandRun admin(LocalKvCluster c, String... args) {
+    private static String servers(LocalKvCluster c) {
         StringBuilder servers = new StringBuilder();
         for (int n = 1; n <= c.nodeCount(); n++) {
             servers.append(n > 1 ? "," : "").append(n).append("=127.0.0.1:").append(c.server(n).replicationPort());
         }
-        List<String> all = new ArrayList<>(Arrays.asList("--servers", servers.toString(), "--timeout", "30000"));
+        return servers.toString();
+    }
+
+    private static CommandRun admin(LocalKvCluster c, String... args) {
+        return admin(servers(c), args);
+    }
+
+    private static CommandRun admin(String servers, String... args) {
+        List<String> all = new ArrayList<>(Arrays.asList("--servers", servers, "--timeout", "30000"));
         all.addAll(Arrays.asList(args));
         return CommandRun.adminInProcess(all.toArray(new String[0]));
+    }
+
+    /** Writes through {@code kv} until group 1 on {@code node} has failed (its disk is full). */
+    private static void writeUntilFailed(LocalKvCluster c, KvClient kv, int node) {
+        for (int i = 0; c.group(node, 1).failure() == null; i++) {
+            assertTrue(i < 100_000, "the group on node " + node + " did not fail");
+            kv.put("k" + i, "v");
+        }
     }
 
     @Test
@@ -52,15 +68,13 @@ class RestartGroupCommandTest {
 
             CommandRun nothingFailed = admin(c, "restart-group", "1");
             assertEquals(AdminCommand.EXIT_ERROR, nothingFailed.exitCode, nothingFailed.toString());
+            assertTrue(nothingFailed.stderr.startsWith("poyang admin: NOT_FAILED: "), nothingFailed.stderr);
             assertTrue(nothingFailed.stderr.contains("has not failed on any node running it (nodes 1,2,3)")
                     && nothingFailed.stderr.contains("--on"), nothingFailed.stderr);
 
             // a follower's disk fills: its group fails as it writes what the leader sends
             io.fill(dir.resolve("node-" + full).resolve("group-1"));
-            for (int i = 0; c.group(full, 1).failure() == null; i++) {
-                assertTrue(i < 100_000, "the follower's group did not fail");
-                kv.put("k" + i, "v");
-            }
+            writeUntilFailed(c, kv, full);
             RaftGroup failed = c.group(full, 1);
             RaftGroup healthy = c.group(leader, 1);
             io.free();
@@ -98,6 +112,38 @@ class RestartGroupCommandTest {
                         + " of " + commit);
                 java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
             }
+        }
+    }
+
+    @Test
+    void aNodeThatDoesNotAnswerDoesNotKeepTheFailedReplicasFromARestartAndIsNamed() throws Exception {
+        FullDiskFileIo io = new FullDiskFileIo();
+        try (LocalKvCluster c = new LocalKvCluster(dir, 3, 1, new RaftConfig().logFileIo(io), 1, null, null).start();
+             KvClient kv = new KvClient(new KvClientConfig().servers(c.serviceAddresses()))) {
+            kv.start();
+            int leader = c.waitForLeader(1, 30_000);
+            int full = leader % 3 + 1;
+            int down = full % 3 + 1 == leader ? full % 3 + 2 : full % 3 + 1;
+            String servers = servers(c);
+            io.fill(dir.resolve("node-" + full).resolve("group-1"));
+            writeUntilFailed(c, kv, full);
+            RaftGroup failed = c.group(full, 1);
+            io.free();
+            c.stopNode(down);
+
+            CommandRun restart = admin(servers, "restart-group", "1");
+            assertEquals(AdminCommand.EXIT_ERROR, restart.exitCode, restart.toString());
+            assertTrue(restart.stderr.startsWith("poyang admin: PARTIAL: restart-group restarted group 1 on node " + full
+                    + ", where it had failed, but node " + down + " was not asked"), restart.stderr);
+            assertTrue(c.group(full, 1) != failed, "the failed replica was not restarted");
+            assertNull(c.group(full, 1).failure());
+
+            // nothing failed where it could ask, but the node it could not ask may hold a failed replica
+            CommandRun again = admin(servers, "restart-group", "1");
+            assertEquals(AdminCommand.EXIT_ERROR, again.exitCode, again.toString());
+            assertTrue(again.stderr.startsWith("poyang admin: UNREACHABLE: restart-group restarted nothing"),
+                    again.stderr);
+            assertTrue(again.stderr.contains("node " + down + " was not asked"), again.stderr);
         }
     }
 }
