@@ -293,7 +293,7 @@ public final class RaftServer extends LifeCycle {
      * a second call while one is in progress returns the same future. Fails when the group is not
      * hosted here ({@link IllegalArgumentException}), when it is removed meanwhile, or when its old
      * file operations do not end within {@value #FILES_RELEASE_TIMEOUT_SECONDS} s (a hung disk: the
-     * group is then left stopped; restart the node). Any thread.
+     * group is then left stopped and listed; ask again once the disk answers). Any thread.
      */
     public CompletableFuture<RaftGroup> restartGroup(int groupId) {
         checkRunning();
@@ -371,7 +371,8 @@ public final class RaftServer extends LifeCycle {
                     if (e instanceof TimeoutException) {
                         throw new java.util.concurrent.CompletionException(new PoyangException(doing + " raft group "
                                 + g.groupId() + " on node " + config.nodeId + ": its file operations still run "
-                                + FILES_RELEASE_TIMEOUT_SECONDS + " s after it stopped (a hung disk?); restart the node"));
+                                + FILES_RELEASE_TIMEOUT_SECONDS + " s after it stopped (a hung disk?); ask again once the disk answers,"
+                                + " or restart the node"));
                     }
                     throw e instanceof java.util.concurrent.CompletionException
                             ? (java.util.concurrent.CompletionException) e
