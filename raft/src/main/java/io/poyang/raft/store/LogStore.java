@@ -334,7 +334,10 @@ public final class LogStore {
 
         private FrameCallResult waitQuiet(Void v) {
             checkFailed();
-            if (!appender.isIdle() || fsync.isRunning()) {
+            // hasDirty: with an fsync gate, written segments may still wait for a permit. An fsync
+            // started while the tail is zeroed would cover the old written index and, completing
+            // after the truncation, report the cut entries as persisted.
+            if (!appender.isIdle() || fsync.isRunning() || fsync.hasDirty()) {
                 return idleCondition.await(this::waitQuiet);
             }
             long p = index.positionInMemory(truncIndex);

@@ -114,6 +114,37 @@ class FsyncGateTest {
         assertEquals(1, g.gate.available(), "closing the stores leaves the permit free");
     }
 
+    @Test
+    void aTruncationWaitsForTheFsyncOfWritesStillQueuedAtTheGate() throws Exception {
+        HeldGate g = new HeldGate();
+        try (StoreHarness a = g.store("store-a"); StoreHarness b = g.store("store-b")) {
+            a.open();
+            b.open();
+            b.append(items(1, 20, 1, 0, 0, 30));
+            b.awaitPersisted(20);
+            g.holdNext.set(true);
+            a.append(items(1, 1, 1, 0, 0, 30));
+            g.held.await();                     // a's fsync holds the only permit
+            b.append(items(21, 100, 1, 1, 0, 30));
+            b.waitFor("b's writes to complete", () -> b.store.writtenIndex() == 100);
+            StoreHarness.waitFor("b to queue at the gate", () -> g.gate.waitingCount() == 1);
+            // a new leader's entries conflict from 60 on. Zeroing the tail while the fsync waits at
+            // the gate let that fsync, started meanwhile, report 100 as persisted over a log ending at 59
+            CompletableFuture<Void> truncate = CompletableFuture.runAsync(() -> b.call(() -> b.store.truncateTail(60)),
+                    task -> new Thread(task, "truncate").start());   // blocks: not in the common pool
+            assertThrows(TimeoutException.class, () -> truncate.get(300, TimeUnit.MILLISECONDS),
+                    "the truncation waits for the fsync queued at the gate");
+            g.release.countDown();
+            truncate.get(30, TimeUnit.SECONDS);
+            assertEquals(59, (long) b.on(b.store::lastIndex));
+            assertTrue(b.persisted() <= 59, "persisted " + b.persisted() + " past the log's end");
+            b.append(items(60, 80, 2, 1, 3, 40));
+            b.awaitPersisted(80);
+            assertNull(b.on(b.store::failure));
+        }
+        assertEquals(1, g.gate.available(), "closing the stores leaves the permit free");
+    }
+
     /**
      * Once {@code holdNext} is set, the next fsync of store-a's files signals {@code held} and waits
      * for {@code release}: that store then keeps the gate's permit as long as the test wants.
