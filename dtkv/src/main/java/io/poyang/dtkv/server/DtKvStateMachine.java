@@ -146,6 +146,18 @@ public final class DtKvStateMachine implements StateMachine {
         service.register(this);
     }
 
+    /**
+     * Yes: the store's log clock and its term come from every entry. A new leader's no-op moves the
+     * deadlines by the leaderless gap as soon as it is applied (otherwise the first DtKV entry of
+     * the term would, with a gap that runs on until then: in an idle group, the leader's own EXPIRE,
+     * late by the gap, would push the deadline back by that much again). And the term a snapshot is
+     * restored with (raft's, of its last entry) is the store's own.
+     */
+    @Override
+    public boolean appliesRaftEntries() {
+        return true;
+    }
+
     @Override
     public void apply(ApplyBatch batch) {
         KvStore s = store;
@@ -154,7 +166,9 @@ public final class DtKvStateMachine implements StateMachine {
             Encodable body = batch.body(i);
             if (!(body instanceof KvReq)) {
                 s.applyOther(batch.index(i), batch.term(i), batch.timestampMillis(i));
-                batch.setError(i, KvCode.INVALID_REQUEST.number(), "the entry holds no DtKV request");
+                if (body != null) {   // null: raft's own entry (appliesRaftEntries), which has no answer
+                    batch.setError(i, KvCode.INVALID_REQUEST.number(), "the entry holds no DtKV request");
+                }
                 continue;
             }
             KvResp r = s.apply(batch.index(i), batch.term(i), batch.timestampMillis(i), (KvReq) body);

@@ -57,6 +57,37 @@ class TtlAndWatchFailoverTest {
         }
     }
 
+    /**
+     * The new leader's no-op is the last entry of a snapshot a follower restarts from. The store
+     * used to see a new term only at its first DtKV entry, so the restored replica (given the
+     * no-op's term by raft's snapshot metadata) did not move its deadlines when the others did, and
+     * its temp node expired at another time than theirs.
+     */
+    @Test
+    void aReplicaRestoredFromASnapshotEndingWithANewLeadersNoOpKeepsTheSameDeadlines() throws Exception {
+        try (KvTestCluster c = new KvTestCluster(dir, 3).start()) {
+            KvClient kv = c.client();
+            kv.putTemp("t", b("v"), 600_000);
+            int oldLeader = c.leader();
+            long putIndex = c.group(oldLeader).lastApplied();
+            c.cluster.stopNode(oldLeader);   // the new leader's no-op comes an election timeout later
+            int newLeader = c.leader();
+            int follower = 6 - oldLeader - newLeader;
+            KvTestCluster.waitFor("both nodes to apply the new leader's no-op", () -> {
+                long commit = c.group(newLeader).commitIndex();
+                return commit > putIndex && c.group(newLeader).lastApplied() == commit
+                        && c.group(follower).lastApplied() == commit;
+            });
+            assertEquals(putIndex + 1, c.group(follower).lastApplied(), "nothing but the no-op after the put");
+            c.group(follower).takeSnapshot().get(KvTestCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            c.cluster.server(follower).restartGroup(1).get(KvTestCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            kv.put("x", b("1"));             // the term's first DtKV entry
+            c.cluster.startNode(oldLeader);
+            String state = c.checkReplicasEqual();
+            assertTrue(state.contains("t"), state);
+        }
+    }
+
     @Test
     void aWatchSurvivesALeaderKillAndAClientReconnectAndEndsWithTheLatestValues() throws Exception {
         try (KvTestCluster c = new KvTestCluster(dir, 3).start()) {

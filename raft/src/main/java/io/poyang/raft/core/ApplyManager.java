@@ -60,6 +60,8 @@ final class ApplyManager extends FiberFrame<Void> {
 
     private final RaftGroup g;
     private final StateMachine sm;
+    /** {@link StateMachine#appliesRaftEntries()}, asked once. */
+    private final boolean appliesRaftEntries;
     private final FiberCondition wakeCondition;
     /** Writes of the current leadership, by index. */
     private final ArrayDeque<WriteTask> pending = new ArrayDeque<>();
@@ -87,6 +89,7 @@ final class ApplyManager extends FiberFrame<Void> {
     ApplyManager(RaftGroup g, StateMachine sm, FiberCondition wakeCondition) {
         this.g = g;
         this.sm = sm;
+        this.appliesRaftEntries = sm.appliesRaftEntries();
         this.wakeCondition = wakeCondition;
     }
 
@@ -310,6 +313,9 @@ final class ApplyManager extends FiberFrame<Void> {
             int type = it.getType();
             if (type != LogItem.TYPE_NORMAL) {
                 itemKind[i] = type == LogItem.TYPE_CONFIG_CHANGE ? OWN_ENTRY_NO_RESULT : -1;
+                if (appliesRaftEntries) {
+                    batch.add(it.getIndex(), it.getTerm(), it.getBizType(), it.getTimestampMillis(), null);
+                }
                 continue;
             }
             if (sessionOf[i] != 0) {

@@ -39,8 +39,8 @@ public interface StateMachine {
     PbCallback<? extends Encodable> newBodyDecoder(int bizType);
 
     /**
-     * Applies committed entries, in index order, without gaps between calls (no-op and membership
-     * entries are left out). Sets each entry's result (sent back to the client that wrote it; null
+     * Applies committed entries, in index order. Raft's own entries (a new leader's no-op,
+     * membership changes) are left out, so indexes can skip, unless {@link #appliesRaftEntries()}. Sets each entry's result (sent back to the client that wrote it; null
      * for none) or business error with {@link ApplyBatch#setResult} / {@link ApplyBatch#setError}.
      * Dispatcher thread; must not block. An exception stops the group (the state machine can no
      * longer be trusted to match the others).
@@ -68,6 +68,19 @@ public interface StateMachine {
      * thread, between applies; the next entry applied is {@code meta.lastIndex() + 1}.
      */
     void installSnapshot(SnapshotMeta meta, Object state);
+
+    /**
+     * Whether {@link #apply} also gets raft's own entries (a new leader's no-op, membership
+     * changes) as entries with a null body, in their place in the index order; their results and
+     * errors are ignored. A state machine that keeps a clock from entry timestamps, or acts when
+     * the term changes, needs them: a new term then starts at its first entry (the new leader's
+     * no-op, stamped with that leader's clock), not at whatever entry of its own comes next, and
+     * the last index and term it applied are those of raft's snapshot metadata. Asked once, when
+     * the group starts. Default: false.
+     */
+    default boolean appliesRaftEntries() {
+        return false;
+    }
 
     /**
      * The group this state machine belongs to is starting: called once, on the dispatcher thread,

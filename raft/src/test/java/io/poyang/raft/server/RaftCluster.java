@@ -150,6 +150,8 @@ final class RaftCluster implements AutoCloseable {
 
     /** Set: making a state machine throws this (a supplier that cannot open its resources). */
     volatile RuntimeException supplierFailure;
+    /** The state machines made from now on ask for raft's own entries (StateMachine.appliesRaftEntries). */
+    volatile boolean machinesApplyRaftEntries;
     /** Set: the state machines made from now on fail to give a body decoder with this. */
     volatile RuntimeException decoderFailure;
 
@@ -161,6 +163,7 @@ final class RaftCluster implements AutoCloseable {
         }
         TestStateMachine sm = new TestStateMachine();
         sm.failBodyDecoder = decoderFailure;
+        sm.wantsRaftEntries = machinesApplyRaftEntries;
         synchronized (machines) {
             machines.put(key(node, groupId), sm);
         }

@@ -16,6 +16,44 @@ class ReplicationTest {
     Path dir;
 
     @Test
+    void aMachineAskingForRaftEntriesGetsEveryIndexInOrderWithTheNoOpsAsEntriesWithoutBody() {
+        RaftCluster c = new RaftCluster(dir, 3, 1);
+        c.machinesApplyRaftEntries = true;
+        try (RaftCluster cluster = c.start()) {
+            int first = c.waitForLeader(1);
+            for (long v = 1; v <= 10; v++) {
+                c.write(1, v);
+            }
+            c.stopNode(first);              // the next leader's no-op is a raft entry of a new term
+            c.waitForLeader(1);
+            for (long v = 11; v <= 20; v++) {
+                c.write(1, v);
+            }
+            c.startNode(first);             // replays its log: the same entries again
+            long[] values = c.checkIdentical(1);
+            assertEquals(20, values.length);
+            for (int n = 1; n <= 3; n++) {
+                TestStateMachine sm = c.machine(n, 1);
+                long[] own = c.call(n, 1, sm::raftEntryIndexes);
+                long[] written = c.call(n, 1, sm::indexes);
+                long applied = c.group(n, 1).lastApplied();
+                assertTrue(own.length >= 2, "node " + n + ": both leaders' no-ops, got " + own.length);
+                assertEquals(applied, own.length + written.length, "node " + n + ": every index once");
+                long[] all = new long[own.length + written.length];
+                System.arraycopy(own, 0, all, 0, own.length);
+                System.arraycopy(written, 0, all, own.length, written.length);
+                java.util.Arrays.sort(all);
+                for (int i = 0; i < all.length; i++) {
+                    assertEquals(i + 1, all[i], "node " + n + ": indexes 1.." + applied + " without gaps");
+                }
+                for (int i = 1; i < own.length; i++) {
+                    assertTrue(own[i] > own[i - 1], "node " + n + ": raft entries in index order");
+                }
+            }
+        }
+    }
+
+    @Test
     void writesAreReplicatedAndAppliedInTheSameOrderOnEveryNode() {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
             c.waitForLeader(1);

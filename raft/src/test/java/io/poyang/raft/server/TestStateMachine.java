@@ -32,6 +32,21 @@ final class TestStateMachine implements StateMachine {
     /** A value whose apply throws: the group fails on every node that applies it (tests of failed groups). */
     static final long POISON = Long.MIN_VALUE;
 
+    /** Set before the group starts: {@link #appliesRaftEntries()}; raft's own entries are then recorded apart. */
+    boolean wantsRaftEntries;
+    private long[] raftEntryIndexes = new long[16];
+    private int raftEntryCount;
+
+    @Override
+    public boolean appliesRaftEntries() {
+        return wantsRaftEntries;
+    }
+
+    /** The indexes of the raft entries (no-ops, membership changes) applied, with wantsRaftEntries. Dispatcher thread. */
+    long[] raftEntryIndexes() {
+        return Arrays.copyOf(raftEntryIndexes, raftEntryCount);
+    }
+
     /** Set on one node's machine: its next apply throws, so the group fails on that node alone. */
     volatile boolean failNextApply;
 
@@ -107,6 +122,13 @@ final class TestStateMachine implements StateMachine {
     public void apply(ApplyBatch batch) {
         for (int i = 0; i < batch.size(); i++) {
             long v;
+            if (batch.body(i) == null && wantsRaftEntries) {
+                if (raftEntryCount == raftEntryIndexes.length) {
+                    raftEntryIndexes = Arrays.copyOf(raftEntryIndexes, raftEntryCount * 2);
+                }
+                raftEntryIndexes[raftEntryCount++] = batch.index(i);
+                continue;
+            }
             if (batch.body(i) instanceof TypedValue) {
                 v = ((TypedValue) batch.body(i)).value;
             } else {
