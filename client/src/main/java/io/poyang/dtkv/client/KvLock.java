@@ -60,6 +60,8 @@ public final class KvLock {
     /** A tryLock request is on its way (a grant push may overtake its QUEUED answer). */
     private boolean requestInFlight;
     private KvLockEvent earlyGrant;
+    /** The raft index of the entry that queued the current wait: its grant has a larger token. */
+    private long queuedAtIndex;
     /**
      * The client stopped and sent its unlock: an answer that arrives afterwards (a tryLock that was
      * in flight) grants nothing here, since the unlock behind it gives the lock back.
@@ -164,15 +166,20 @@ public final class KvLock {
         boolean queued = false;
         synchronized (mon) {
             requestInFlight = false;
+            KvLockEvent early = earlyGrant;   // only ever for this request
+            earlyGrant = null;
             if (releasedAtStop) {
                 // the unlock sent at stop follows this request on the same session: nothing is held
             } else if (r.lockState() == KvResp.LOCK_GRANTED) {
                 hold(r.fencingToken(), sentNanos, leaseMillis);
                 granted = true;
             } else if (r.lockState() == KvResp.LOCK_QUEUED) {
-                if (earlyGrant != null && earlyGrant.fencingToken() > highestToken) {
-                    hold(earlyGrant.fencingToken(), sentNanos, leaseMillis);
-                    earlyGrant = null;
+                // A grant of this wait comes from an entry after the one that queued it; an older
+                // token is a grant this object never took (its wait had ended, its UNLOCK gave it
+                // back), pushed late by a replica that applies behind or replays its log.
+                queuedAtIndex = r.raftIndex();
+                if (early != null && early.fencingToken() > highestToken && early.fencingToken() > queuedAtIndex) {
+                    hold(early.fencingToken(), sentNanos, leaseMillis);
                     granted = true;
                 } else {
                     queued = true;
@@ -236,6 +243,9 @@ public final class KvLock {
                     return;   // a grant this object already had (held or released), pushed again
                 }
                 if (waiting != null) {
+                    if (e.fencingToken() <= queuedAtIndex) {
+                        return;   // from before this wait was queued: not its grant (see onTryLockAnswer)
+                    }
                     hold(e.fencingToken(), arrivedNanos, waitingLeaseMillis);
                     granted = waiting;
                     waiting = null;
@@ -243,8 +253,8 @@ public final class KvLock {
                         waitTimer.cancel(false);
                         waitTimer = null;
                     }
-                } else if (requestInFlight) {
-                    earlyGrant = e;
+                } else if (requestInFlight && (earlyGrant == null || e.fencingToken() > earlyGrant.fencingToken())) {
+                    earlyGrant = e;   // the newest: a stale push may come too (see onTryLockAnswer)
                 }
             } else if (e.type() == KvLockEvent.LOST) {
                 if (held && e.fencingToken() == fencingToken) {

@@ -50,4 +50,40 @@ class KvLockStaleGrantTest {
             }
         }
     }
+
+    /**
+     * A grant this object never took (its wait had ended and its UNLOCK gave it back), pushed late
+     * by a replica that applies behind or replays its log, while a later tryLock waits: its token is
+     * above every token the object had, but below the entry that queued the wait.
+     */
+    @Test
+    void aGrantFromBeforeTheWaitWasQueuedDoesNotGrantIt() throws Exception {
+        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
+            cluster.waitForLeader(1, 30_000);
+            KvClient a = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
+            KvClient b = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
+            a.start();
+            b.start();
+            try {
+                KvLock lockB = b.lock("mutex");
+                assertTrue(lockB.tryLock(30_000, 0));
+                // an index before a's wait: where a grant to a, ignored, could have been
+                long before = a.put("elsewhere", "x".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                KvLock lockA = a.lock("mutex");
+                CompletableFuture<Boolean> waiting = lockA.tryLockAsync(30_000, 30_000);
+                Await.until("a's tryLock to be queued", lockA::isQueued);
+                lockA.onEvent(new KvLockEvent(1, "mutex", KvLockEvent.GRANTED, before, System.currentTimeMillis()
+                        + 30_000, a.clientId().getMostSignificantBits(), a.clientId().getLeastSignificantBits()), System.nanoTime());
+                assertFalse(waiting.isDone(), "a grant from before the wait was queued granted it");
+                assertFalse(lockA.isHeld());
+                lockB.unlock();
+                assertTrue(waiting.get(10, TimeUnit.SECONDS));
+                assertTrue(lockA.fencingToken() > before);
+                lockA.unlock();
+            } finally {
+                a.close();
+                b.close();
+            }
+        }
+    }
 }
