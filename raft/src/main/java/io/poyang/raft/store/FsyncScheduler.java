@@ -114,6 +114,7 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
         syncing.clear();
         for (LogSegment s : dirty) {
             s.dirty = false;
+            s.ioPending++;
             syncing.add(s);
         }
         dirty.clear();
@@ -149,6 +150,7 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
             LogSegment s = dirty.get(i);
             s.dirty = false;
             if (!r.segments.contains(s)) {
+                s.ioPending++;
                 r.segments.add(s);
             }
         }
@@ -209,6 +211,9 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
     /** A chained fsync returned. Dispatcher thread. */
     private void chainDone(FsyncRequest r, Throwable error) {
         chainOutstanding--;
+        for (int i = 0; i < r.segments.size(); i++) {
+            r.segments.get(i).ioPending--;
+        }
         if (error != null) {
             store.fail(new LogStoreFailedException(store.name() + ": fsync of " + r.segments + " in "
                     + store.config().dir().resolve("log") + " failed (" + error + "); writes up to index " + r.coveredIndex
@@ -303,6 +308,9 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
     @Override
     public void accept(Void ignored, Throwable error) {
         running = false;
+        for (int i = 0; i < syncing.size(); i++) {
+            syncing.get(i).ioPending--;
+        }
         if (error != null) {
             store.fail(new LogStoreFailedException(store.name() + ": fsync of " + syncing + " in "
                     + store.config().dir().resolve("log") + " failed (" + error + "); writes up to index " + coveredIndex

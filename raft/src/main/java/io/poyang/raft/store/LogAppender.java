@@ -225,6 +225,7 @@ final class LogAppender {
     }
 
     private void submit(WriteTask t) {
+        t.segment.ioPending++;
         inFlight.add(t);
         writeCount++;
         writtenBytes += t.length;
@@ -250,6 +251,7 @@ final class LogAppender {
             if (head.lastIndex > writtenIndex) {
                 writtenIndex = head.lastIndex;
             }
+            head.segment.ioPending--;
             fsync.markDirty(head.segment);
             pool.release(head.buffer);
         }

@@ -20,6 +20,16 @@ final class LogSegment {
     boolean deleteWhenUnread;
     /** Written (and in the completed prefix) since the last fsync started. */
     boolean dirty;
+    /**
+     * Writes to this file issued and not yet completed, plus fsyncs covering it not yet reported
+     * back. With {@link #dirty}, what closing the file must wait for. Dispatcher thread.
+     */
+    int ioPending;
+
+    /** Whether a write or fsync of this file is under way or due: it must not be closed yet. */
+    boolean ioBusy() {
+        return dirty || ioPending > 0;
+    }
 
     LogSegment(long startPos, long sizeBytes, LogFile file) {
         this.startPos = startPos;

@@ -482,6 +482,15 @@ public final class LogStore {
         }
 
         private FrameCallResult afterSave(Void v) {
+            checkFailed();
+            for (LogSegment s : doomed) {
+                // The segment just rolled from may still get its end marker, or be in an fsync:
+                // closed under them, the write or fsync would fail and fail the store. It is done
+                // within an fsync or so (a cold path: a poll is fine).
+                if (s.ioBusy()) {
+                    return Fiber.sleep(1, this::afterSave);
+                }
+            }
             List<LogSegment> now = new ArrayList<>();
             for (LogSegment s : doomed) {
                 if (s.readers > 0) {
@@ -559,6 +568,15 @@ public final class LogStore {
         }
 
         private FrameCallResult afterSave(Void v) {
+            checkFailed();
+            for (LogSegment s : doomed) {
+                // The segment just rolled from may still get its end marker, or be in an fsync:
+                // closed under them, the write or fsync would fail and fail the store. It is done
+                // within an fsync or so (a cold path: a poll is fine).
+                if (s.ioBusy()) {
+                    return Fiber.sleep(1, this::afterSave);
+                }
+            }
             List<LogSegment> now = new ArrayList<>();
             for (LogSegment s : doomed) {
                 if (s.readers > 0) {

@@ -28,6 +28,64 @@ class DeleteTest {
     @TempDir
     Path dir;
 
+    /**
+     * A roll writes the end marker of the segment it leaves as a write of its own; a deletion of
+     * that segment right after (a snapshot at the new segment's first item) used to close it under
+     * the marker write (or an fsync of it), which then failed and failed the store.
+     */
+    @Test
+    void aSegmentJustRolledFromIsClosedOnlyAfterItsEndMarkerIsWritten() throws Exception {
+        FaultyFileIo io = new FaultyFileIo();
+        Path seg0 = dir.resolve("log").resolve(LogSegment.fileName(0));
+        CountDownLatch markerHeld = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicBoolean holdMarker = new AtomicBoolean(true);
+        io.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeWrite(Path file, long position, int length) throws IOException {
+                if (file.equals(seg0) && length == LogItemCodec.HEADER_BYTES && holdMarker.compareAndSet(true, false)) {
+                    markerHeld.countDown();
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        throw new InterruptedIOException();
+                    }
+                }
+            }
+        };
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io))) {
+            h.open();
+            long k = 0;
+            // one item at a time, each persisted and committed, until one does not fit the first segment
+            for (long i = 1; markerHeld.getCount() > 0; i++) {
+                assertTrue(i < 5_000, "the first segment never filled");
+                h.append(items(i, i, 1, i == 1 ? 0 : 1, 1, 40));
+                long item = i;
+                StoreHarness.waitFor("item " + i + " to be persisted, or the first segment's end marker to be held",
+                        () -> markerHeld.getCount() == 0 || h.persisted() >= item);
+                if (markerHeld.getCount() == 0) {
+                    k = i;   // went to the second segment, behind the held marker
+                    break;
+                }
+                long commit = i;
+                h.on(() -> {
+                    h.store.setCommitIndex(commit);
+                    return null;
+                });
+            }
+            long first = k;
+            CompletableFuture<Void> deleting = h.callAsync(() -> h.store.deleteBelow(first));
+            Thread.sleep(300);   // the thing under test: the deletion waits for the held write
+            assertFalse(deleting.isDone(), "the segment was deleted under its end marker's write");
+            release.countDown();
+            StoreHarness.join(deleting);
+            h.awaitPersisted(k);
+            assertEquals(null, h.on(h.store::failure), "the store failed");
+            assertEquals(k, (long) h.on(h.store::firstIndex));
+            assertFalse(Files.exists(seg0));
+        }
+    }
+
     @Test
     void deletesBelowButNotUnderAnActiveReader() {
         FaultyFileIo io = new FaultyFileIo();
