@@ -429,6 +429,8 @@ public final class LogStore {
         private final long snapshotIndex;
         private final int snapshotTerm;
         private List<LogSegment> doomed;
+        /** The store's state in memory was changed: from here a failure leaves memory and files apart. */
+        private boolean memoryChanged;
 
         ResetFrame(long snapshotIndex, int snapshotTerm) {
             this.snapshotIndex = snapshotIndex;
@@ -460,6 +462,7 @@ public final class LogStore {
             long start = appender.nextPos();
             LogSegment cur = segments.current();
             long first = snapshotIndex + 1;
+            memoryChanged = true;
             firstIndex = first;
             firstIndexPos = start;
             firstPrevTerm = snapshotTerm;
@@ -511,6 +514,21 @@ public final class LogStore {
             log.info("{}: reset the log after a snapshot at index {} term {}; it now starts at {}", name,
                     snapshotIndex, snapshotTerm, firstIndex);
             return Fiber.frameReturn();
+        }
+
+        /**
+         * Once memory describes the new log, a failed status save leaves the files describing the
+         * old one: entries appended now would go where a restart's recovery cuts them as a torn
+         * tail. The store fails instead; a restart finds the snapshot and redoes the reset.
+         */
+        @Override
+        protected FrameCallResult handle(Throwable ex) throws Throwable {
+            if (memoryChanged && failure == null) {
+                fail(new LogStoreFailedException(name + ": resetting the log after a snapshot at index " + snapshotIndex
+                        + " failed (" + ex + "); the store refuses further appends: check the disk, then restart the"
+                        + " group or its node (it finds the snapshot and resets the log again)", ex));
+            }
+            throw ex;
         }
 
         @Override

@@ -23,6 +23,36 @@ class SnapshotResetTest {
     @TempDir
     Path dir;
 
+    /**
+     * The reset changes the store in memory, then saves the status file. When the save fails the
+     * files still describe the old log: entries appended after the snapshot would be written where
+     * a restart's recovery cuts them as a torn tail. The store fails instead.
+     */
+    @Test
+    void aResetWhoseStatusSaveFailsFailsTheStore() throws Exception {
+        FaultyFileIo io = new FaultyFileIo();
+        java.util.concurrent.atomic.AtomicBoolean failSave = new java.util.concurrent.atomic.AtomicBoolean();
+        io.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeMove(Path from, Path to) throws java.io.IOException {
+                if (to.getFileName().toString().equals(StatusFile.FILE_NAME) && failSave.get()) {
+                    throw new java.io.IOException("injected: the status file cannot be saved");
+                }
+            }
+        };
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io))) {
+            h.open();
+            h.append(items(1, 200, 1, 0, 1, 40));
+            h.awaitPersisted(200);
+            failSave.set(true);
+            assertThrows(Throwable.class, () -> h.call(() -> h.store.resetAfterSnapshot(5000, 4)));
+            LogStoreFailedException failure = h.on(h.store::failure);
+            assertTrue(failure != null && failure.getMessage().contains("resetting the log after a snapshot at index 5000"),
+                    String.valueOf(failure));
+            assertThrows(Throwable.class, () -> h.append(items(5001, 5001, 5, 4, 2, 40)), "appends are refused");
+        }
+    }
+
     @Test
     void resetStartsTheLogAfterTheSnapshotAndSurvivesAReopen() throws Exception {
         try (StoreHarness h = new StoreHarness(dir, null)) {
