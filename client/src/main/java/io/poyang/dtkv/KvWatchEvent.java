@@ -27,23 +27,34 @@ public final class KvWatchEvent implements Encodable {
     private final boolean resync;
     private final List<KvNode> subtree;
     private final boolean more;
+    private final boolean continued;
     private final int size;
 
     public KvWatchEvent(String watchKey, KvNode node, boolean resync, List<KvNode> subtree) {
-        this(watchKey, node, resync, subtree, false);
+        this(watchKey, node, resync, subtree, false, false);
     }
 
-    /** A resync, or with {@code more} a part of one that further parts complete. */
+    /** A resync, or with {@code more} the first part of one that further parts complete. */
     public KvWatchEvent(String watchKey, KvNode node, boolean resync, List<KvNode> subtree, boolean more) {
+        this(watchKey, node, resync, subtree, more, false);
+    }
+
+    /**
+     * A resync, or with {@code more} a part of one that further parts complete; {@code continued}:
+     * a part after the first.
+     */
+    public KvWatchEvent(String watchKey, KvNode node, boolean resync, List<KvNode> subtree, boolean more,
+                        boolean continued) {
         this.watchKey = watchKey == null ? "" : watchKey;
         this.watchKeyUtf8 = this.watchKey.getBytes(StandardCharsets.UTF_8);
         this.node = node;
         this.resync = resync;
         this.subtree = subtree == null ? Collections.<KvNode>emptyList() : subtree;
         this.more = more;
+        this.continued = continued;
         this.size = PbUtil.sizeOfBytesField(1, watchKeyUtf8) + PbUtil.sizeOfMessageField(2, node)
                 + PbUtil.sizeOfBoolField(3, resync) + PbUtil.sizeOfRepeatedMessageField(4, this.subtree)
-                + PbUtil.sizeOfBoolField(5, more);
+                + PbUtil.sizeOfBoolField(5, more) + PbUtil.sizeOfBoolField(6, continued);
     }
 
     /** A change: the latest state of {@code node.key()} (absent when removed). */
@@ -78,6 +89,15 @@ public final class KvWatchEvent implements Encodable {
         return more;
     }
 
+    /**
+     * A part of a resync after its first. Such a part belongs to the parts that came before it: one
+     * whose first part the client set aside (it asked for a new resync meanwhile) tells the current
+     * state of the keys it holds, but nothing of the keys it lacks.
+     */
+    public boolean isContinued() {
+        return continued;
+    }
+
     @Override
     public int encodedSize() {
         return size;
@@ -106,6 +126,10 @@ public final class KvWatchEvent implements Encodable {
                 if (!c.boolField(dest, 5, more)) {
                     return false;
                 }
+            case 5:
+                if (!c.boolField(dest, 6, continued)) {
+                    return false;
+                }
             default:
                 return true;
         }
@@ -117,7 +141,7 @@ public final class KvWatchEvent implements Encodable {
             return false;
         }
         KvWatchEvent e = (KvWatchEvent) o;
-        return resync == e.resync && more == e.more && watchKey.equals(e.watchKey) && Objects.equals(node, e.node)
+        return resync == e.resync && more == e.more && continued == e.continued && watchKey.equals(e.watchKey) && Objects.equals(node, e.node)
                 && subtree.equals(e.subtree);
     }
 
@@ -129,7 +153,7 @@ public final class KvWatchEvent implements Encodable {
     @Override
     public String toString() {
         return "KvWatchEvent{" + watchKey + (resync ? " resync " + subtree.size() + " nodes" + (more ? " (more follow)" : "")
-                : "") + " " + node + "}";
+                + (continued ? " (continued)" : "") : "") + " " + node + "}";
     }
 
     /** Decodes a KvWatchEvent. */
@@ -140,6 +164,7 @@ public final class KvWatchEvent implements Encodable {
         private boolean resync;
         private List<KvNode> subtree;
         private boolean more;
+        private boolean continued;
 
         @Override
         protected int wireTypeOf(int field) {
@@ -150,6 +175,7 @@ public final class KvWatchEvent implements Encodable {
                     return PbWireType.LEN;
                 case 3:
                 case 5:
+                case 6:
                     return PbWireType.VARINT;
                 default:
                     return PbWireType.UNKNOWN;
@@ -163,14 +189,17 @@ public final class KvWatchEvent implements Encodable {
             resync = false;
             subtree = null;
             more = false;
+            continued = false;
         }
 
         @Override
         protected void readVarint(int field, long v) {
             if (field == 3) {
                 resync = v != 0;
-            } else {
+            } else if (field == 5) {
                 more = v != 0;
+            } else {
+                continued = v != 0;
             }
         }
 
@@ -198,7 +227,7 @@ public final class KvWatchEvent implements Encodable {
 
         @Override
         protected KvWatchEvent end() {
-            return new KvWatchEvent(watchKey, node, resync, subtree, more);
+            return new KvWatchEvent(watchKey, node, resync, subtree, more, continued);
         }
     }
 }

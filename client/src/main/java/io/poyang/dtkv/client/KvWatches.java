@@ -314,7 +314,7 @@ final class KvWatches implements ConnectionListener {
     }
 
     /** Applies a notification to the client's states and calls the listeners (event executor). */
-    private void onNotify(KvWatchNotify notify) {
+    void onNotify(KvWatchNotify notify) {
         long index = notify.raftIndex();
         List<Object[]> calls = new ArrayList<>();
         synchronized (this) {
@@ -326,8 +326,18 @@ final class KvWatches implements ConnectionListener {
                 if (e.isResync()) {
                     String dir = e.watchKey();
                     ResyncParts parts = g.resyncParts.remove(dir);
-                    if (parts == null) {
-                        parts = new ResyncParts(index);
+                    if (!e.isContinued()) {
+                        parts = new ResyncParts(index);   // a first part: whatever came before is over
+                    } else if (parts == null) {
+                        // a later part of a resync this client set aside when it asked for a new one
+                        // (a connection closed): current states, but no key is known gone from it
+                        if (e.node() != null) {
+                            accept(g, e.node(), index, calls);
+                        }
+                        for (KvNode n : e.subtree()) {
+                            accept(g, n, index, calls);
+                        }
+                        continue;
                     }
                     Set<String> present = parts.present;
                     if (e.node() != null) {

@@ -304,7 +304,7 @@ public final class WatchManager {
                 }
             }
             boolean more = w.partialResyncNext < w.partialResyncKeys.size();
-            KvWatchEvent event = new KvWatchEvent(dir, null, true, part, more);
+            KvWatchEvent event = new KvWatchEvent(dir, null, true, part, more, true);
             events.add(event);
             bytes += event.encodedSize();
             w.inFlightPartDir = dir;
@@ -370,7 +370,7 @@ public final class WatchManager {
             w.partialResyncNext = next;
         }
         w.inFlightPartDir = dir;
-        return new KvWatchEvent(dir, self, true, part, more);
+        return new KvWatchEvent(dir, self, true, part, more, false);
     }
 
     /**

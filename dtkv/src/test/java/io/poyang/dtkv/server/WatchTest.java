@@ -261,7 +261,7 @@ class WatchTest {
         wm.takeReady();
         KvWatchNotify first = wm.nextNotify(1);
         KvWatchEvent head = first.events().get(0);
-        assertTrue(head.isResync() && head.hasMore(), "a first part, more to come: " + head);
+        assertTrue(head.isResync() && head.hasMore() && !head.isContinued(), "a first part, more to come: " + head);
         assertTrue(head.node().isDir(), "the first part carries the directory's own state");
         assertTrue(first.encodedSize() < config.maxNotifyBytes + 2 * value.length, "bytes: " + first.encodedSize());
         wm.onNotifyDone(1, true);
@@ -280,6 +280,7 @@ class WatchTest {
                 if (e.isResync()) {
                     assertFalse(ended, "no part after the last one");
                     assertEquals("d", e.watchKey());
+                    assertTrue(e.isContinued(), "a later part says so: " + e);
                     inParts.addAll(KvStoreOperationsTest.keys(e.subtree()));
                     parts++;
                     ended = !e.hasMore();
