@@ -215,10 +215,12 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
             r.segments.get(i).ioPending--;
         }
         if (error != null) {
+            store.onFsyncFailed(syncedIndex);
             store.fail(new LogStoreFailedException(store.name() + ": fsync of " + r.segments + " in "
                     + store.config().dir().resolve("log") + " failed (" + error + "); writes up to index " + r.coveredIndex
                     + " may be lost. The store refuses further appends: check the disk (space, kernel log), then"
-                    + " restart the group or its node (recovery keeps what is really on disk)", error));
+                    + " restart the group or its node (recovery cuts the log after index " + syncedIndex
+                    + ", the last an fsync covered)", error));
             return;
         }
         if (store.isFailed()) {
@@ -312,10 +314,12 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
             syncing.get(i).ioPending--;
         }
         if (error != null) {
+            store.onFsyncFailed(syncedIndex);
             store.fail(new LogStoreFailedException(store.name() + ": fsync of " + syncing + " in "
                     + store.config().dir().resolve("log") + " failed (" + error + "); writes up to index " + coveredIndex
                     + " may be lost. The store refuses further appends: check the disk (space, kernel log), then"
-                    + " restart the group or its node (recovery keeps what is really on disk)", error));
+                    + " restart the group or its node (recovery cuts the log after index " + syncedIndex
+                    + ", the last an fsync covered)", error));
             return;
         }
         fsyncCount++;

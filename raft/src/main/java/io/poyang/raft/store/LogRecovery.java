@@ -50,6 +50,12 @@ final class LogRecovery {
     static final String K_TERM = "term";
     static final String K_VOTED_FOR = "votedFor";
     static final String K_COMMIT_INDEX = "commitIndex";
+    /**
+     * Set when an fsync failed: the last index an fsync covered before. Items after it may be in
+     * the page cache only (a failed fsync can leave pages the disk never got marked clean), so the
+     * next recovery cuts them off, as a torn tail; none of them was reported persisted.
+     */
+    static final String K_FSYNC_FAILED_AFTER = "fsyncFailedAfter";
 
     private final LogStore store;
     private final Path logDir;
@@ -80,6 +86,8 @@ final class LogRecovery {
         int positionCount;
         final TermIndex terms = new TermIndex();
         long commitIndex;
+        /** {@link #K_FSYNC_FAILED_AFTER}, or -1. */
+        long fsyncFailedAfter;
         int currentTerm;
         int votedFor;
         long tornBytes;
@@ -107,6 +115,7 @@ final class LogRecovery {
         r.commitIndex = longOf(status, K_COMMIT_INDEX, 0);
         r.currentTerm = (int) longOf(status, K_TERM, 0);
         r.votedFor = (int) longOf(status, K_VOTED_FOR, 0);
+        r.fsyncFailedAfter = longOf(status, K_FSYNC_FAILED_AFTER, -1);
 
         List<LogSegment> all = openSegments();
         try {
@@ -285,6 +294,11 @@ final class LogRecovery {
             if (h.prevLogTerm != prevTerm || h.term < prevTerm) {
                 tornReason = "term chain broken at index " + h.index + ": prevLogTerm " + h.prevLogTerm + ", term "
                         + h.term + ", previous item's term " + prevTerm;
+                break;
+            }
+            if (r.fsyncFailedAfter >= 0 && h.index > r.fsyncFailedAfter) {
+                tornReason = "past index " + r.fsyncFailedAfter + ", the last one an fsync covered before an fsync"
+                        + " failed (the page cache may hold items the disk never got)";
                 break;
             }
             r.addPosition(pos);

@@ -84,6 +84,8 @@ public final class LogStore {
     private long persistedIndex;
     private long commitIndex;
     private long trustedIndex;
+    /** {@link #onFsyncFailed}: the last index an fsync covered before one failed, or -1. */
+    private long fsyncFailedAfter = -1;
     private long trustedNextPos;
     private int trustedTerm;
     private int currentTerm;
@@ -159,6 +161,19 @@ public final class LogStore {
             log.info("{}: opened {} (first index {}, last index {} term {}, commit {}, trusted {}{})", name,
                     config.dir(), firstIndex, r.lastIndex, r.lastTerm, commitIndex, trustedIndex,
                     r.tornBytes > 0 ? ", torn tail cut" : "");
+            recovered = r;
+            if (r.fsyncFailedAfter >= 0) {
+                // the cut is done: saved without the mark before anything new is appended, or a
+                // crash would have the next recovery cut items appended (and reported persisted) since
+                return statusFile.save().await(this::opened);
+            }
+            return opened(null);
+        }
+
+        private LogRecovery.Result recovered;
+
+        private FrameCallResult opened(Void v) {
+            LogRecovery.Result r = recovered;
             return Fiber.frameReturn(new RecoveredState(firstIndex, r.lastIndex, r.lastTerm, commitIndex, currentTerm,
                     votedFor, r.tornBytes));
         }
@@ -693,7 +708,31 @@ public final class LogStore {
         m.put(LogRecovery.K_TRUSTED_NEXT_POS, Long.toString(trustedNextPos));
         m.put(LogRecovery.K_TRUSTED_TERM, Integer.toString(trustedTerm));
         m.put(LogRecovery.K_TERMS, terms.encode(trustedIndex));
+        if (fsyncFailedAfter >= 0) {
+            m.put(LogRecovery.K_FSYNC_FAILED_AFTER, Long.toString(fsyncFailedAfter));
+        }
         return m;
+    }
+
+    /**
+     * An fsync failed; {@code syncedIndex} is the last index an earlier one covered. Saved in the
+     * status file, so the next recovery cuts the log after it: a restart in place (of the group or
+     * the node, on the same boot) would otherwise read the items after it back from the page cache,
+     * which a failed fsync may leave holding pages the disk never got, and count them persisted.
+     * Dispatcher thread.
+     */
+    void onFsyncFailed(long syncedIndex) {
+        if (fsyncFailedAfter >= 0 || !config.syncForce()) {
+            return;   // without syncForce nothing waited for an fsync: items were persisted once written
+        }
+        fsyncFailedAfter = syncedIndex;
+        statusFile.save().whenComplete((v, e) -> {
+            if (e != null) {
+                log.error("{}: recording that an fsync failed after index {} failed too ({}); restart the machine,"
+                        + " not only the node, before this group runs again: the page cache may hold log items the"
+                        + " disk never got", name, syncedIndex, e.toString());
+            }
+        });
     }
 
     /** Index entries were fsynced: move the trusted point up (at most to persisted and commit) and save it. */
