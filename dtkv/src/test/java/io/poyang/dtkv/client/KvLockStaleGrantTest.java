@@ -18,37 +18,27 @@ class KvLockStaleGrantTest {
 
     @Test
     void anOldGrantPushedAgainDoesNotGrantALaterWait() throws Exception {
-        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
-            cluster.waitForLeader(1, 30_000);
-            KvClient a = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
-            KvClient b = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
-            a.start();
-            b.start();
-            try {
-                KvLock lockA = a.lock("mutex");
-                assertTrue(lockA.tryLock(30_000, 0));
-                long oldToken = lockA.fencingToken();
-                lockA.unlock();
-                KvLock lockB = b.lock("mutex");
-                assertTrue(lockB.tryLock(30_000, 0));
-                // a waits in the queue behind b
-                CompletableFuture<Boolean> waiting = lockA.tryLockAsync(30_000, 30_000);
-                Await.until("a's tryLock to be queued", lockA::isQueued);
-                // the grant a had before, pushed again
-                lockA.onEvent(new KvLockEvent(1, "mutex", KvLockEvent.GRANTED, oldToken, System.currentTimeMillis()
-                        + 30_000, a.clientId().getMostSignificantBits(), a.clientId().getLeastSignificantBits()), System.nanoTime());
-                assertFalse(waiting.isDone(), "an old grant pushed again granted a later wait");
-                assertEquals(0, lockA.fencingToken());
-                // b's unlock hands it over for real, with a newer token
-                lockB.unlock();
-                assertTrue(waiting.get(10, TimeUnit.SECONDS));
-                assertTrue(lockA.fencingToken() > oldToken);
-                lockA.unlock();
-            } finally {
-                a.close();
-                b.close();
-            }
-        }
+        withTwoClients((a, b) -> {
+            KvLock lockA = a.lock("mutex");
+            assertTrue(lockA.tryLock(30_000, 0));
+            long oldToken = lockA.fencingToken();
+            lockA.unlock();
+            KvLock lockB = b.lock("mutex");
+            assertTrue(lockB.tryLock(30_000, 0));
+            // a waits in the queue behind b
+            CompletableFuture<Boolean> waiting = lockA.tryLockAsync(30_000, 30_000);
+            Await.until("a's tryLock to be queued", lockA::isQueued);
+            // the grant a had before, pushed again
+            lockA.onEvent(new KvLockEvent(1, "mutex", KvLockEvent.GRANTED, oldToken, System.currentTimeMillis()
+                    + 30_000, a.clientId().getMostSignificantBits(), a.clientId().getLeastSignificantBits()), System.nanoTime());
+            assertFalse(waiting.isDone(), "an old grant pushed again granted a later wait");
+            assertEquals(0, lockA.fencingToken());
+            // b's unlock hands it over for real, with a newer token
+            lockB.unlock();
+            assertTrue(waiting.get(10, TimeUnit.SECONDS));
+            assertTrue(lockA.fencingToken() > oldToken);
+            lockA.unlock();
+        });
     }
 
     /**
@@ -58,6 +48,31 @@ class KvLockStaleGrantTest {
      */
     @Test
     void aGrantFromBeforeTheWaitWasQueuedDoesNotGrantIt() throws Exception {
+        withTwoClients((a, b) -> {
+            KvLock lockB = b.lock("mutex");
+            assertTrue(lockB.tryLock(30_000, 0));
+            // an index before a's wait: where a grant to a, ignored, could have been
+            long before = a.put("elsewhere", "x".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            KvLock lockA = a.lock("mutex");
+            CompletableFuture<Boolean> waiting = lockA.tryLockAsync(30_000, 30_000);
+            Await.until("a's tryLock to be queued", lockA::isQueued);
+            lockA.onEvent(new KvLockEvent(1, "mutex", KvLockEvent.GRANTED, before, System.currentTimeMillis()
+                    + 30_000, a.clientId().getMostSignificantBits(), a.clientId().getLeastSignificantBits()), System.nanoTime());
+            assertFalse(waiting.isDone(), "a grant from before the wait was queued granted it");
+            assertFalse(lockA.isHeld());
+            lockB.unlock();
+            assertTrue(waiting.get(10, TimeUnit.SECONDS));
+            assertTrue(lockA.fencingToken() > before);
+            lockA.unlock();
+        });
+    }
+
+    private interface TwoClients {
+        void run(KvClient a, KvClient b) throws Exception;
+    }
+
+    /** Two clients of one single-node cluster. */
+    private static void withTwoClients(TwoClients test) throws Exception {
         try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
             cluster.waitForLeader(1, 30_000);
             KvClient a = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
@@ -65,21 +80,7 @@ class KvLockStaleGrantTest {
             a.start();
             b.start();
             try {
-                KvLock lockB = b.lock("mutex");
-                assertTrue(lockB.tryLock(30_000, 0));
-                // an index before a's wait: where a grant to a, ignored, could have been
-                long before = a.put("elsewhere", "x".getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                KvLock lockA = a.lock("mutex");
-                CompletableFuture<Boolean> waiting = lockA.tryLockAsync(30_000, 30_000);
-                Await.until("a's tryLock to be queued", lockA::isQueued);
-                lockA.onEvent(new KvLockEvent(1, "mutex", KvLockEvent.GRANTED, before, System.currentTimeMillis()
-                        + 30_000, a.clientId().getMostSignificantBits(), a.clientId().getLeastSignificantBits()), System.nanoTime());
-                assertFalse(waiting.isDone(), "a grant from before the wait was queued granted it");
-                assertFalse(lockA.isHeld());
-                lockB.unlock();
-                assertTrue(waiting.get(10, TimeUnit.SECONDS));
-                assertTrue(lockA.fencingToken() > before);
-                lockA.unlock();
+                test.run(a, b);
             } finally {
                 a.close();
                 b.close();
