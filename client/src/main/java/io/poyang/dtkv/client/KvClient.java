@@ -697,7 +697,10 @@ public final class KvClient implements AutoCloseable {
             try {
                 shared.raft.callLeader(groupId, command, req, RESP, leftMillis, this);
             } catch (RuntimeException e) {
-                finish(null, e);
+                // Flow control, or the client stopping. On a resend (the timer thread, or the stop
+                // running the resends still waiting) "not sent" is of this copy only: an earlier
+                // copy, whose connection was lost, may still be applied.
+                finish(null, session != null && earlierCopyUnknown ? outcomeUnknown(e) : e);
             }
         }
 

@@ -529,9 +529,11 @@ public final class RaftClient extends LifeCycle {
                 }
             }
             if (error instanceof NetTimeoutException || error instanceof NetConnectionException) {
-                if (error instanceof NetConnectionException) {
-                    leaders.remove(groupId, node);
-                }
+                // Forgotten on a timeout too: a leader whose host died or whose network went black
+                // keeps its connection open (no reset comes) until TCP gives up, minutes later, and
+                // every call would go on waiting out its deadline there while another node leads.
+                // The next call searches; a leader that was only slow is found again at once.
+                leaders.remove(groupId, node);
                 if (exactlyOnce && deadlineNanos - System.nanoTime() > 0) {
                     // sent again under the same (session, seq): applied at most once, answered with the first result
                     mayBeInLog = true;

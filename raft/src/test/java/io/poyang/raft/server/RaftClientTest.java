@@ -70,6 +70,55 @@ class RaftClientTest {
         return ByteBuffer.wrap(r).getLong();
     }
 
+    /**
+     * The leader's host goes silent (its connection stays open: no reset comes, as when a machine
+     * loses power or its network is black-holed) and the others elect another leader. The client
+     * used to keep the silent node as the leader after a timeout and send every write there until
+     * TCP gave up, minutes later.
+     */
+    @Test
+    void aLeaderThatStopsAnsweringWithItsConnectionOpenIsLeftForTheNewLeader() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            FreezableProxy[] proxies = new FreezableProxy[4];
+            try {
+                RaftClientConfig cfg = new RaftClientConfig();
+                for (int n = 1; n <= 3; n++) {
+                    proxies[n] = new FreezableProxy(c.server(n).servicePort(), 64 * 1024);
+                    cfg.node(n, "127.0.0.1:" + proxies[n].port());
+                }
+                client = new RaftClient(cfg);
+                client.start();
+                client.waitForConnected(5_000);
+                assertTrue(write(client, 1, 3_000) > 0);
+                assertEquals(leader, client.knownLeader(1));
+
+                proxies[leader].freeze();
+                c.faults.isolate(leader);
+                long start = System.nanoTime();
+                long value = 2;
+                while (true) {
+                    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(20),
+                            "no write succeeded within 20 s of the leader going silent");
+                    try {
+                        write(client, value++, 1_000);
+                        break;
+                    } catch (ExecutionException e) {
+                        assertInstanceOf(RaftOutcomeUnknownException.class, e.getCause(), "a timed-out write");
+                    }
+                }
+                assertNotEquals(leader, client.knownLeader(1));
+            } finally {
+                for (FreezableProxy p : proxies) {
+                    if (p != null) {
+                        p.close();
+                    }
+                }
+                c.faults.heal();
+            }
+        }
+    }
+
     @Test
     void findsTheLeaderAndFollowsNotLeaderAnswersToIt() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
