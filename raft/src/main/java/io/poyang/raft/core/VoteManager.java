@@ -260,6 +260,17 @@ final class VoteManager extends FiberFrame<Void> {
             if (s.role == RaftRole.LEADER || s.currentTerm + 1 != roundTerm) {
                 return null;   // the world moved on while the pre-votes came in
             }
+            if (s.leaderId != 0 && g.nowNanos() - s.lastLeaderContactNanos < electionTimeoutNanos) {
+                // A live leader reached this node while the pre-votes came in, and its lease may
+                // count on this node's acknowledgement: this node refuses others' votes now, and
+                // must not take its own either (a late grant would otherwise make it a candidate)
+                round++;
+                return null;
+            }
+            if (!canStand(s)) {
+                round++;   // demoted to observer, installing a snapshot, or failed meanwhile
+                return null;
+            }
             return startVote(false);
         }
         if (s.role == RaftRole.CANDIDATE && s.currentTerm == roundTerm) {
