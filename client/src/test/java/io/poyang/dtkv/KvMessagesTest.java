@@ -202,6 +202,12 @@ class KvMessagesTest {
         assertEquals(lost, splitRoundTrip(lost, new KvLockEvent.Decoder()));
         KvWatchReq remove = new KvWatchReq(0, true, false, Collections.singletonList("k"), new long[]{0});
         assertEquals(remove, splitRoundTrip(remove, new KvWatchReq.Decoder()));
+        // a later part of a resync in parts (field 6, continued): no protoc vector of its own
+        KvWatchNotify later = new KvWatchNotify(1, 121, Collections.singletonList(new KvWatchEvent("d", null, true,
+                Collections.singletonList(KvNode.of("d.k2", b("w"), false, 3, 3)), false, true)));
+        KvWatchNotify back = splitRoundTrip(later, new KvWatchNotify.Decoder());
+        assertEquals(later, back);
+        assertTrue(back.events().get(0).isContinued());
     }
 
     @Test
