@@ -501,13 +501,8 @@ public final class LogStore {
 
         private FrameCallResult afterSave(Void v) {
             checkFailed();
-            for (LogSegment s : doomed) {
-                // The segment just rolled from may still get its end marker, or be in an fsync:
-                // closed under them, the write or fsync would fail and fail the store. It is done
-                // within an fsync or so (a cold path: a poll is fine).
-                if (s.ioBusy()) {
-                    return Fiber.sleep(1, this::afterSave);
-                }
+            if (anyIoBusy(doomed)) {
+                return Fiber.sleep(1, this::afterSave);
             }
             List<LogSegment> now = new ArrayList<>();
             for (LogSegment s : doomed) {
@@ -602,13 +597,8 @@ public final class LogStore {
 
         private FrameCallResult afterSave(Void v) {
             checkFailed();
-            for (LogSegment s : doomed) {
-                // The segment just rolled from may still get its end marker, or be in an fsync:
-                // closed under them, the write or fsync would fail and fail the store. It is done
-                // within an fsync or so (a cold path: a poll is fine).
-                if (s.ioBusy()) {
-                    return Fiber.sleep(1, this::afterSave);
-                }
+            if (anyIoBusy(doomed)) {
+                return Fiber.sleep(1, this::afterSave);
             }
             List<LogSegment> now = new ArrayList<>();
             for (LogSegment s : doomed) {
@@ -631,6 +621,20 @@ public final class LogStore {
                     newFirst);
             return Fiber.frameReturn();
         }
+    }
+
+    /**
+     * Whether a segment about to be closed still has a write or fsync under way or due: the one just
+     * rolled from may still get its end marker, or be in an fsync, and closed under them these would
+     * fail and fail the store. They end within an fsync or so; callers poll (a cold path).
+     */
+    private static boolean anyIoBusy(List<LogSegment> segments) {
+        for (LogSegment s : segments) {
+            if (s.ioBusy()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     void deleteSegmentsBlocking(List<LogSegment> list) throws IOException {
