@@ -299,6 +299,13 @@ final class SnapshotManager {
             freeName();
             if (mine) {
                 taking = false;
+                // the triggers that came while this one ran were dropped: when enough was applied
+                // since its capture (or since a failed one's), the next one starts now, not only at
+                // the next trigger, which an idle group may not give for a long time
+                long every = g.config.snapshotEveryEntries();
+                if (every > 0 && g.applyManager.appliedSinceSnapshot() >= every) {
+                    requestSnapshot();
+                }
             }
             if (capture != null) {
                 try {

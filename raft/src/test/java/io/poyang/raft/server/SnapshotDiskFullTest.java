@@ -217,8 +217,13 @@ class SnapshotDiskFullTest {
             c.waitForLeader(1);
             Path snapDir = snapshotDir(1);
             faults.fail(snapDir, Step.META_WRITE);
-            long next = writeMany(c, 1, 3_000, acknowledged);
-            RaftCluster.waitFor("a few attempts", () -> faults.refused.get() >= 5);
+            // writes until a few attempts were refused (a fixed count could all be applied while the
+            // first attempt runs, on a fast run)
+            long next = 1;
+            while (faults.refused.get() < 5) {
+                assertTrue(next < 30_000, "only " + faults.refused.get() + " attempts after " + next + " writes");
+                next = writeMany(c, next, 200, acknowledged);
+            }
             // the writes are done, so no attempt starts any more; the last one may still be running
             RaftCluster.waitFor("the failed attempts' files to be removed", () -> names(snapDir).isEmpty());
             long warnings = warningsAbout(logs, "taking a snapshot failed");
