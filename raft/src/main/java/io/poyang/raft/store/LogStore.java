@@ -501,9 +501,8 @@ public final class LogStore {
 
         private FrameCallResult afterSave(Void v) {
             checkFailed();
-            if (anyIoBusy(doomed)) {
-                return Fiber.sleep(1, this::afterSave);
-            }
+            // no I/O of the doomed segments is under way: waitQuiet waited for it, and appends are
+            // refused while the reset runs (unlike deleteBelow, which must wait for it itself)
             List<LogSegment> now = new ArrayList<>();
             for (LogSegment s : doomed) {
                 if (s.readers > 0) {
