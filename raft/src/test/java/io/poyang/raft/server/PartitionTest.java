@@ -193,4 +193,51 @@ class PartitionTest {
             assertEquals(term, c.group(leader, 1).term());
         }
     }
+
+    /**
+     * A follower B misses the leader L long enough to ask for pre-votes; L reaches it again before
+     * the third node C (cut off from L, so willing) grants. L's lease counts on B's
+     * acknowledgements, so B must drop that round rather than stand and depose L.
+     * Nodes: L = 1 (a 4 s election timeout, so its own quorum check does not step it down while
+     * B hears nothing), B = 2 and C = 3 (0.5 s). B's pre-vote to C is held 0.6 s on the way, long
+     * after L's next heartbeat (50 ms) reached B; C's own requests to B are held past their
+     * deadline, so C never gets B's vote for an election of its own.
+     */
+    @Test
+    void aFollowerThatHearsTheLeaderAgainDuringItsPreVoteRoundDoesNotStand() {
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1})) {
+            c.nodeTweak = (id, rc) -> rc.electionTimeoutMillis(id == 1 ? 4_000 : 500);
+            c.start();
+            int first = c.waitForLeader(1);
+            if (first != 1) {
+                RaftCluster.join(c.group(first, 1).transferLeadership(1, 10_000));
+            }
+            RaftCluster.waitFor("node 1 leading", () -> c.group(1, 1).isLeader());
+            c.write(1, 1);
+            int term = c.group(1, 1).term();
+            RaftGroup b = c.group(2, 1);
+            RaftGroup cNode = c.group(3, 1);
+
+            c.faults.block(1, 3).block(3, 1).delay(3, 2, 60_000).delay(2, 3, 600);
+            long cRounds = cNode.electionRounds();
+            RaftCluster.waitFor("a pre-vote round of node 3, cut off from the leader", () -> cNode.electionRounds() > cRounds);
+
+            long bRounds = b.electionRounds();
+            c.faults.block(1, 2);
+            RaftCluster.waitFor("a pre-vote round of node 2", () -> b.electionRounds() > bRounds);
+            c.faults.unblock(1, 2);
+            RaftCluster.waitFor("node 2 following node 1 again", () -> b.leaderId() == 1);
+            // node 3's grant reaches node 2 about 0.6 s after it asked; give it time to act on it
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1_500);
+            while (System.nanoTime() - until < 0) {
+                assertEquals(term, b.term(), "node 2 stood for election although the leader reached it");
+                assertTrue(c.group(1, 1).isLeader(), "the leader was deposed");
+                java.util.concurrent.locks.LockSupport.parkNanos(10_000_000);
+            }
+            assertEquals(term, c.group(1, 1).term(), "the leader's term changed");
+            c.faults.heal();
+            c.write(1, 2);
+            c.checkIdentical(1);
+        }
+    }
 }

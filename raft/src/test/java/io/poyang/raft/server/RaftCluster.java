@@ -56,6 +56,8 @@ final class RaftCluster implements AutoCloseable {
     java.util.concurrent.Executor callbackExecutor;
     /** Servers get a state machine factory, so admin commands can add groups at runtime. */
     boolean runtimeGroups = true;
+    /** Applied to each node's raft config after the cluster-wide tweak, with the node's id; or null. */
+    java.util.function.BiConsumer<Integer, RaftConfig> nodeTweak;
     /** Applied to each node's builder last (service extensions and the like), or null. */
     Consumer<RaftServerConfig.Builder> serverTweak;
 
@@ -99,6 +101,9 @@ final class RaftCluster implements AutoCloseable {
         RaftConfig rc = testConfig();
         if (tweak != null) {
             tweak.accept(rc);
+        }
+        if (nodeTweak != null) {
+            nodeTweak.accept(id, rc);
         }
         RaftServerConfig.Builder b = RaftServer.builder()
                 .nodeId(id)
