@@ -108,7 +108,10 @@ public final class AdminCommand {
         }
         AdminClientConfig cfg = new AdminClientConfig();
         servers.forEach(cfg::node);
-        cfg.requestTimeoutMillis = Math.min(timeoutMillis, cfg.requestTimeoutMillis);
+        // A node that cannot be reached holds a request for its whole timeout (connections are retried
+        // until then: the node may be restarting). Half the command's --timeout at most leaves the
+        // other half for the nodes that can be reached: remove-group and restart-group go on past it.
+        cfg.requestTimeoutMillis = Math.max(1, Math.min(timeoutMillis / 2, cfg.requestTimeoutMillis));
         cfg.net.name = "admin";
         // once the command has its answers (or its deadline passed) nothing is left worth waiting
         // for: a request still out to a node that does not answer is dropped at exit
@@ -372,40 +375,71 @@ public final class AdminCommand {
      * Stops {@code group} on the nodes of {@code --on}, or on every node of {@code --servers} that
      * runs it. Removing is idempotent on a node, so a group that no node asked runs would "succeed"
      * without doing anything; that is refused as NO_SUCH_GROUP instead (a mistyped id, or a removal
-     * done already), with the groups the nodes do run.
+     * done already), with the groups the nodes do run. Only nodes that run the group are sent the
+     * removal: a node sent {@code --delete-data} deletes the group's directory even when it only
+     * holds a replica kept by an earlier remove-group, and the command would then say nothing was
+     * removed. Without {@code --on}, a node that cannot be asked does not keep the group from being
+     * removed where it runs; the command then ends PARTIAL, naming it.
      */
     private int removeGroup(AdminClient admin, CliArgs a, int group) {
         boolean delete = a.flag("--delete-data");
         Set<Integer> groupsSeen = new ConcurrentSkipListSet<>();
-        int[] on;
+        Set<Integer> ranIt = new ConcurrentSkipListSet<>();
+        Map<Integer, RuntimeException> unasked = new TreeMap<>();
         if (a.has("--on")) {
-            on = ids(a, "--on", true);
+            int[] named = ids(a, "--on", true);
             // each node is asked what it runs just before it is told to remove the group, so the
             // nodes still go at once and one that does not answer holds up only its own part
-            Set<Integer> ranIt = ConcurrentHashMap.newKeySet();
-            onEachNode("remove-group", on, n -> admin.nodeStatusAsync(n).thenCompose(ns -> {
+            onEachNode("remove-group", named, n -> admin.nodeStatusAsync(n).thenCompose(ns -> {
                 noteGroups(ns, group, n, groupsSeen, ranIt);
-                return admin.removeGroupAsync(n, group, delete);
+                return ranIt.contains(n) ? admin.removeGroupAsync(n, group, delete)
+                        : CompletableFuture.completedFuture(null);
             }));
             if (ranIt.isEmpty()) {
-                throw noSuchGroup(group, (on.length == 1 ? "node " + join(on) + " does not run" : "none of nodes "
-                        + join(on) + " runs") + " group " + group, groupsSeen, "; nothing was removed");
+                throw noSuchGroup(group, (named.length == 1 ? "node " + join(named) + " does not run" : "none of nodes "
+                        + join(named) + " runs") + " group " + group, groupsSeen, "; nothing was removed"
+                        + (delete ? " and no data deleted" : ""));
             }
         } else {
-            Set<Integer> hosting = new TreeSet<>();
             for (Map.Entry<Integer, CompletableFuture<NodeStatus>> e : askEach(admin::nodeStatusAsync).entrySet()) {
-                noteGroups(get(e.getValue()), group, e.getKey(), groupsSeen, hosting);
+                NodeStatus ns = answerOf(e.getKey(), e.getValue(), unasked);
+                if (ns != null) {
+                    noteGroups(ns, group, e.getKey(), groupsSeen, ranIt);
+                }
             }
-            if (hosting.isEmpty()) {
+            if (ranIt.isEmpty()) {
+                if (!unasked.isEmpty()) {
+                    String why = "remove-group removed nothing: no node that answered runs group " + group + ", and "
+                            + unaskedText(unasked, "whether it runs the group") + ". Run it again once those nodes can"
+                            + " be reached";
+                    throw unreachable(why, unasked);
+                }
                 throw noSuchGroup(group, "no node of --servers runs group " + group, groupsSeen,
                         "; nothing was removed");
             }
-            on = hosting.stream().mapToInt(Integer::intValue).toArray();
-            onEachNode("remove-group", on, n -> admin.removeGroupAsync(n, group, delete));
+            onEachNode("remove-group", toArray(ranIt), n -> admin.removeGroupAsync(n, group, delete));
         }
-        return done("remove-group", "group " + group + " removed from node" + (on.length == 1 ? " " : "s ") + join(on)
-                + (delete ? " and its data deleted" : " (its data kept)"),
+        int[] on = toArray(ranIt);
+        String removed = "group " + group + " removed from node" + (on.length == 1 ? " " : "s ") + join(on)
+                + (delete ? " and its data deleted" : " (its data kept)");
+        if (!unasked.isEmpty()) {
+            throw new PartialChangeException("remove-group: " + removed + ", but " + unaskedText(unasked,
+                    "whether it runs the group") + ". Run it again once those nodes can be reached",
+                    unasked.values().iterator().next());
+        }
+        return done("remove-group", removed,
                 new Json().field("group", group).raw("on", intArray(on)).field("dataDeleted", delete));
+    }
+
+    private static int[] toArray(Set<Integer> ids) {
+        return ids.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** The nodes that were not asked, as the error of a command that therefore did nothing. */
+    private static RuntimeException unreachable(String why, Map<Integer, RuntimeException> unasked) {
+        RuntimeException first = unasked.values().iterator().next();
+        return first instanceof NetConnectionException ? new NetConnectionException(why, first)
+                : new PoyangTimeoutException(why, first);
     }
 
     /**
@@ -451,11 +485,10 @@ public final class AdminCommand {
                     // it may have failed exactly there: named as what kept those nodes from answering
                     String why = "restart-group restarted nothing: group " + group + " has not failed on "
                             + (hosting.isEmpty() ? "any node that answered" : "node" + (hosting.size() == 1 ? " " : "s ")
-                            + joinList(new ArrayList<>(hosting))) + ", and " + unaskedText(unasked)
+                            + joinList(new ArrayList<>(hosting))) + ", and "
+                            + unaskedText(unasked, "whether it failed there")
                             + ". Run it again once those nodes can be reached";
-                    RuntimeException first = unasked.values().iterator().next();
-                    throw first instanceof NetConnectionException ? new NetConnectionException(why, first)
-                            : new PoyangTimeoutException(why, first);
+                    throw unreachable(why, unasked);
                 }
                 if (hosting.isEmpty()) {
                     throw noSuchGroup(group, "no node of --servers runs group " + group, groupsSeen,
@@ -476,7 +509,8 @@ public final class AdminCommand {
                         + " need no second restart)");
         if (!unasked.isEmpty()) {
             throw new PartialChangeException("restart-group restarted group " + group + " on node"
-                    + (on.length == 1 ? " " : "s ") + join(on) + ", where it had failed, but " + unaskedText(unasked)
+                    + (on.length == 1 ? " " : "s ") + join(on) + ", where it had failed, but "
+                    + unaskedText(unasked, "whether it failed there")
                     + ". Run it again once those nodes can be reached", unasked.values().iterator().next());
         }
         return done("restart-group", "group " + group + " restarted on node" + (on.length == 1 ? " " : "s ")
@@ -497,13 +531,14 @@ public final class AdminCommand {
         }
     }
 
-    private static String unaskedText(Map<Integer, RuntimeException> unasked) {
+    /** "node N was not asked {@code question} (why)", for the nodes that could not be asked. */
+    private static String unaskedText(Map<Integer, RuntimeException> unasked, String question) {
         StringBuilder b = new StringBuilder();
         unasked.forEach((n, e) -> b.append(b.length() > 0 ? "; " : "").append("node ").append(n).append(": ")
                 .append(describe(e)));
         return (unasked.size() == 1 ? "node " + unasked.keySet().iterator().next() + " was"
-                : "nodes " + joinList(new ArrayList<>(unasked.keySet())) + " were") + " not asked whether it failed"
-                + " there (" + b + ")";
+                : "nodes " + joinList(new ArrayList<>(unasked.keySet())) + " were") + " not asked " + question
+                + " (" + b + ")";
     }
 
     private int addNode(AdminClient admin, int node, String address) {

@@ -2,6 +2,8 @@ package io.poyang.server.metrics;
 
 import io.poyang.common.DurationHistogram;
 import io.poyang.fiber.Dispatcher;
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
 import io.poyang.net.NetTraffic;
 import io.poyang.raft.client.GroupStatus;
 import io.poyang.raft.client.RaftRole;
@@ -39,11 +41,14 @@ public final class NodeMetrics {
     private static final long GROUP_ANSWER_MILLIS = 2_000;
     private static final String[] QUEUES = {"writes", "reads", "appends", "votes"};
 
+    private static final PoyangLog log = PoyangLogs.get(NodeMetrics.class);
+
     private final String node;
     private final RaftServer server;
     /** group id → write ops/s over the last sampling second. */
     private final Map<Integer, Double> writeRates = new ConcurrentHashMap<>();
-    private final Map<Integer, long[]> lastSample = new ConcurrentHashMap<>();
+    /** group id → the last sample of its write count; a restarted group is a new object with new counters. */
+    private final Map<Integer, WriteSample> lastSample = new ConcurrentHashMap<>();
     private ScheduledExecutorService sampler;
 
     public NodeMetrics(int nodeId, RaftServer server) {
@@ -58,12 +63,21 @@ public final class NodeMetrics {
             t.setDaemon(true);
             return t;
         });
-        sampler.scheduleAtFixedRate(this::sampleRates, 1, 1, TimeUnit.SECONDS);
+        sampler.scheduleAtFixedRate(this::sampleRatesQuietly, 1, 1, TimeUnit.SECONDS);
     }
 
     public void stop() {
         if (sampler != null) {
             sampler.shutdownNow();
+        }
+    }
+
+    /** A task of a scheduled executor that throws is never run again: the gauge would freeze. */
+    private void sampleRatesQuietly() {
+        try {
+            sampleRates();
+        } catch (RuntimeException e) {
+            log.warn("node {}: sampling the write rates failed; trying again in a second", node, e);
         }
     }
 
@@ -73,13 +87,29 @@ public final class NodeMetrics {
         for (RaftGroup g : server.groups()) {
             present.add(g.groupId());
             long total = writes(g);
-            long[] prev = lastSample.put(g.groupId(), new long[]{now, total});
-            if (prev != null && now > prev[0]) {
-                writeRates.put(g.groupId(), (total - prev[1]) * 1e9 / (now - prev[0]));
+            WriteSample prev = lastSample.put(g.groupId(), new WriteSample(g, now, total));
+            if (prev != null && prev.group == g && now > prev.atNanos) {
+                writeRates.put(g.groupId(), (total - prev.writes) * 1e9 / (now - prev.atNanos));
+            } else if (prev != null) {
+                // restart-group replaced the group: its counters began again at 0, and the difference
+                // with the old group's would be a negative rate; the next second has a true one
+                writeRates.remove(g.groupId());
             }
         }
         writeRates.keySet().retainAll(present);
         lastSample.keySet().retainAll(present);
+    }
+
+    private static final class WriteSample {
+        final RaftGroup group;
+        final long atNanos;
+        final long writes;
+
+        WriteSample(RaftGroup group, long atNanos, long writes) {
+            this.group = group;
+            this.atNanos = atNanos;
+            this.writes = writes;
+        }
     }
 
     private static long writes(RaftGroup g) {

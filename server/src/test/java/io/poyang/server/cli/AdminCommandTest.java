@@ -164,6 +164,45 @@ class AdminCommandTest {
     }
 
     @Test
+    void aRemovalRefusedBecauseTheNodeNoLongerRunsTheGroupDeletesNoKeptData() throws Exception {
+        ok("add-group", "3", "--members", "1,2,3");
+        Await.until("a leader of group 3", 60_000, () -> nodes.stream().anyMatch(n -> n.raftServer().group(3) != null
+                && n.raftServer().group(3).isLeader()));
+        assertEquals(0, kv("--group", "3", "put", "g3key", "v").exitCode);
+        Path kept = tmp.resolve("data-3").resolve("group-3");
+        assertEquals("OK: group 3 removed from node 3 (its data kept)\n", ok("remove-group", "3", "--on", "3").stdout);
+        assertTrue(Files.isDirectory(kept), kept + " kept");
+        CommandRun again = admin("remove-group", "3", "--on", "2,3", "--delete-data");
+        assertEquals(AdminCommand.EXIT_OK, again.exitCode, again.toString());
+        assertEquals("OK: group 3 removed from node 2 and its data deleted\n", again.stdout);
+        assertTrue(Files.isDirectory(kept), "node 3 does not run group 3, so its kept replica stays: " + kept);
+        CommandRun refused = admin("remove-group", "3", "--on", "3", "--delete-data");
+        assertEquals(AdminCommand.EXIT_ERROR, refused.exitCode, refused.toString());
+        assertTrue(refused.stderr.contains("nothing was removed and no data deleted"), refused.stderr);
+        assertTrue(Files.isDirectory(kept), "a refused removal deleted " + kept);
+        ok("remove-group", "3", "--delete-data");
+    }
+
+    @Test
+    void aRemovalWithoutOnGoesPastANodeThatCannotBeAskedAndSaysSo() throws Exception {
+        ok("add-group", "4", "--members", "1,2,3");
+        int dead = LoopbackPorts.pick(1)[0];
+        CommandRun r = CommandRun.adminInProcess("--servers", admin + ",4=127.0.0.1:" + dead, "--timeout", "8000",
+                "remove-group", "4");
+        assertEquals(AdminCommand.EXIT_ERROR, r.exitCode, r.toString());
+        assertTrue(r.stderr.startsWith("poyang admin: PARTIAL: remove-group: group 4 removed from nodes 1,2,3 (its data"
+                + " kept), but node 4 was not asked whether it runs the group ("), r.stderr);
+        for (PoyangNode n : nodes) {
+            assertEquals(null, n.raftServer().group(4), "node " + n.config().nodeId);
+        }
+        CommandRun none = CommandRun.adminInProcess("--servers", admin + ",4=127.0.0.1:" + dead, "--timeout", "8000",
+                "remove-group", "4");
+        assertEquals(AdminCommand.EXIT_ERROR, none.exitCode, none.toString());
+        assertTrue(none.stderr.startsWith("poyang admin: UNREACHABLE: remove-group removed nothing: no node that answered runs group 4, and node 4"
+                + " was not asked whether it runs the group"), none.stderr);
+    }
+
+    @Test
     void aPreparedChangeCanBeAbortedAndAbortingNothingIsFine() {
         ok("abort-change", "1");
         // a change to fewer voters needs no new member: prepared, then abandoned
@@ -244,7 +283,8 @@ class AdminCommandTest {
                     "add-node", "9", "127.0.0.1:9999");
             long tookMillis = (System.nanoTime() - start) / 1_000_000;
             assertEquals(AdminCommand.EXIT_ERROR, r.exitCode, r.toString());
-            assertTrue(r.stderr.contains("--timeout of 1500 ms passed"), r.stderr);
+            // each node's request gets half the --timeout (the other half is for the nodes that answer)
+            assertTrue(r.stderr.contains("node 5 did not answer the adding node 9 in time"), r.stderr);
             // one timeout and the time to start a client, not three timeouts (4,500 ms)
             assertTrue(tookMillis < 4_000, "took " + tookMillis + " ms: " + r);
         } finally {

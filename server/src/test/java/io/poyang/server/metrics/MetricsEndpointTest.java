@@ -134,6 +134,42 @@ class MetricsEndpointTest {
     }
 
     @Test
+    void aGroupRestartedOnTheLeaderNeverShowsANegativeWriteRate() throws Exception {
+        startCluster();
+        PoyangNode leader = awaitLeader();
+        int port = leader.metricsPort();
+        try (KvClient kv = new KvClient(cluster.clientConfig())) {
+            kv.start();
+            kv.mkdir("r");
+            // writes until the once-a-second sampler has seen them (a rate above 0)
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (scrape(port).value("poyang_raft_write_ops_per_second", "group", "1") <= 0) {
+                assertTrue(System.nanoTime() < deadline, "no write rate within 30 s");
+                List<CompletableFuture<Long>> inFlight = new ArrayList<>();
+                for (int i = 0; i < 200; i++) {
+                    inFlight.add(kv.putAsync("r.k" + (i % 100), "v".getBytes()));
+                }
+                for (CompletableFuture<Long> f : inFlight) {
+                    f.get(30, TimeUnit.SECONDS);
+                }
+            }
+        }
+        // the last sample holds the old group's count, which the restarted group's starts below
+        Await.until("a sample after the writes", 10_000,
+                () -> scrape(port).value("poyang_raft_write_ops_per_second", "group", "1") == 0);
+        leader.raftServer().restartGroup(1).get(60, TimeUnit.SECONDS);
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2_500);
+        int scrapes = 0;
+        while (System.nanoTime() < end) {
+            double rate = scrape(port).value("poyang_raft_write_ops_per_second", "group", "1");
+            assertTrue(rate >= 0, "write ops/s after the group restarted: " + rate);
+            scrapes++;
+            Thread.sleep(100);
+        }
+        assertTrue(scrapes > 5);
+    }
+
+    @Test
     void healthIsOkWithALeaderAndUnhealthyWithout() throws Exception {
         startCluster();
         PoyangNode leader = awaitLeader();
