@@ -205,7 +205,7 @@ public final class DtKvStateMachine implements StateMachine {
         TtlManager ttl = store.ttlManager();
         if (nowLeader) {
             // before this term's first entry is applied: deadlines are counted again from now
-            ttl.onLeaderStart(System.currentTimeMillis());
+            ttl.onLeaderStart(group.leaderClockMillis());
             new Fiber("kv-expiry-" + config.groupId, group.fiberGroup(), new ExpiryFiber(leaderEpoch), true).start();
         } else {
             ttl.onLeaderEnd();
@@ -309,7 +309,7 @@ public final class DtKvStateMachine implements StateMachine {
         }
         r.finish(meta.lastTerm());
         if (leader) {
-            store.ttlManager().onLeaderStart(System.currentTimeMillis());
+            store.ttlManager().onLeaderStart(group.leaderClockMillis());
         }
         afterApply();
     }
@@ -549,7 +549,8 @@ public final class DtKvStateMachine implements StateMachine {
             if (epoch != leaderEpoch || !leader || getGroup().isShouldStop()) {
                 return Fiber.frameReturn();
             }
-            long now = System.currentTimeMillis();
+            // the clock this leader stamps its entries with, which the deadlines are counted in
+            long now = group.leaderClockMillis();
             TtlManager ttl = store.ttlManager();
             List<KvReq> due = ttl.pollDue(now, EXPIRE_BATCH);
             for (KvReq r : due) {

@@ -137,7 +137,7 @@ final class LeaderWriter extends FiberFrame<Void> {
         long index = store.lastIndex();
         int prevTerm = store.lastTerm();
         long nowNanos = g.nowNanos();
-        long nowMillis = g.dispatcher.timestamp().wallClockMillis();
+        long nowMillis = g.leaderClockMillis();   // not the wall clock: it may step during the term
         if (noopTerm == term) {
             noopTerm = 0;
             LogItem noop = new LogItem(LogItem.TYPE_NOOP, 0, term, prevTerm, ++index, nowMillis, null, null);

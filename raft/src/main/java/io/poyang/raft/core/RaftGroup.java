@@ -740,6 +740,22 @@ public final class RaftGroup {
         return dispatcher.timestamp().wallClockMillis();
     }
 
+    /**
+     * The time (ms since the epoch) this node stamps on the entries it writes now as leader: the wall
+     * clock when it became leader plus the monotonic time since. A step of the wall clock during the
+     * term (NTP, an operator, a VM resumed) moves no timestamp, so a state machine that counts
+     * leases and TTLs by entry timestamps (DtKV) neither ends them early nor freezes them; the
+     * replicas see the same times whatever their own clocks do. Off the leader: the wall clock.
+     * Call it on the group's dispatcher (apply, a fiber of {@link #fiberGroup}, onRoleChange).
+     */
+    public long leaderClockMillis() {
+        RaftState s = state;
+        if (s.role != RaftRole.LEADER) {
+            return wallClockMillis();
+        }
+        return s.leaderSinceWallMillis + TimeUnit.NANOSECONDS.toMillis(nowNanos() - s.leaderSinceNanos);
+    }
+
     public boolean isLeader() {
         return pubRole == RaftRole.LEADER;
     }

@@ -30,6 +30,8 @@ final class RaftState {
     long lastLeaderContactNanos;
     /** When this node became leader (the lease grace starts there). */
     long leaderSinceNanos;
+    /** The wall clock (ms since the epoch) when this node last became leader: the base of {@link RaftGroup#leaderClockMillis}. */
+    long leaderSinceWallMillis;
 
     /** The follower is truncating its log or installing a snapshot: no election starts meanwhile. */
     boolean logBusy;

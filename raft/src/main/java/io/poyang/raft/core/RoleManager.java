@@ -81,6 +81,7 @@ final class RoleManager {
         s.roleEpoch++;
         long now = g.nowNanos();
         s.leaderSinceNanos = now;
+        s.leaderSinceWallMillis = g.dispatcher.timestamp().wallClockMillis();
         g.applyManager.onBecomeLeader();
         tellStateMachine();   // before the no-op and anything of this term is applied
         g.commitManager.resetForLeader(now);

@@ -114,7 +114,7 @@ public final class RaftServer extends LifeCycle {
         Files.createDirectories(config.dataDir);
         dispatchers = new Dispatcher[config.dispatchers];
         for (int i = 0; i < dispatchers.length; i++) {
-            dispatchers[i] = new Dispatcher("raft-" + id + "-dispatcher-" + i);
+            dispatchers[i] = new Dispatcher("raft-" + id + "-dispatcher-" + i, config.timeSource);
             dispatchers[i].start();
         }
         logIo = LogStoreConfig.newIoExecutor("raft-" + id + "-log-io", config.logIoThreads);

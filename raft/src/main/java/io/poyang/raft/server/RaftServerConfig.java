@@ -35,6 +35,7 @@ public final class RaftServerConfig {
     final RaftConfig raft;
     final List<GroupSpec> groups;
     final FaultInjector faultInjector;
+    final io.poyang.common.TimeSource timeSource;
     final Executor callbackExecutor;
     final IntFunction<? extends StateMachine> stateMachineFactory;
     final List<ServiceExtension> serviceExtensions;
@@ -54,6 +55,7 @@ public final class RaftServerConfig {
         this.raft = b.raft;
         this.groups = Collections.unmodifiableList(new ArrayList<>(b.groups));
         this.faultInjector = b.faultInjector;
+        this.timeSource = b.timeSource;
         this.callbackExecutor = b.callbackExecutor;
         this.stateMachineFactory = b.stateMachineFactory;
         this.serviceExtensions = Collections.unmodifiableList(new ArrayList<>(b.serviceExtensions));
@@ -117,6 +119,7 @@ public final class RaftServerConfig {
         private final List<GroupSpec> groups = new ArrayList<>();
         private final List<ServiceExtension> serviceExtensions = new ArrayList<>();
         private FaultInjector faultInjector;
+        private io.poyang.common.TimeSource timeSource = io.poyang.common.TimeSource.SYSTEM;
         private Executor callbackExecutor;
         private IntFunction<? extends StateMachine> stateMachineFactory;
 
@@ -221,6 +224,15 @@ public final class RaftServerConfig {
         /** Faults on the replication path (tests). */
         public Builder faultInjector(FaultInjector faults) {
             this.faultInjector = faults;
+            return this;
+        }
+
+        /**
+         * The clocks the dispatchers read (default: the system's). Tests step the wall clock with it,
+         * as NTP or an operator would, to check nothing counts time by it within a term.
+         */
+        public Builder timeSource(io.poyang.common.TimeSource time) {
+            this.timeSource = java.util.Objects.requireNonNull(time, "time");
             return this;
         }
 

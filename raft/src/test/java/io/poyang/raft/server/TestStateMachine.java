@@ -26,6 +26,9 @@ final class TestStateMachine implements StateMachine {
     private long[] values = new long[1024];
     private long[] indexes = new long[1024];
     private int count;
+    /** The entry timestamps of the values applied since this machine was made (not kept in snapshots). */
+    private long[] stamps = new long[1024];
+    private int stampCount;
     /** Values whose body was not 8 bytes (a test writing garbage); counted, not stored. */
     private int odd;
 
@@ -151,8 +154,17 @@ final class TestStateMachine implements StateMachine {
             values[count] = v;
             indexes[count] = batch.index(i);
             count++;
+            if (stampCount == stamps.length) {
+                stamps = Arrays.copyOf(stamps, stampCount * 2);
+            }
+            stamps[stampCount++] = batch.timestampMillis(i);
             batch.setResult(i, new ByteBody(ByteBuffer.allocate(8).putLong(batch.index(i)).array()));
         }
+    }
+
+    /** The timestamps (leader's clock, ms) of the values applied since this machine was made. Dispatcher thread. */
+    long[] timestamps() {
+        return Arrays.copyOf(stamps, stampCount);
     }
 
     /** The values in apply order. Dispatcher thread (use RaftGroup.callInGroup). */
