@@ -100,6 +100,7 @@ public final class RaftGroup {
     private volatile boolean refusingWrites;
     private volatile Throwable pubFailure;
     private volatile Members pubMembers;
+    private volatile Members pubCommittedMembers;
     private final CompletableFuture<Void> started = new CompletableFuture<>();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
@@ -115,6 +116,7 @@ public final class RaftGroup {
         config.validate();
         this.state = new RaftState(groupId, selfId, members);
         this.pubMembers = members;
+        this.pubCommittedMembers = members;
         this.config = config;
         this.sm = sm;
         this.transport = transport;
@@ -933,9 +935,21 @@ public final class RaftGroup {
                 m.newVoters(), m.observers(), followers, transfer.target(), f == null ? "" : f.toString());
     }
 
-    /** The group's configuration as this node last saw it (voters, a prepared change, observers). Any thread. */
+    /**
+     * The group's configuration as this node last saw it (voters, a prepared change, observers), in
+     * force from when its entry was appended (raft decides with it) even if that entry is later cut.
+     * Any thread.
+     */
     public Members members() {
         return pubMembers;
+    }
+
+    /**
+     * The configuration in force at this node's commit index: one that stays (what a node records as
+     * the group's layout). It lags {@link #members} while a change's entry is not committed yet. Any thread.
+     */
+    public Members committedMembers() {
+        return pubCommittedMembers;
     }
 
     public CompletableFuture<Void> startedFuture() {
@@ -963,6 +977,10 @@ public final class RaftGroup {
 
     void publishProgress() {
         pubCommit = state.commitIndex;
+        MembershipManager mm = membership;
+        if (mm != null) {
+            pubCommittedMembers = mm.configAt(state.commitIndex);   // a list of one or two, usually
+        }
         pubApplied = state.lastApplied;
         pubLastLog = store.lastIndex();
         pubFirstLog = store.firstIndex();

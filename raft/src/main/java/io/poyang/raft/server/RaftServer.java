@@ -237,7 +237,21 @@ public final class RaftServer extends LifeCycle {
             CompletableFuture<Void> started = startGroup(groupId, stateMachine, members);
             added[0] = registry.get(groupId);
             log.info("raft node {}: added group {} with configuration {}", config.nodeId, groupId, members);
-            return started.thenApply(v -> added[0]);
+            if (config.layoutListener == null) {
+                return started.thenApply(v -> added[0]);
+            }
+            return started.thenApplyAsync(v -> {
+                layoutChanged("adding", groupId);
+                return added[0];
+            }, logIo);
+        }
+    }
+
+    private void layoutChanged(String what, int groupId) {
+        try {
+            config.layoutListener.run();
+        } catch (RuntimeException e) {
+            log.warn("raft node {}: recording the layout after {} group {} failed", config.nodeId, what, groupId, e);
         }
     }
 
@@ -266,6 +280,9 @@ public final class RaftServer extends LifeCycle {
         // the group again on the same directory next, or the directory is deleted below.
         CompletableFuture<Void> stopped = g == null ? CompletableFuture.completedFuture(null)
                 : filesReleased(g, "removing");
+        if (g != null && config.layoutListener != null) {
+            stopped = stopped.thenRunAsync(() -> layoutChanged("removing", groupId), logIo);
+        }
         if (!deleteData) {
             return stopped;
         }

@@ -36,6 +36,7 @@ public final class RaftServerConfig {
     final List<GroupSpec> groups;
     final FaultInjector faultInjector;
     final io.poyang.common.TimeSource timeSource;
+    final Runnable layoutListener;
     final Executor callbackExecutor;
     final IntFunction<? extends StateMachine> stateMachineFactory;
     final List<ServiceExtension> serviceExtensions;
@@ -56,6 +57,7 @@ public final class RaftServerConfig {
         this.groups = Collections.unmodifiableList(new ArrayList<>(b.groups));
         this.faultInjector = b.faultInjector;
         this.timeSource = b.timeSource;
+        this.layoutListener = b.layoutListener;
         this.callbackExecutor = b.callbackExecutor;
         this.stateMachineFactory = b.stateMachineFactory;
         this.serviceExtensions = Collections.unmodifiableList(new ArrayList<>(b.serviceExtensions));
@@ -120,6 +122,7 @@ public final class RaftServerConfig {
         private final List<ServiceExtension> serviceExtensions = new ArrayList<>();
         private FaultInjector faultInjector;
         private io.poyang.common.TimeSource timeSource = io.poyang.common.TimeSource.SYSTEM;
+        private Runnable layoutListener;
         private Executor callbackExecutor;
         private IntFunction<? extends StateMachine> stateMachineFactory;
 
@@ -233,6 +236,17 @@ public final class RaftServerConfig {
          */
         public Builder timeSource(io.poyang.common.TimeSource time) {
             this.timeSource = java.util.Objects.requireNonNull(time, "time");
+            return this;
+        }
+
+        /**
+         * Run after a group was added to or removed from this running node ({@link RaftServer#addGroup},
+         * {@link RaftServer#removeGroup}), before the returned future completes, on a log I/O thread:
+         * a node that records which groups it runs (its servers.properties) writes the record here, so
+         * a change that was answered is still known after a crash. What it throws is logged.
+         */
+        public Builder layoutListener(Runnable listener) {
+            this.layoutListener = listener;
             return this;
         }
 

@@ -195,7 +195,7 @@ class MembershipTest {
     }
 
     @Test
-    void aConfigurationEntryIsNotReplacedBeforeItCommits() throws Exception {
+    void aConfigurationEntryIsNotReplacedOrReportedCommittedBeforeItCommits() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
             int leader = c.waitForLeader(1);
             c.write(1, 1);
@@ -210,6 +210,7 @@ class MembershipTest {
             }
             java.util.concurrent.CompletableFuture<Members> prepared = lg.prepareMembers(target, NONE, 20_000);
             RaftCluster.waitFor("the joint entry in the leader's log", () -> lg.members().isJoint());
+            assertEquals(new Members(1, 2, 3), lg.committedMembers(), "an uncommitted entry is not the committed configuration");
             java.util.concurrent.CompletableFuture<Members> committed = lg.commitMembers(target, NONE, 20_000);
             // a pause, not a synchronisation (shorter than the election timeout, so it still leads):
             // the commit must wait for the joint entry instead of appending the new configuration
@@ -226,6 +227,8 @@ class MembershipTest {
             }
             waitForConfig(c, two);
             assertTrue(prepared.isDone());
+            RaftCluster.waitFor("the new configuration committed on the leader",
+                    () -> two.equals(c.group(c.waitForLeader(1), 1).committedMembers()));
         }
     }
 

@@ -20,7 +20,13 @@ import java.util.TreeMap;
  * node.2 = 127.0.0.1:9441
  * group.1.members = 1,2,3
  * group.1.observers = 4
+ * group.1.nonMembers = 5
  * </pre>
+ *
+ * <p>{@code nonMembers} lists nodes that run the group without being in its configuration: a node
+ * given the group with {@code admin add-group --on} before a membership change takes it in, or one
+ * a change took out before {@code remove-group} stopped it there. A node writes only itself there,
+ * so that it runs the group again after a restart; it is not part of the group's configuration.
  *
  * <p>The file bootstraps: a group starts from these members only while it has neither a snapshot
  * nor a membership entry in its log; after that raft's own record wins, and the node writes what it
@@ -28,21 +34,43 @@ import java.util.TreeMap;
  */
 public final class ServersConfig {
 
-    /** A group: its voters and observers (ascending, disjoint). */
+    /** A group: its voters and observers (ascending, disjoint), and the nodes that run it outside them. */
     public static final class Group {
         public final int id;
         public final int[] members;
         public final int[] observers;
+        /** Nodes that run the group without being in its configuration (see the class comment). */
+        public final int[] nonMembers;
 
         public Group(int id, int[] members, int[] observers) {
+            this(id, members, observers, new int[0]);
+        }
+
+        public Group(int id, int[] members, int[] observers, int[] nonMembers) {
             this.id = id;
             this.members = sortedCopy(members);
             this.observers = sortedCopy(observers);
+            this.nonMembers = sortedCopy(nonMembers);
         }
 
-        /** Whether {@code nodeId} votes in or observes this group. */
+        /** Whether {@code nodeId} runs this group: it votes in it, observes it, or is listed as a non-member. */
         public boolean hosts(int nodeId) {
+            return isMember(nodeId) || contains(nonMembers, nodeId);
+        }
+
+        /** Whether {@code nodeId} is in the group's configuration (a voter or an observer). */
+        public boolean isMember(int nodeId) {
             return contains(members, nodeId) || contains(observers, nodeId);
+        }
+
+        /** This group with {@code nodeId} added to its non-members. */
+        public Group withNonMember(int nodeId) {
+            if (contains(nonMembers, nodeId)) {
+                return this;
+            }
+            int[] n = Arrays.copyOf(nonMembers, nonMembers.length + 1);
+            n[nonMembers.length] = nodeId;
+            return new Group(id, members, observers, n);
         }
 
         @Override
@@ -51,7 +79,8 @@ public final class ServersConfig {
                 return false;
             }
             Group g = (Group) o;
-            return id == g.id && Arrays.equals(members, g.members) && Arrays.equals(observers, g.observers);
+            return id == g.id && Arrays.equals(members, g.members) && Arrays.equals(observers, g.observers)
+                    && Arrays.equals(nonMembers, g.nonMembers);
         }
 
         @Override
@@ -62,7 +91,7 @@ public final class ServersConfig {
         @Override
         public String toString() {
             return "group " + id + " members " + join(members) + (observers.length > 0 ? " observers "
-                    + join(observers) : "");
+                    + join(observers) : "") + (nonMembers.length > 0 ? " nonMembers " + join(nonMembers) : "");
         }
     }
 
@@ -93,7 +122,7 @@ public final class ServersConfig {
         return Collections.unmodifiableMap(groups);
     }
 
-    /** The groups {@code nodeId} is a member or an observer of. */
+    /** The groups {@code nodeId} runs: those it is a member, an observer or a listed non-member of. */
     public List<Group> groupsOf(int nodeId) {
         List<Group> r = new ArrayList<>();
         for (Group g : groups.values()) {
@@ -113,39 +142,39 @@ public final class ServersConfig {
         TreeMap<Integer, String> nodes = new TreeMap<>();
         TreeMap<Integer, int[]> members = new TreeMap<>();
         TreeMap<Integer, int[]> observers = new TreeMap<>();
+        TreeMap<Integer, int[]> nonMembers = new TreeMap<>();
         for (String key : p.keys()) {
             String[] parts = key.split("\\.", -1);
             if (parts.length == 2 && parts[0].equals("node")) {
                 int id = id(p, key, parts[1], "node");
                 nodes.put(id, hostPort(p, key));
-            } else if (parts.length == 3 && parts[0].equals("group")
-                    && (parts[2].equals("members") || parts[2].equals("observers"))) {
+            } else if (parts.length == 3 && parts[0].equals("group") && (parts[2].equals("members")
+                    || parts[2].equals("observers") || parts[2].equals("nonMembers"))) {
                 int id = id(p, key, parts[1], "group");
                 int[] ids = idList(p, key);
-                (parts[2].equals("members") ? members : observers).put(id, ids);
+                (parts[2].equals("members") ? members : parts[2].equals("observers") ? observers : nonMembers)
+                        .put(id, ids);
             } else {
                 throw new ConfigException(p.path(), key, p.locate(key) + ": unknown key '" + key + "'; servers.properties"
-                        + " holds node.<id> = host:replicationPort, group.<id>.members = id,id,... and"
-                        + " group.<id>.observers = id,...");
+                        + " holds node.<id> = host:replicationPort, group.<id>.members = id,id,...,"
+                        + " group.<id>.observers = id,... and group.<id>.nonMembers = id,...");
             }
         }
         if (nodes.isEmpty()) {
             throw new ConfigException(p.path(), null, p.path() + ": no nodes; list every node of the cluster as"
                     + " node.<id> = host:replicationPort");
         }
-        for (Integer g : observers.keySet()) {
-            if (!members.containsKey(g)) {
-                throw new ConfigException(p.path(), "group." + g + ".observers", p.locate("group." + g + ".observers")
-                        + ": group " + g + " has observers but no group." + g + ".members line");
-            }
-        }
+        requireMembersLine(p, members, observers, "observers");
+        requireMembersLine(p, members, nonMembers, "nonMembers");
         TreeMap<Integer, Group> groups = new TreeMap<>();
         for (Map.Entry<Integer, int[]> e : members.entrySet()) {
             int g = e.getKey();
             String mkey = "group." + g + ".members";
             String okey = "group." + g + ".observers";
+            String nkey = "group." + g + ".nonMembers";
             int[] m = e.getValue();
             int[] o = observers.getOrDefault(g, new int[0]);
+            int[] n = nonMembers.getOrDefault(g, new int[0]);
             if (m.length == 0) {
                 throw p.invalid(mkey, "a group needs at least one voting member");
             }
@@ -162,7 +191,16 @@ public final class ServersConfig {
                     throw p.invalid(okey, "node " + id + " is also a voting member; a node either votes or observes");
                 }
             }
-            groups.put(g, new Group(g, m, o));
+            for (int id : n) {
+                if (!nodes.containsKey(id)) {
+                    throw p.invalid(nkey, "node " + id + " has no node." + id + " line (its replication address)");
+                }
+                if (contains(m, id) || contains(o, id)) {
+                    throw p.invalid(nkey, "node " + id + " is also a member or an observer; nonMembers lists nodes"
+                            + " that run the group outside its configuration");
+                }
+            }
+            groups.put(g, new Group(g, m, o, n));
         }
         Set<String> seen = new LinkedHashSet<>();
         for (Map.Entry<Integer, String> e : nodes.entrySet()) {
@@ -172,6 +210,18 @@ public final class ServersConfig {
             }
         }
         return new ServersConfig(nodes, groups);
+    }
+
+    /** Every group with a {@code group.<id>.<what>} line also has its members line. */
+    private static void requireMembersLine(PropertiesFile p, Map<Integer, int[]> members, Map<Integer, int[]> lines,
+                                           String what) {
+        for (Integer g : lines.keySet()) {
+            if (!members.containsKey(g)) {
+                String key = "group." + g + "." + what;
+                throw new ConfigException(p.path(), key, p.locate(key) + ": group " + g + " has " + what
+                        + " but no group." + g + ".members line");
+            }
+        }
     }
 
     private static int id(PropertiesFile p, String key, String text, String what) {
@@ -253,7 +303,8 @@ public final class ServersConfig {
                     keep = nodes.containsKey(Integer.parseInt(parts[1]));
                 } else if (parts.length == 3 && parts[0].equals("group")) {
                     Group g = groups.get(Integer.parseInt(parts[1]));
-                    keep = g != null && (parts[2].equals("members") || (parts[2].equals("observers")));
+                    keep = g != null && (parts[2].equals("members") || parts[2].equals("observers")
+                            || parts[2].equals("nonMembers") && g.nonMembers.length > 0);
                 }
             } catch (NumberFormatException e) {
                 keep = false;
@@ -269,6 +320,9 @@ public final class ServersConfig {
             p.set("group." + g.id + ".members", join(g.members));
             if (g.observers.length > 0 || p.contains("group." + g.id + ".observers")) {
                 p.set("group." + g.id + ".observers", join(g.observers));
+            }
+            if (g.nonMembers.length > 0) {
+                p.set("group." + g.id + ".nonMembers", join(g.nonMembers));
             }
         }
     }

@@ -50,7 +50,8 @@ public final class PoyangNode {
     private DtKvService kv;
     private RaftServer raft;
     private NodeHttpEndpoint http;
-    private ServersFileSync serversSync;
+    /** Null until the groups of the file have started (their start needs no rewrite), and without a file. */
+    private volatile ServersFileSync serversSync;
     private volatile boolean stopped;
     private boolean testingFaults;
 
@@ -203,7 +204,15 @@ public final class PoyangNode {
                 .raftConfig(config.raft)
                 .serviceExtension(kv)
                 // groups added at runtime (AdminClient.addGroup, e.g. a node joining a group) are DtKV groups too
-                .stateMachineFactory(g -> kv.stateMachine(g).get());
+                .stateMachineFactory(g -> kv.stateMachine(g).get())
+                // a group added or removed at runtime is in servers.properties before the command is
+                // answered: a crash right after it must not lose it (the timer alone is a second late)
+                .layoutListener(() -> {
+                    ServersFileSync sync = serversSync;
+                    if (sync != null) {
+                        sync.sync();
+                    }
+                });
         if (testingFaults) {
             TestingFaultsService.enable(b);
         }
@@ -227,8 +236,31 @@ public final class PoyangNode {
         }
     }
 
+    /**
+     * Says which {@code group-<id>} directories of the data directory this start leaves alone: data
+     * kept by {@code remove-group} without {@code --delete-data}, or a servers.properties edited by
+     * hand. Not started: the file decides what a node runs.
+     */
+    private void noteDataOfOtherGroups(List<ServersConfig.Group> mine) {
+        java.util.Set<String> running = new java.util.HashSet<>();
+        for (ServersConfig.Group g : mine) {
+            running.add("group-" + g.id);
+        }
+        try (java.util.stream.Stream<java.nio.file.Path> dirs = java.nio.file.Files.list(dataDir.path())) {
+            dirs.filter(d -> d.getFileName().toString().matches("group-[1-9][0-9]*")
+                    && java.nio.file.Files.isDirectory(d) && !running.contains(d.getFileName().toString()))
+                    .sorted()
+                    .forEach(d -> log.warn("node {}: {} holds the data of a group servers.properties does not give"
+                            + " this node; it is not started (kept by remove-group? add-group runs it again;"
+                            + " delete the directory if it is not needed)", config.nodeId, d));
+        } catch (java.io.IOException e) {
+            log.warn("node {}: listing {} failed: {}", config.nodeId, dataDir.path(), e.toString());
+        }
+    }
+
     private void startGroups() {
         List<ServersConfig.Group> mine = servers.groupsOf(config.nodeId);
+        noteDataOfOtherGroups(mine);
         List<CompletableFuture<RaftGroup>> starts = new ArrayList<>();
         for (ServersConfig.Group g : mine) {
             starts.add(raft.addGroup(g.id, kv.stateMachine(g.id), new Members(g.members, g.observers)));

@@ -27,8 +27,12 @@ import java.util.concurrent.TimeUnit;
  *   <li>nodes: this node's own line as configured, plus every other node the raft server knows
  *       (added or removed by {@code ./poyang admin add-node / remove-node});</li>
  *   <li>each group this node hosts: its voters and observers as raft last committed them here
- *       (membership changes, observers promoted); a group in the middle of a change (joint) keeps
- *       its previous lines until the change ends;</li>
+ *       (membership changes, observers promoted; an appended configuration entry is written only
+ *       once committed); a group in the middle of a change (joint) keeps its previous lines until
+ *       the change ends. A node that runs a group outside its configuration (given it with
+ *       {@code add-group --on} before the change that takes it in, or taken out before
+ *       {@code remove-group}) lists itself in {@code group.<id>.nonMembers}, so it runs the group
+ *       again after a restart;</li>
  *   <li>a group added here at runtime is added; a group this node stopped hosting (remove-group)
  *       is dropped from this node's file; groups of other nodes are left as they are.</li>
  * </ul>
@@ -134,11 +138,26 @@ final class ServersFileSync {
         Set<Integer> now = new HashSet<>();
         for (RaftGroup g : raft.groups()) {
             now.add(g.groupId());
-            Members m = g.members();
-            if (m == null || m.isJoint()) {
+            // committed: a configuration entry cut later (a leader that lost it) must not be what the
+            // next start reads
+            Members m = g.committedMembers();
+            ServersConfig.Group line = groups.get(g.groupId());
+            if (m != null && (!m.isJoint() || line == null)) {
+                // during a change (joint) the previous lines stay until it ends; a group first seen
+                // in one is written with its old voters
+                line = new ServersConfig.Group(g.groupId(), m.voters(), m.isJoint() ? m.oldObservers() : m.observers());
+            }
+            if (line == null) {
                 continue;
             }
-            groups.put(g.groupId(), new ServersConfig.Group(g.groupId(), m.voters(), m.observers()));
+            if (!line.isMember(nodeId)) {
+                // runs it outside its configuration (joining before the change, or taken out before
+                // remove-group): listed so the next start runs it again
+                line = line.withNonMember(nodeId);
+            } else if (line.nonMembers.length > 0) {
+                line = withoutNonMember(line, nodeId);
+            }
+            groups.put(g.groupId(), line);
         }
         for (Integer id : hosted) {
             if (!now.contains(id)) {
@@ -152,6 +171,11 @@ final class ServersFileSync {
         hosted.clear();
         hosted.addAll(now);
         return new ServersConfig(nodes, groups);
+    }
+
+    private static ServersConfig.Group withoutNonMember(ServersConfig.Group g, int nodeId) {
+        int[] rest = java.util.Arrays.stream(g.nonMembers).filter(id -> id != nodeId).toArray();
+        return rest.length == g.nonMembers.length ? g : new ServersConfig.Group(g.id, g.members, g.observers, rest);
     }
 
     /** The layout as last written or loaded. */

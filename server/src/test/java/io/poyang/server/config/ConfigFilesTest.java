@@ -105,6 +105,34 @@ class ConfigFilesTest {
     }
 
     @Test
+    void nonMembersRunTheGroupWithoutBeingInItsConfiguration() throws Exception {
+        ServersConfig s = ServersConfig.load(file("nm", "node.1 = h:1\nnode.2 = h:2\nnode.3 = h:3\n"
+                + "group.1.members = 1,2\ngroup.1.nonMembers = 3\n"));
+        ServersConfig.Group g = s.groups().get(1);
+        assertArrayEquals(new int[]{1, 2}, g.members);
+        assertArrayEquals(new int[]{3}, g.nonMembers);
+        assertTrue(g.hosts(3));
+        assertFalse(g.isMember(3));
+        assertEquals(1, s.groupsOf(3).size(), "node 3 runs group 1");
+        ConfigException e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("nm2",
+                "node.1 = h:1\ngroup.1.members = 1\ngroup.1.nonMembers = 1\n")));
+        assertTrue(e.getMessage().contains("node 1 is also a member or an observer"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("nm3",
+                "node.1 = h:1\ngroup.1.members = 1\ngroup.1.nonMembers = 4\n")));
+        assertTrue(e.getMessage().contains("node 4 has no node.4 line"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("nm4",
+                "node.1 = h:1\nnode.2 = h:2\ngroup.1.nonMembers = 2\n")));
+        assertTrue(e.getMessage().contains("group 1 has nonMembers but no group.1.members line"), e.getMessage());
+        // written back: the line goes when the list empties
+        Path f = file("nm5", "node.1 = h:1\nnode.2 = h:2\ngroup.1.members = 1\ngroup.1.nonMembers = 2\n");
+        Map<Integer, ServersConfig.Group> groups = new TreeMap<>();
+        groups.put(1, new ServersConfig.Group(1, new int[]{1, 2}, new int[0]));
+        new ServersConfig(ServersConfig.load(f).nodes(), groups).writeTo(f);
+        assertEquals("node.1 = h:1\nnode.2 = h:2\ngroup.1.members = 1,2\n",
+                new String(Files.readAllBytes(f), StandardCharsets.UTF_8));
+    }
+
+    @Test
     void aRewriteKeepsCommentsAndOrderAndIsAtomic() throws Exception {
         Path f = file("servers.properties", "# the cluster\nnode.1 = h:1\n\n# old node\nnode.2 = h:2\n"
                 + "# groups\ngroup.1.members = 1,2\n");

@@ -1,5 +1,8 @@
 package io.poyang.server.node;
 
+import io.poyang.raft.core.Members;
+import io.poyang.server.config.NodeConfig;
+import io.poyang.server.config.PropertiesFile;
 import io.poyang.server.config.ServersConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -8,15 +11,19 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 
-/** The servers.properties rewrite, when the file cannot be written. */
+/** The servers.properties rewrite: groups run outside their configuration, and a file that cannot be written. */
 class ServersFileSyncTest {
 
     @TempDir
@@ -62,6 +69,36 @@ class ServersFileSyncTest {
                 logger.removeHandler(counter);
             }
             assertEquals(1, warnings.get(), "one warning for five failed rewrites with the same cause");
+        }
+    }
+
+    /**
+     * A node given a group whose configuration leaves it out (add-group --on before the change that
+     * takes it in): the file says so at once, before the add is answered, and a restart from the
+     * file runs the group again.
+     */
+    @Test
+    void aGroupRunOutsideItsConfigurationIsInTheFileAtOnceAndRunsAgainAfterARestart() throws Exception {
+        try (InProcessNodes cluster = new InProcessNodes(tmp, 3, Collections.emptyMap())) {
+            PoyangNode node = cluster.nodes().get(0);
+            Path file = tmp.resolve("conf-1").resolve("servers.properties");
+            node.raftServer().addGroup(5, node.kvService().stateMachine(5), new Members(2, 3)).get(60, TimeUnit.SECONDS);
+            PropertiesFile written = PropertiesFile.read(file);
+            assertEquals("2,3", written.get("group.5.members"), "written before the add was answered");
+            assertEquals("1", written.get("group.5.nonMembers"));
+            node.stop();
+            PoyangNode again = new PoyangNode(NodeConfig.load(tmp.resolve("conf-1").resolve("config.properties")),
+                    ServersConfig.load(file), file);
+            try {
+                again.start();
+                assertNotNull(again.raftServer().group(5), "the restarted node runs group 5 again");
+                assertArrayEquals(new int[]{2, 3}, again.raftServer().group(5).members().voters(),
+                        "a non-member is not made a member by the restart");
+                again.raftServer().removeGroup(5, true).get(60, TimeUnit.SECONDS);
+                assertFalse(PropertiesFile.read(file).contains("group.5.members"), "written before the removal was answered");
+            } finally {
+                again.stop();
+            }
         }
     }
 }
