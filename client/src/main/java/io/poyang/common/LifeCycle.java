@@ -60,6 +60,13 @@ public abstract class LifeCycle {
         }
     }
 
+    /**
+     * Called (holding this object's lock) when {@link #stop()} finds the component never started:
+     * a component that accepts work before it starts refuses it from now on here. Default: nothing.
+     */
+    protected void stoppedBeforeStart() {
+    }
+
     private void safeStopAfterFailedStart() {
         try {
             doStop();
@@ -72,6 +79,7 @@ public abstract class LifeCycle {
         synchronized (this) {
             if (status == Status.NEW) {
                 status = Status.STOPPED;
+                stoppedBeforeStart();
                 return;
             }
             if (transitionThread == Thread.currentThread()) {

@@ -154,11 +154,39 @@ public final class Dispatcher extends LifeCycle {
     }
 
     /**
+     * Stopped without ever running (or its start failed before the thread ran): no loop will run
+     * what is posted, so posts return false from now on (fireFiber false, startGroup fails at once)
+     * instead of queueing work forever. Tasks posted before are dropped: nothing will ever run them.
+     */
+    @Override
+    protected void stoppedBeforeStart() {
+        markEndedWithoutLoop();
+    }
+
+    private void markEndedWithoutLoop() {
+        synchronized (endLock) {
+            stopRequested = true;
+            loopEnded = true;
+            int dropped = 0;
+            while (inbox.poll() != null) {
+                dropped++;
+            }
+            if (dropped > 0) {
+                log.warn("dispatcher '{}' stopped before it ran: {} task(s) posted to it are dropped", name, dropped);
+            }
+        }
+    }
+
+    /**
      * Asks every group to shut down, waits up to the stop timeout for them to finish, then drops
      * the rest (their shutdown futures fail with {@link StoppedException}) and ends the thread.
      */
     @Override
     protected void doStop() throws InterruptedException {
+        if (!thread.isAlive() && thread.getState() == Thread.State.NEW) {
+            markEndedWithoutLoop();   // the start failed before the thread ran
+            return;
+        }
         if (!post(this::onStopRequested)) {
             return;
         }

@@ -171,7 +171,10 @@ public final class FiberChannel<T> {
         }
     }
 
-    /** Suspends the running fiber until an item is there; resumes with it (null at shutdown). */
+    /**
+     * Suspends the running fiber until an item is there; resumes with it (null at shutdown, or at
+     * once on a closed channel: {@link #isClosed}).
+     */
     public FrameCallResult take(FrameCall<T> resumePoint) {
         return take0(-1, resumePoint);
     }
@@ -182,6 +185,21 @@ public final class FiberChannel<T> {
         return take0(timeoutMillis, resumePoint);
     }
 
+    /**
+     * A take that finds the channel empty returns at once, with nothing, instead of waiting: when
+     * the channel is closed (every offer goes to the rejecter, so nothing could wake it), and during
+     * a shutdown of the channel's group or of the taker's own (the group's one-time wake-up of its
+     * takers has run already, and a taker from another group is not among them).
+     */
+    private boolean nothingWillCome(Fiber taker) {
+        return rejecter != null || group.isShouldStop() || taker.group.isShouldStop();
+    }
+
+    /** Whether {@link #close} has run: takes return at once with nothing, offers go to the rejecter. Dispatcher thread. */
+    public boolean isClosed() {
+        return rejecter != null;
+    }
+
     private FrameCallResult take0(long timeoutMillis, FrameCall<T> resumePoint) {
         Fiber f = Fiber.current(group, "FiberChannel.take");
         f.beginCall(Fiber.ACTION_WAIT, "take", resumePoint);
@@ -189,7 +207,7 @@ public final class FiberChannel<T> {
         if (item != null) {
             return f.resumeNow(item);
         }
-        if (timeoutMillis == 0 || group.isShouldStop()) {
+        if (timeoutMillis == 0 || nothingWillCome(f)) {
             return f.resumeNow(null);
         }
         if (f.consumeInterrupt(this)) {
@@ -224,7 +242,7 @@ public final class FiberChannel<T> {
             drainTo(target);
             return f.resumeNow(null);
         }
-        if (timeoutMillis == 0 || group.isShouldStop()) {
+        if (timeoutMillis == 0 || nothingWillCome(f)) {
             return f.resumeNow(null);
         }
         if (f.consumeInterrupt(this)) {

@@ -325,7 +325,11 @@ public final class FiberGroup {
     void finishIfDeferred() {
         if (finishAfterStep) {
             finishAfterStep = false;
-            finishShutdown();
+            // The step may have started a normal fiber after asking for the shutdown (a helper the
+            // shutdown needs): it runs first, and the group finishes when the last one ends.
+            if (normalFiberCount == 0) {
+                finishShutdown();
+            }
         }
     }
 

@@ -296,6 +296,15 @@ class DispatcherTest extends FiberTestSupport {
     }
 
     @Test
+    void aDispatcherStoppedBeforeItStartedRefusesWorkAtOnce() throws Exception {
+        Dispatcher d = new Dispatcher("never-started");
+        FiberGroup g = new FiberGroup("g", d);
+        d.stop();
+        assertTrue(failure(d.startGroup(g)) instanceof StoppedException, "startGroup fails at once");
+        assertFalse(g.fireFiber("f", valueFrame(1)), "no fiber is accepted");
+    }
+
+    @Test
     void anInterruptLeftOnTheDispatcherThreadDoesNotMakeItSpin() throws Exception {
         get(run("leaves-interrupt", new FiberFrame<Void>() {
             @Override

@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -307,6 +308,51 @@ class FiberChannelTest extends FiberTestSupport {
         });
         assertNull(get(taker));
         assertEquals(List.of("late"), onDispatcher(group, () -> new ArrayList<>(rejected)));
+    }
+
+    @Test
+    void aTakeOnAClosedChannelReturnsAtOnceWithNothing() throws Exception {
+        FiberChannel<String> ch = onDispatcher(group, () -> group.newChannel("closed"));
+        onDispatcher(group, () -> {
+            ch.close(s -> { });
+            return null;
+        });
+        assertTrue(onDispatcher(group, ch::isClosed));
+        CompletableFuture<String> take = run("late-taker", new FiberFrame<String>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                return ch.take(s -> Fiber.frameReturn(s));
+            }
+        });
+        assertNull(get(take), "a take on a closed channel waited (nothing could ever wake it)");
+        List<String> batch = new ArrayList<>();
+        get(run("late-batch-taker", new FiberFrame<Void>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                return ch.takeAll(batch, v -> Fiber.frameReturn());
+            }
+        }));
+        assertTrue(batch.isEmpty());
+    }
+
+    @Test
+    void aTakeFromAnotherGroupsChannelDuringTheTakersShutdownDoesNotHoldTheShutdown() throws Exception {
+        FiberGroup other = new FiberGroup("other", dispatcher);
+        get(dispatcher.startGroup(other));
+        FiberChannel<String> foreign = onDispatcher(other, () -> other.newChannel("foreign"));
+        FiberCondition go = onDispatcher(group, () -> group.newCondition("go"));
+        CompletableFuture<String> taker = run("foreign-taker", new FiberFrame<String>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                return go.await(v -> foreign.take(s -> Fiber.frameReturn(s)));
+            }
+        });
+        waitUntil("the taker waits for its signal", () -> snapshotState("foreign-taker").equals("waiting"));
+        group.requestShutdown();
+        go.fireSignal();   // it takes from the other group's channel only now, during its own group's shutdown
+        assertNull(get(taker));
+        get(group.shutdownFuture());
+        assertFalse(other.isShouldStop());
     }
 
     @Test

@@ -126,6 +126,30 @@ class GroupShutdownTest extends FiberTestSupport {
     }
 
     @Test
+    void aNormalFiberStartedByADaemonRightAfterItAskedForShutdownStillRuns() throws Exception {
+        CompletableFuture<String> helperRan = new CompletableFuture<>();
+        group.fireFiber(new Fiber("stopper", group, new FiberFrame<Void>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                // no normal fiber is left: the finish is put off until this step ends
+                getGroup().requestShutdown();
+                new Fiber("flush", getGroup(), new FiberFrame<Void>() {
+                    @Override
+                    public FrameCallResult execute(Object in) {
+                        return Fiber.sleep(5, v -> {
+                            helperRan.complete("ran");
+                            return Fiber.frameReturn();
+                        });
+                    }
+                }).start();
+                return Fiber.frameReturn();
+            }
+        }, true));
+        get(group.shutdownFuture());
+        assertTrue(helperRan.isDone(), "the normal fiber started during the shutdown was dropped without running");
+    }
+
+    @Test
     void fibersStartedInsideTheGroupDuringShutdownStillRun() throws Exception {
         CompletableFuture<String> helperRan = new CompletableFuture<>();
         group.fireFiber("main", new FiberFrame<Void>() {

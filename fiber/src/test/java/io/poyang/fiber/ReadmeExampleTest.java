@@ -41,12 +41,18 @@ class ReadmeExampleTest {
 
         @Override
         public FrameCallResult execute(Object input) {
+            // A copy for the I/O thread: it may go on writing after this frame stopped waiting (a
+            // timeout), while the caller clears and refills its batch.
+            List<String> records = new ArrayList<>(batch.size());
+            for (Request r : batch) {
+                records.add(r.data);
+            }
             FiberFuture<Long> written = getGroup().executeBlocking("write", io, () -> {
-                for (Request r : batch) {   // runs on the I/O thread: blocking is fine here
-                    if (r.data.isEmpty()) {
+                for (String record : records) {   // runs on the I/O thread: blocking is fine here
+                    if (record.isEmpty()) {
                         throw new IOException("empty record");
                     }
-                    disk.add(r.data);
+                    disk.add(record);
                 }
                 return (long) disk.size();
             });
@@ -94,9 +100,12 @@ class ReadmeExampleTest {
 
         @Override
         protected FrameCallResult handle(Throwable ex) {
-            // A failed write (or its timeout) ends the loop: fail the batch in hand.
+            // A failed write, or one that did not end within a second, ends the loop: the batch in
+            // hand fails. After a timeout the I/O thread may still write it: say so.
+            Throwable why = ex instanceof FiberTimeoutException
+                    ? new IOException("the write did not end within 1 s; its records may still be written", ex) : ex;
             for (Request r : batch) {
-                r.answer.completeExceptionally(ex);
+                r.answer.completeExceptionally(why);
             }
             batch.clear();
             return Fiber.frameReturn();
@@ -104,7 +113,9 @@ class ReadmeExampleTest {
 
         @Override
         protected FrameCallResult doFinally() {
-            // Runs once, whether the loop ended normally or by an error.
+            // Runs once, whether the loop ended normally or by an error: nobody takes requests any
+            // more, so those still queued, and any offered later, fail instead of waiting forever.
+            requests.close(r -> r.answer.completeExceptionally(new IllegalStateException("the batch writer has stopped")));
             return Fiber.frameReturn();
         }
     }
@@ -157,6 +168,48 @@ class ReadmeExampleTest {
             assertTrue(bad.answer.isCompletedExceptionally());
             group.requestShutdown();
             group.shutdownFuture().get(10, TimeUnit.SECONDS);
+        } finally {
+            io.shutdownNow();
+            dispatcher.stop();
+        }
+    }
+
+    @Test
+    void aWriteThatTimesOutFailsItsBatchAsMaybeWrittenAndLaterRequestsFail() throws Exception {
+        Dispatcher dispatcher = new Dispatcher("example");
+        dispatcher.start();
+        ExecutorService io = Executors.newSingleThreadExecutor();
+        try {
+            FiberGroup group = new FiberGroup("g", dispatcher);
+            dispatcher.startGroup(group).get();
+            FiberChannel<Request> requests = group.newChannel("requests");
+            // a disk that takes 0.6 s per record: two records outlast the writer's 1 s wait
+            List<String> disk = java.util.Collections.synchronizedList(new ArrayList<String>() {
+                @Override
+                public boolean add(String record) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(600));
+                    return super.add(record);
+                }
+            });
+            Request a = new Request("a");
+            Request b = new Request("b");
+            requests.fireOffer(a);
+            requests.fireOffer(b);
+            group.fireFiber("batch-writer", new BatchWriterFrame(requests, io, disk));
+            for (Request r : List.of(a, b)) {
+                java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                        java.util.concurrent.ExecutionException.class, () -> r.answer.get(10, TimeUnit.SECONDS));
+                assertTrue(e.getCause().getMessage().contains("may still be written"), e.getCause().toString());
+            }
+            Request late = new Request("c");
+            requests.fireOffer(late);
+            java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> late.answer.get(10, TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof IllegalStateException, e.getCause().toString());
+            // the I/O thread finished the batch from its own copy
+            io.shutdown();
+            assertTrue(io.awaitTermination(10, TimeUnit.SECONDS));
+            assertEquals(List.of("a", "b"), disk);
         } finally {
             io.shutdownNow();
             dispatcher.stop();
