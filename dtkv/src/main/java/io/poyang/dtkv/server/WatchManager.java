@@ -10,10 +10,13 @@ import io.poyang.dtkv.KvWatchReq;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Watches of the clients connected to this node (not replicated: each node serves its own
@@ -94,9 +97,7 @@ public final class WatchManager {
         Watcher w = watchers.get(watcherId);
         if (req.isRemove()) {
             if (w != null) {
-                for (String k : keys) {
-                    unwatch(w, k);
-                }
+                unwatch(w, keys);
                 dropIfEmpty(w);
             }
             return KvResp.success(store.lastAppliedIndex());
@@ -106,11 +107,16 @@ public final class WatchManager {
             watchers.put(watcherId, w);
         }
         if (req.isSyncAll()) {
-            for (String k : new ArrayList<>(w.watches.keySet())) {
-                if (!keys.contains(k)) {
-                    unwatch(w, k);
+            // a set, not the request's list: a client re-registering 10,000 keys would otherwise
+            // cost 10,000 x 10,000 comparisons on the dispatcher
+            Set<String> wanted = new HashSet<>(keys);
+            List<String> dropped = new ArrayList<>();
+            for (String k : w.watches.keySet()) {
+                if (!wanted.contains(k)) {
+                    dropped.add(k);
                 }
             }
+            unwatch(w, dropped);
         }
         long[] known = req.knownIndexes();
         for (int i = 0; i < keys.size(); i++) {
@@ -153,35 +159,42 @@ public final class WatchManager {
         if (w == null) {
             return;
         }
-        for (String k : new ArrayList<>(w.watches.keySet())) {
-            unwatch(w, k);
-        }
+        // nothing of it is sent any more: dropped first, so the watches go without rerouting changes
         w.pending.clear();
         w.pendingResync.clear();
         w.dropPartialResync();
         ready.remove(w);
+        unwatch(w, new ArrayList<>(w.watches.keySet()));
     }
 
-    private void unwatch(Watcher w, String key) {
-        WatchedKey wk = w.watches.remove(key);
-        if (wk == null) {
-            return;
-        }
-        wk.watchers.remove(w);
-        if (wk.watchers.isEmpty()) {
-            watchedKeys.remove(key);
-            KvEntry e = store.tree.lookup(key);
-            if (e != null && e.watched == wk) {
-                e.watched = null;
+    /** Ends {@code w}'s watches of {@code keys} (those it has), then reroutes its pending changes in one pass. */
+    private void unwatch(Watcher w, Collection<String> keys) {
+        Set<String> ended = new HashSet<>();
+        for (String key : keys) {
+            WatchedKey wk = w.watches.remove(key);
+            if (wk == null) {
+                continue;
+            }
+            ended.add(key);
+            wk.watchers.remove(w);
+            if (wk.watchers.isEmpty()) {
+                watchedKeys.remove(key);
+                KvEntry e = store.tree.lookup(key);
+                if (e != null && e.watched == wk) {
+                    e.watched = null;
+                }
+            }
+            w.pendingResync.remove(key);
+            if (key.equals(w.partialResyncDir)) {
+                w.dropPartialResync();
             }
         }
-        w.pendingResync.remove(key);
-        if (key.equals(w.partialResyncDir)) {
-            w.dropPartialResync();
+        if (ended.isEmpty() || w.pending.isEmpty()) {
+            return;
         }
         for (Iterator<Map.Entry<String, String>> it = w.pending.entrySet().iterator(); it.hasNext(); ) {
             Map.Entry<String, String> change = it.next();
-            if (change.getValue().equals(key)) {
+            if (ended.contains(change.getValue())) {
                 // A watch of the same watcher above the key (a directory, the root) may still cover
                 // the change: it goes through that one, or that watch would never hear of it.
                 String other = coveringWatch(w, change.getKey());

@@ -399,6 +399,34 @@ class WatchTest {
         assertEquals("3", events.get(0).node().valueAsString());
     }
 
+    @Test
+    void aFullResyncThatDropsSeveralWatchesReroutesTheirPendingChangesOrDropsThem() {
+        log.apply(KvReq.mkdir("cfg"));
+        log.apply(KvReq.put("cfg.a", b("1")));
+        log.apply(KvReq.put("cfg.b", b("1")));
+        log.apply(KvReq.put("other", b("1")));
+        for (String k : new String[]{"cfg", "cfg.a", "cfg.b", "other"}) {
+            watches.watch(1, add(k, 0));
+        }
+        drain(1);
+        log.apply(KvReq.put("cfg.a", b("2")));
+        log.apply(KvReq.put("cfg.b", b("2")));
+        log.apply(KvReq.put("other", b("2")));
+        // the client now watches only the directory: a full re-sync with that one key
+        watches.watch(1, new KvWatchReq(0, false, true, Collections.singletonList("cfg"), new long[]{log.index}));
+        assertEquals(1, watches.watchedKeyCount());
+        List<KvWatchEvent> events = drain(1);
+        List<String> keys = keysOf(events);
+        assertTrue(keys.contains("cfg.a") && keys.contains("cfg.b") && !keys.contains("other"), "the directory watch"
+                + " carries its keys' changes; the change of 'other', watched no more, is dropped: " + events);
+        for (KvWatchEvent e : events) {
+            assertEquals("cfg", e.watchKey());
+            if (!e.node().isDir()) {
+                assertEquals("2", e.node().valueAsString());
+            }
+        }
+    }
+
     private static List<String> keysOf(List<KvWatchEvent> events) {
         List<String> out = new ArrayList<>();
         for (KvWatchEvent e : events) {
