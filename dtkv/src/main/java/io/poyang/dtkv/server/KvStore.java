@@ -431,7 +431,7 @@ public final class KvStore {
         KvEntry e = doPut(index, key, value, req, temp);
         // A plain put answers with the index alone (it is the node's new update index): the hot
         // path builds no node for the answer. putTemp returns the node, for its deadline.
-        return temp ? KvResp.success(index, e.latest.toNode(key)) : KvResp.success(index);
+        return temp ? KvResp.success(index, e.latest.toNodeWithoutValue(key)) : KvResp.success(index);
     }
 
     private KvResp batchPut(long index, KvReq req) {
@@ -648,7 +648,7 @@ public final class KvStore {
         if (!e.latest.ownedBy(req.clientUuidMost(), req.clientUuidLeast())) {
             return KvResp.fail(KvCode.NOT_OWNER, index, "'" + key + "' is a temp node owned by another client");
         }
-        return KvResp.success(index, refreshTtl(index, e, req.ttlMillis()).toNode(key));
+        return KvResp.success(index, refreshTtl(index, e, req.ttlMillis()).toNodeWithoutValue(key));
     }
 
     private KvResp expire(long index, KvReq req) {

@@ -80,6 +80,16 @@ final class KvVersion {
         return v;
     }
 
+    /**
+     * The node without its value: the answer a session records for PUT_TEMP and UPDATE_TTL. A
+     * recorded answer stays on every replica and in every snapshot until the client acknowledges it,
+     * and the client wants only its index: with the value (up to 4 MiB) a few dozen unacknowledged
+     * temp writes would make one session record larger than a snapshot chunk may be.
+     */
+    KvNode toNodeWithoutValue(String key) {
+        return new KvNode(key, null, dir, createIndex, updateIndex, ownerMost, ownerLeast, ttlMillis, expireAtMillis);
+    }
+
     KvNode toNode(String key) {
         return new KvNode(key, dir ? null : value, dir, createIndex, updateIndex, ownerMost, ownerLeast, ttlMillis,
                 expireAtMillis);

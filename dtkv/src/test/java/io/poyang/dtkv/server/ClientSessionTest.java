@@ -39,8 +39,24 @@ class ClientSessionTest {
         log.apply(s(KvReq.put("a", b("1")), 1, 1));
         log.apply(s(KvReq.put("b", b("2")), 2, 1));
         assertEquals(3, store.nodeCount());
-        assertSame(log.apply(s(KvReq.put("b", b("x")), 2, 1)).getClass(), KvResp.class);
+        KvResp retry = log.apply(s(KvReq.put("b", b("x")), 2, 1));
+        assertSame(store.sessions.get(7, 8).resultOf(2), retry, "the retry gets the recorded answer");
         assertEquals("2", store.nodeOf("b").valueAsString());
+    }
+
+    @Test
+    void theRecordedAnswersOfTempWritesDoNotHoldTheirValues() {
+        byte[] big = new byte[1 << 20];
+        assertEquals(KvCode.SUCCESS, log.apply(s(KvReq.putTemp("t", big, 10_000), 1, 1)).code());
+        assertEquals(KvCode.SUCCESS, log.apply(s(KvReq.updateTtl("t", 20_000), 2, 1)).code());
+        for (long seq = 1; seq <= 2; seq++) {
+            KvResp recorded = store.sessions.get(7, 8).resultOf(seq);
+            byte[] v = recorded.node().value();
+            assertTrue(v == null || v.length == 0, "the session keeps a " + (v == null ? 0 : v.length)
+                    + "-byte value in the answer to seq " + seq);
+            assertEquals(KvCode.SUCCESS, recorded.code());
+        }
+        assertEquals(big.length, store.nodeOf("t").value().length, "the value itself is stored");
     }
 
     @Test
