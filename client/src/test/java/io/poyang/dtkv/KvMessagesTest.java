@@ -208,6 +208,14 @@ class KvMessagesTest {
         KvWatchNotify back = splitRoundTrip(later, new KvWatchNotify.Decoder());
         assertEquals(later, back);
         assertTrue(back.events().get(0).isContinued());
+        // "moved" (field 4): the node dropped the connection's watches; no protoc vector of its own
+        KvWatchNotify moved = new KvWatchNotify(1, 130, Collections.emptyList(), true);
+        KvWatchNotify movedBack = splitRoundTrip(moved, new KvWatchNotify.Decoder());
+        assertEquals(moved, movedBack);
+        assertTrue(movedBack.moved());
+        assertFalse(back.moved());
+        // field 4 as protobuf writes it: tag 0x20, value 1, after group 1 and index 130
+        assertEquals(moved, PbParser.parse(hex("0801" + "108201" + "2001"), new KvWatchNotify.Decoder()));
     }
 
     @Test

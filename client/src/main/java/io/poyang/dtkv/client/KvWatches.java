@@ -315,6 +315,14 @@ final class KvWatches implements ConnectionListener {
 
     /** Applies a notification to the client's states and calls the listeners (event executor). */
     void onNotify(KvWatchNotify notify) {
+        if (notify.moved()) {
+            // the node dropped our watches (it lost the leadership, or its replica failed): register
+            // them with the leader; the indexes sent make it send only what is newer
+            log.info("node dropped the watches of group {} (no longer its leader); registering them again",
+                    notify.groupId());
+            markNeedsSync(notify.groupId());
+            return;
+        }
         long index = notify.raftIndex();
         List<Object[]> calls = new ArrayList<>();
         synchronized (this) {

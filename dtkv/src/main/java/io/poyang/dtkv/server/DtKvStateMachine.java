@@ -210,6 +210,7 @@ public final class DtKvStateMachine implements StateMachine {
         } else {
             ttl.onLeaderEnd();
             expiryWake.signal();
+            moveWatchers();
         }
     }
 
@@ -467,9 +468,57 @@ public final class DtKvStateMachine implements StateMachine {
             t.ctx.respondError(ResponseCode.STOPPING, "the connection closed");
             return;
         }
+        if (!t.req.isRemove() && (!leader || group.failure() != null)) {
+            // Watches live on the leader: it drops them (and says so, a "moved" push) when it stops
+            // leading. One registered on a follower would go silent for good if that follower
+            // stopped applying (cut off, or its replica failed), and nothing would tell the client.
+            int hint = group.leaderId();
+            t.ctx.respond(WritePacket.error(ResponseCode.NOT_LEADER, hint == group.nodeId() ? 0 : hint,
+                    "node " + group.nodeId() + " does not lead raft group " + config.groupId
+                            + "; watches are registered with the leader"));
+            return;
+        }
         watchers.put(c.id, c);
         respond(t.ctx, store.watchManager().watch(c.id, t.req));
     }
+
+    /**
+     * This node stopped leading (or its replica failed as leader): its watchers are told to register
+     * with the leader and dropped. A node that no longer leads may stop applying (cut off from the
+     * others, failed), and a watch left here would then never hear of a change again.
+     */
+    private void moveWatchers() {
+        WatchManager wm = store.watchManager();
+        if (watchers.size() == 0 && wm.watcherCount() == 0) {
+            return;
+        }
+        List<Long> ids = new ArrayList<>();
+        watchers.forEach((id, c) -> {
+            ids.add(id);
+            return true;
+        });
+        for (long id : ids) {
+            DtKvService.ClientConnection c = watchers.remove(id);
+            wm.removeWatcher(id);
+            if (c != null && c.connection.isOpen()) {
+                service.push(c, KvCommands.KV_WATCH_NOTIFY, new KvWatchNotify(config.groupId,
+                        store.lastAppliedIndex(), java.util.Collections.emptyList(), true), IGNORED_ANSWER);
+            }
+        }
+        log.info("group {}: node {} no longer leads; told {} watcher(s) to register with the leader", config.groupId,
+                group.nodeId(), ids.size());
+    }
+
+    /** The answer to a "moved" push: nothing follows from it (a lost one means a closed connection, which re-syncs too). */
+    private static final RpcCallback<Object> IGNORED_ANSWER = new RpcCallback<Object>() {
+        @Override
+        public void onSuccess(Object result) {
+        }
+
+        @Override
+        public void onFailure(Throwable error) {
+        }
+    };
 
     private static void respond(ReqContext ctx, KvResp r) {
         if (r.codeNumber() == 0) {

@@ -134,6 +134,37 @@ class TtlAndWatchFailoverTest {
         }
     }
 
+    /**
+     * The leader holding a watch is cut off from the other nodes but not from the client: it stops
+     * applying, and the client's connection to it stays open. It tells the client, once it no longer
+     * leads, to register its watches with the new leader, which sends what changed.
+     */
+    @Test
+    void aWatchOnALeaderCutOffFromItsPeersMovesToTheNewLeader() throws Exception {
+        try (KvTestCluster c = new KvTestCluster(dir, 3).start()) {
+            KvClient writer = c.client();
+            KvClient watcher = c.client();
+            writer.put("k", b("v1"));
+            Map<String, String> seen = new ConcurrentHashMap<>();
+            KvWatch w = watcher.watch((watchKey, node) -> seen.put(node.key(), value(node)), "k");
+            KvTestCluster.waitFor("the first state", () -> "v1".equals(seen.get("k")));
+            int old = c.leader();
+            c.faults.isolate(old);   // raft traffic only: clients still reach every node
+            KvTestCluster.waitFor("a new leader", () -> {
+                for (int n : c.cluster.runningNodes()) {
+                    if (n != old && c.group(n).isLeader()) {
+                        return true;
+                    }
+                }
+                return false;
+            });
+            writer.put("k", b("v2"));
+            KvTestCluster.waitFor("the watch hears the write made through the new leader", 20, () -> "v2".equals(seen.get("k")));
+            c.faults.heal();
+            w.close();
+        }
+    }
+
     @Test
     void aNewWatchStartsWithTheCurrentStateOfKeysTheClientSawBefore() throws Exception {
         try (KvTestCluster c = new KvTestCluster(dir, 3).start()) {
