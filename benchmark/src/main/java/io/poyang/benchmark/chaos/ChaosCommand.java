@@ -52,16 +52,50 @@ public final class ChaosCommand {
             out.print(ChaosOptions.usage());
             return 0;
         }
-        if (o.check != null) {
-            return check(o, out, err);
+        try {
+            if (o.check != null) {
+                return check(o, out, err);
+            }
+            return runAndCheck(runners.get(), o, out, err);
+        } catch (CheckerFailure e) {
+            // not a verdict: the history was neither shown linearizable nor shown not to be
+            err.println("poyang chaos: the checker failed, so nothing was decided: " + e.getCause());
+            e.getCause().printStackTrace(err);
+            return INCONCLUSIVE;
         }
-        return runAndCheck(runners.get(), o, out, err);
+    }
+
+    /** The checker itself failed (its memo filled the heap, an internal error): no verdict, exit 3. */
+    private static final class CheckerFailure extends RuntimeException {
+        CheckerFailure(Throwable cause) {
+            super(cause);
+        }
+    }
+
+    private static CheckReport checkHistory(ChaosOptions o, List<Operation> history) {
+        try {
+            return checker(o).check(history);
+        } catch (RuntimeException | OutOfMemoryError e) {
+            throw new CheckerFailure(e);
+        }
+    }
+
+    private static FinalStateCheck.Result checkWithFinalState(ChaosOptions o, List<Operation> history,
+                                                              Map<String, Map<String, String>> finalValues) {
+        try {
+            return new FinalStateCheck(checker(o)).check(history, finalValues);
+        } catch (RuntimeException | OutOfMemoryError e) {
+            throw new CheckerFailure(e);
+        }
     }
 
     private static int check(ChaosOptions o, PrintStream out, PrintStream err) {
         List<Operation> history;
+        Map<String, Map<String, String>> finalValues;
         try {
-            history = HistoryReader.read(o.check);
+            HistoryReader.Contents contents = HistoryReader.readAll(o.check);
+            history = contents.operations;
+            finalValues = contents.finalValuesByNode;
         } catch (NoSuchFileException e) {
             err.println("poyang chaos: no such history file: " + o.check);
             return USAGE;
@@ -73,9 +107,18 @@ public final class ChaosCommand {
             return USAGE;
         }
         out.println("checking " + o.check + ": " + describe(history));
-        CheckReport report = checker(o).check(history);
-        out.print(report.format(o.verbose));
-        return exitCode(report.verdict());
+        if (finalValues.isEmpty()) {
+            // a run that ended before its final reads (it failed), or a file written by hand
+            out.println("the file holds no final state of the nodes: only the client operations are checked");
+            CheckReport report = checkHistory(o, history);
+            out.print(report.format(o.verbose));
+            return exitCode(report.verdict());
+        }
+        out.println("with the final state of " + finalValues.size() + " nodes");
+        FinalStateCheck.Result result = checkWithFinalState(o, history, finalValues);
+        out.print(result.format(o.verbose));
+        out.println("verdict: " + describeVerdict(result));
+        return exitCode(result.verdict());
     }
 
     private static int runAndCheck(ChaosRunner runner, ChaosOptions o, PrintStream out, PrintStream err) {
@@ -89,6 +132,7 @@ public final class ChaosCommand {
             recorder.note(o.describeRun());
             finalValues = runner.run(o, recorder, out);
             history = recorder.operations();
+            recorder.finalState(finalValues);   // so --check on the file judges the final state too
         } catch (Exception e) {
             err.println("poyang chaos: the run failed: " + e);
             e.printStackTrace(err);
@@ -97,7 +141,7 @@ public final class ChaosCommand {
             return VIOLATION;
         }
         out.println("checking " + describe(history));
-        FinalStateCheck.Result result = new FinalStateCheck(checker(o)).check(history, finalValues);
+        FinalStateCheck.Result result = checkWithFinalState(o, history, finalValues);
         out.print(result.format(o.verbose));
         List<String> summary = runner.summary(history);
         if (!summary.isEmpty()) {

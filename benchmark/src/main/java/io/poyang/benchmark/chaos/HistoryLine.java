@@ -79,6 +79,50 @@ final class HistoryLine {
         }
     }
 
+    /**
+     * A line of the final state the runner read from the nodes after the run: {@code node="n1"} declares a
+     * node, {@code node="n1" key="k" value="v"} is a key the node holds (a key a node does not list is absent
+     * there). {@code key} null: the declaration.
+     */
+    static String formatFinal(String node, String key, String value) {
+        StringBuilder b = new StringBuilder(64).append("node=");
+        Json.appendQuoted(b, node);
+        if (key != null) {
+            b.append(" key=");
+            Json.appendQuoted(b, key);
+            b.append(" value=");
+            Json.appendQuoted(b, value);
+        }
+        return b.toString();
+    }
+
+    /** Whether {@code line} (not blank, not a comment) is a final-state line rather than an operation. */
+    static boolean isFinal(String line) {
+        return line.trim().startsWith("node=");
+    }
+
+    /** Parses a final-state line into {node, key, value}; key and value are null for a declaration. */
+    static String[] parseFinal(String line, long lineNumber) throws HistoryFormatException {
+        Map<String, Token> fields = tokenize(line, lineNumber);
+        String node = string(fields, "node", lineNumber);
+        if (!fields.containsKey("key")) {
+            forbid(fields, "value", "a node declaration (no key=)", lineNumber);
+            checkNoneLeft(fields, lineNumber);
+            return new String[]{node, null, null};
+        }
+        String key = string(fields, "key", lineNumber);
+        String value = string(fields, "value", lineNumber);
+        checkNoneLeft(fields, lineNumber);
+        return new String[]{node, key, value};
+    }
+
+    private static void checkNoneLeft(Map<String, Token> fields, long lineNumber) throws HistoryFormatException {
+        if (!fields.isEmpty()) {
+            throw new HistoryFormatException(lineNumber, "unexpected field '" + fields.keySet().iterator().next()
+                    + "' in a final-state line (fields: node, key, value)");
+        }
+    }
+
     /** Parses one operation line (not a comment or blank line). */
     static Operation parse(String line, long lineNumber) throws HistoryFormatException {
         Map<String, Token> fields = tokenize(line, lineNumber);

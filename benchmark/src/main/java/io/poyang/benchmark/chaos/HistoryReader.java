@@ -26,11 +26,29 @@ public final class HistoryReader {
 
     private final List<Operation> operations = new ArrayList<>();
     private final Map<Long, Long> lineOfId = new HashMap<>();
+    /** node → key → value, from the final-state lines (empty when the file has none). */
+    private final Map<String, Map<String, String>> finalState = new java.util.TreeMap<>();
+
+    /** A history file's operations and the final state of the nodes (empty: the file has none). */
+    public static final class Contents {
+        public final List<Operation> operations;
+        public final Map<String, Map<String, String>> finalValuesByNode;
+
+        Contents(List<Operation> operations, Map<String, Map<String, String>> finalValuesByNode) {
+            this.operations = operations;
+            this.finalValuesByNode = finalValuesByNode;
+        }
+    }
 
     private HistoryReader() {
     }
 
     public static List<Operation> read(Path file) throws IOException, HistoryFormatException {
+        return readAll(file).operations;
+    }
+
+    /** The operations and the final-state lines of {@code file}. */
+    public static Contents readAll(Path file) throws IOException, HistoryFormatException {
         // Lines are split as bytes and decoded one by one, so an encoding error is reported on its own line.
         CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
                 .onMalformedInput(CodingErrorAction.REPORT)
@@ -63,7 +81,7 @@ public final class HistoryReader {
             if (partial.size() > 0) {
                 reader.accept(decode(utf8, ByteBuffer.wrap(partial.toByteArray()), ++lineNumber), lineNumber);
             }
-            return reader.operations;
+            return new Contents(reader.operations, reader.finalState);
         }
     }
 
@@ -92,6 +110,15 @@ public final class HistoryReader {
     private void accept(String line, long lineNumber) throws HistoryFormatException {
         String trimmed = line.trim();
         if (trimmed.isEmpty() || trimmed.startsWith("#")) {
+            return;
+        }
+        if (HistoryLine.isFinal(line)) {
+            String[] f = HistoryLine.parseFinal(line, lineNumber);
+            Map<String, String> node = finalState.computeIfAbsent(f[0], n -> new java.util.TreeMap<>());
+            if (f[1] != null && node.put(f[1], f[2]) != null) {
+                throw new HistoryFormatException(lineNumber, "node " + HistoryLine.quote(f[0]) + " lists key "
+                        + HistoryLine.quote(f[1]) + " twice");
+            }
             return;
         }
         Operation op = HistoryLine.parse(line, lineNumber);

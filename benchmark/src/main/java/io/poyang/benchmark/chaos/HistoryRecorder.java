@@ -64,6 +64,17 @@ public final class HistoryRecorder implements Closeable {
         }
     }
 
+    /** Writes the values the nodes held at the end (see {@link HistoryWriter#finalState}). */
+    public void finalState(java.util.Map<String, java.util.Map<String, String>> valuesByNode) {
+        if (writer != null) {
+            try {
+                writer.finalState(valuesByNode);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot write the history file: " + e.getMessage(), e);
+            }
+        }
+    }
+
     /** A {@code #} comment line in the history file, for example a fault event with its time. */
     public void note(String text) {
         if (writer != null) {

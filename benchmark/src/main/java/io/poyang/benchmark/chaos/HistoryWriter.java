@@ -52,6 +52,26 @@ public final class HistoryWriter implements Closeable, Flushable {
         out.write('\n');
     }
 
+    /**
+     * The values every node held at the end of the run (node → key → value; a key a node does not list is
+     * absent there), so {@code ./poyang chaos --check} checks the final state as the run did.
+     */
+    public synchronized void finalState(java.util.Map<String, java.util.Map<String, String>> valuesByNode)
+            throws IOException {
+        ensureOpen();
+        for (java.util.Map.Entry<String, java.util.Map<String, String>> node
+                : new java.util.TreeMap<>(valuesByNode).entrySet()) {
+            out.write(HistoryLine.formatFinal(node.getKey(), null, null));
+            out.write('\n');
+            for (java.util.Map.Entry<String, String> kv : new java.util.TreeMap<>(node.getValue()).entrySet()) {
+                if (kv.getValue() != null) {
+                    out.write(HistoryLine.formatFinal(node.getKey(), kv.getKey(), kv.getValue()));
+                    out.write('\n');
+                }
+            }
+        }
+    }
+
     /** Operations written so far. */
     public synchronized long operations() {
         return operations;

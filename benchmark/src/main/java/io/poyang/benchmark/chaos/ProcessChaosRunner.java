@@ -114,11 +114,15 @@ final class ProcessChaosRunner implements ChaosRunner {
         long historyOffset = recorder.nowNanos() - start;
         counters = new ClientWorker.ChaosCounters();
         List<Thread> threads = new ArrayList<>();
+        // a client thread that dies (the history file could not be written) must fail the run: its
+        // operations would be missing from the file that --check replays
+        java.util.Map<String, Throwable> died = new java.util.concurrent.ConcurrentHashMap<>();
         for (int c = 0; c < clients.size(); c++) {
             ClientWorker w = new ClientWorker(c, clients.get(c), OP_TIMEOUT_MILLIS, recorder, keys, end,
                     o.seed * 31 + c, counters);
             Thread t = new Thread(w, "chaos-client-" + c);
             t.setDaemon(true);
+            t.setUncaughtExceptionHandler((th, e) -> died.put(th.getName(), e));
             threads.add(t);
         }
         faults = new FaultRunner(cluster, schedule, recorder, out, end, ChaosCluster.GROUP, o.faults);
@@ -159,6 +163,11 @@ final class ProcessChaosRunner implements ChaosRunner {
         faultThread.join();
         if (faults.failure() != null) {
             throw new IllegalStateException("the fault runner failed: " + faults.failure(), faults.failure());
+        }
+        if (!died.isEmpty()) {
+            java.util.Map.Entry<String, Throwable> first = died.entrySet().iterator().next();
+            throw new IllegalStateException(died.size() + " client thread(s) died, " + first.getKey() + " with "
+                    + first.getValue() + "; the history is incomplete", first.getValue());
         }
     }
 

@@ -129,6 +129,7 @@ class ChaosCommandTest {
             Object lock = new Object();
             Thread[] clients = new Thread[options.clients];
             String[] lastWriteKey = new String[1];
+            String[] overwrittenByLastPut = new String[1];
             for (int c = 0; c < clients.length; c++) {
                 int client = c;
                 clients[c] = new Thread(() -> {
@@ -146,7 +147,7 @@ class ChaosCommandTest {
                             String current = registers.get(key);
                             switch (kind) {
                                 case 0:
-                                    registers.put(key, value);
+                                    overwrittenByLastPut[0] = registers.put(key, value);
                                     lastWriteKey[0] = key;
                                     done = inv.putOk(recorder.nowNanos());
                                     break;
@@ -175,7 +176,10 @@ class ChaosCommandTest {
                 t.join();
             }
             if (loseLastWrite) {
-                registers.put(lastWriteKey[0], "stale");
+                // the last put is lost: the key goes back to the acknowledged value it overwrote (one
+                // nobody wrote again: values are unique), or to a value nobody wrote
+                String older = overwrittenByLastPut[0];
+                registers.put(lastWriteKey[0], older != null ? older : "stale");
             }
             Map<String, Map<String, String>> nodes = new HashMap<>();
             for (int n = 1; n <= options.nodes; n++) {
@@ -201,6 +205,7 @@ class ChaosCommandTest {
         outBytes.reset();
         assertEquals(0, run("--check", file.toString()));
         assertTrue(out().contains("900 operations on 2 keys"), out());
+        assertTrue(out().contains("with the final state of 3 nodes"), out());
     }
 
     @Test
@@ -209,7 +214,27 @@ class ChaosCommandTest {
         assertEquals(1, run(inProcess(true), "--seed", "6", "--clients", "2", "--keys", "1", "--history",
                 file.toString()));
         assertTrue(out().contains("NOT LINEARIZABLE"), out());
-        assertTrue(out().contains("\"stale\""), out());
+        // the replay judges the final state the run wrote into the file the same way
+        outBytes.reset();
+        assertEquals(1, run("--check", file.toString()), out() + err());
+        assertTrue(out().contains("with the final state of 3 nodes"), out());
+        assertTrue(out().contains("NOT LINEARIZABLE"), out());
+    }
+
+    @Test
+    void aReplayOfARunWhoseNodesDisagreeFailsToo(@TempDir Path dir) throws IOException {
+        Path file = dir.resolve("run.txt");
+        ChaosRunner disagreeing = (options, recorder, out) -> {
+            Map<String, Map<String, String>> nodes = inProcess(false).run(options, recorder, out);
+            nodes.get("n2").put("k0", "only-on-n2");
+            return nodes;
+        };
+        assertEquals(1, run(disagreeing, "--seed", "8", "--clients", "2", "--keys", "1", "--history", file.toString()));
+        assertTrue(out().contains("the nodes disagree"), out());
+        assertTrue(Files.readAllLines(file).contains("node=\"n2\" key=\"k0\" value=\"only-on-n2\""));
+        outBytes.reset();
+        assertEquals(1, run("--check", file.toString()), out() + err());
+        assertTrue(out().contains("the nodes disagree"), out());
     }
 
     @Test

@@ -10,7 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -110,6 +113,26 @@ class HistoryFileTest {
         List<Operation> back = HistoryReader.read(file);
         assertEquals(ops.size(), back.size());
         assertEquals(ops.get(ops.size() - 1).toString(), back.get(back.size() - 1).toString());
+    }
+
+    @Test
+    void theFinalStateOfTheNodesRoundTrips() throws Exception {
+        Path dir = Files.createTempDirectory("history");
+        Path file = dir.resolve("h.txt");
+        Map<String, Map<String, String>> nodes = new TreeMap<>();
+        nodes.put("n1", new TreeMap<>(Collections.singletonMap("k \"1\"", "v\n1")));
+        nodes.put("n2", new TreeMap<>());   // holds no key: declared all the same
+        try (HistoryWriter w = HistoryWriter.create(file)) {
+            w.write(everyShape().get(0));
+            w.finalState(nodes);
+        }
+        HistoryReader.Contents back = HistoryReader.readAll(file);
+        assertEquals(1, back.operations.size());
+        assertEquals(nodes, back.finalValuesByNode);
+        assertBadLine("node=\"n1\" key=\"k\" value=\"a\"\nnode=\"n1\" key=\"k\" value=\"b\"\n", 2,
+                "lists key \"k\" twice");
+        assertBadLine("node=\"n1\" key=\"k\" value=\"a\" status=ok\n", 1, "unexpected field 'status'");
+        assertBadLine("node=\"n1\" value=\"a\"\n", 1, "does not belong with a node declaration");
     }
 
     private static void assertBadLine(String text, long line, String problem) {

@@ -19,6 +19,9 @@ class LargeHistoryTest {
     @Test
     void largeLinearizableHistoryChecksInSeconds() {
         List<Operation> history = LinearizableHistoryGenerator.generate(42, 8, 16, OPERATIONS, 0.02);
+        long casFromAValue = history.stream().filter(op -> op.kind() == OpKind.CAS && op.status() == OpStatus.OK
+                && op.expected() != null && op.succeeded()).count();
+        assertTrue(casFromAValue > 100, "the history holds CASes from a value that swapped: " + casFromAValue);
         LinearizabilityChecker checker = new LinearizabilityChecker(CheckBudget.defaults(), 2);
         long start = System.nanoTime();
         CheckReport report = checker.check(history);

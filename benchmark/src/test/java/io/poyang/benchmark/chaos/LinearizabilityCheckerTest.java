@@ -184,6 +184,51 @@ class LinearizabilityCheckerTest {
                 .get(2, "b", 10, 11));
     }
 
+    // ---- unknown writes take effect once at most: they cannot be seen, undone and seen again ----
+
+    @Test
+    void anUnknownWriteSeenCannotBeUnseen() {
+        // b was read, so the unknown put landed; a later read of a (nobody wrote it again) would undo it
+        CheckReport r = check(new HistoryBuilder()
+                .put(1, "a", 0, 1)
+                .unknownPut(2, "b", 2, 30)
+                .get(3, "b", 10, 11)
+                .get(3, "a", 12, 13));
+        assertEquals(Verdict.NOT_LINEARIZABLE, r.verdict(), r.format(true));
+        assertLinearizable(new HistoryBuilder()
+                .put(1, "a", 0, 1)
+                .unknownPut(2, "b", 2, 30)
+                .get(3, "a", 10, 11)
+                .get(3, "b", 12, 13));
+    }
+
+    @Test
+    void anUnknownCasCannotFireTwice() {
+        CheckReport r = check(new HistoryBuilder()
+                .put(1, "a", 0, 1)
+                .unknownCas(2, "a", "b", 2, 30)
+                .get(3, "b", 3, 4)
+                .put(1, "a", 5, 6)
+                .get(3, "b", 7, 8));
+        assertEquals(Verdict.NOT_LINEARIZABLE, r.verdict(), r.format(true));
+    }
+
+    @Test
+    void anUnknownRemoveCannotRemoveTwice() {
+        CheckReport r = check(new HistoryBuilder()
+                .put(1, "a", 0, 1)
+                .unknownRemove(2, 2, 30)
+                .get(3, null, 3, 4)
+                .put(1, "c", 5, 6)
+                .get(3, null, 7, 8));
+        assertEquals(Verdict.NOT_LINEARIZABLE, r.verdict(), r.format(true));
+        assertLinearizable(new HistoryBuilder()
+                .put(1, "a", 0, 1)
+                .unknownRemove(2, 2, 30)
+                .put(1, "c", 5, 6)
+                .get(3, null, 7, 8));
+    }
+
     @Test
     void unknownReadsAndFailedOperationsAreLeftOut() {
         CheckReport r = check(new HistoryBuilder()

@@ -23,7 +23,9 @@ final class LinearizableHistoryGenerator {
         Random random = new Random(seed);
         List<Planned> planned = new ArrayList<>(operations);
         long[] clock = new long[clients];
-        Map<Integer, Map<String, String>> lastSeen = new HashMap<>();
+        // per key, the value of the last put planned: a CAS expects it 4 times in 5 (as ClientWorker expects
+        // the value it last saw), so CASes from a value, swapped or not, are part of the histories
+        Map<String, String> lastPut = new HashMap<>();
         long id = 1;
         for (int n = 0; n < operations; n++) {
             int c = random.nextInt(clients);
@@ -35,11 +37,12 @@ final class LinearizableHistoryGenerator {
             long complete = invoke + duration;
             clock[c] = complete;
             String value = "c" + c + "-" + id;
-            String seen = lastSeen.computeIfAbsent(c, x -> new HashMap<>()).get(key);
+            String seen = random.nextInt(5) == 0 ? null : lastPut.get(key);
             Invocation inv;
             int kind = random.nextInt(100);
             if (kind < 40) {
                 inv = Invocation.put(id++, c, key, value, invoke);
+                lastPut.put(key, value);
             } else if (kind < 75) {
                 inv = Invocation.get(id++, c, key, invoke);
             } else if (kind < 92) {
