@@ -621,8 +621,7 @@ public final class KvCommand {
                     if (!renew()) {
                         err.println("lock " + lock.name() + ": stopping " + command.get(0)
                                 + " — it no longer runs under the lock");
-                        p.destroy();
-                        p.waitFor();
+                        stop(p);
                         return EXIT_ERROR;
                     }
                 }
@@ -634,12 +633,43 @@ public final class KvCommand {
             }
         }
 
+        /** Asks the command to end (SIGTERM), and kills it if it has not within a third of the lease. */
+        private void stop(Process p) throws InterruptedException {
+            p.destroy();
+            if (!p.waitFor(Math.max(100, leaseMillis / 3), TimeUnit.MILLISECONDS)) {
+                err.println("lock " + lock.name() + ": " + "the command did not end on SIGTERM; killing it");
+                p.destroyForcibly();
+                p.waitFor();
+            }
+        }
+
+        /**
+         * Renews the lease. The renewal is given only as long as the lease it renews still runs (as
+         * {@link KvLock#isHeld} counts it): a node that stalls must not keep the command running
+         * past the lease while another client is granted the lock.
+         */
         private boolean renew() {
+            java.util.concurrent.CompletableFuture<Void> f = lock.updateLeaseAsync(leaseMillis);
             try {
-                lock.updateLease(leaseMillis);
-                return true;
-            } catch (RuntimeException e) {
-                err.println("lock " + lock.name() + ": LOST: the lease could not be renewed: " + e.getMessage());
+                while (true) {
+                    try {
+                        f.get(20, TimeUnit.MILLISECONDS);
+                        return true;
+                    } catch (java.util.concurrent.TimeoutException e) {
+                        if (!lock.isHeld()) {
+                            f.cancel(false);
+                            err.println("lock " + lock.name() + ": LOST: the lease ran out before its renewal was"
+                                    + " answered");
+                            return false;
+                        }
+                    }
+                }
+            } catch (java.util.concurrent.ExecutionException e) {
+                Throwable c = e.getCause() == null ? e : e.getCause();
+                err.println("lock " + lock.name() + ": LOST: the lease could not be renewed: " + c.getMessage());
+                return false;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
                 return false;
             }
         }
