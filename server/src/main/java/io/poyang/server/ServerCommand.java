@@ -188,7 +188,8 @@ public final class ServerCommand {
         Thread stopper = new Thread(() -> {
             try {
                 node.stop();
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
+                // an Error too (a full heap while stopping): exit 4, not 0 as if the stop had gone well
                 failed.set(true);
                 err.println("poyang server: the stop failed: " + e);
                 e.printStackTrace(err);
