@@ -139,6 +139,11 @@ class MembershipProcessTest {
                 assertTrue(again.contains(", groups 1, "), again);
                 c.awaitLeader(60_000, 2, 3, 4);
                 put(kv234, "app.d0", "d0");
+                // its vote counts: with node 2 gone, nodes 3 and 4 are the majority of 2,3,4
+                c.nodes.get(2).terminate();
+                assertEquals(ServerCommand.EXIT_STOPPED, c.nodes.get(2).waitForExit(60_000));
+                c.awaitLeader(60_000, 3, 4);
+                put(c.servers(3, 4), "app.e0", "e0");
             });
         }
     }
