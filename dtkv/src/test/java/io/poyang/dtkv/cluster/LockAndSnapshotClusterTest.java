@@ -1,5 +1,6 @@
 package io.poyang.dtkv.cluster;
 
+import io.poyang.dtkv.client.ClientCrash;
 import io.poyang.dtkv.client.KvCallback;
 import io.poyang.dtkv.client.KvClient;
 import io.poyang.dtkv.client.KvLock;
@@ -84,8 +85,9 @@ class LockAndSnapshotClusterTest {
                 t.start();
             }
             assertTrue(queued.await(30, TimeUnit.SECONDS));
-            // the holder disappears without unlocking, and the leader with it
-            crashed.close();
+            // the holder disappears without unlocking (no UNLOCK is sent: only its 1.5 s lease frees
+            // the lock), and the leader with it: the next leader expires the lease
+            ClientCrash.crash(crashed);
             int leader = c.leader();
             c.cluster.stopNode(leader);
             for (Thread t : threads) {
