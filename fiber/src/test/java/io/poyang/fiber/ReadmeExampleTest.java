@@ -121,98 +121,94 @@ class ReadmeExampleTest {
     }
     // ---- README example ends
 
+    private Dispatcher dispatcher;
+    private ExecutorService io;
+
+    @org.junit.jupiter.api.BeforeEach
+    void startDispatcher() {
+        dispatcher = new Dispatcher("example");
+        dispatcher.start();
+        io = Executors.newSingleThreadExecutor();
+    }
+
+    @org.junit.jupiter.api.AfterEach
+    void stopDispatcher() {
+        io.shutdownNow();
+        dispatcher.stop();
+    }
+
+    /** A started group on the test's dispatcher. */
+    private FiberGroup startedGroup(String name) throws Exception {
+        FiberGroup group = new FiberGroup(name, dispatcher);
+        dispatcher.startGroup(group).get(10, TimeUnit.SECONDS);
+        return group;
+    }
+
     @Test
     void theReadmeExampleBatchesRequestsAndStopsOnShutdown() throws Exception {
-        Dispatcher dispatcher = new Dispatcher("example");
-        dispatcher.start();
-        ExecutorService io = Executors.newSingleThreadExecutor();
-        try {
-            FiberGroup group = new FiberGroup("raft-group-1", dispatcher);
-            dispatcher.startGroup(group).get();
-            FiberChannel<Request> requests = group.newChannel("requests");
-            List<String> disk = new ArrayList<>();
-            group.fireFiber("batch-writer", new BatchWriterFrame(requests, io, disk));
+        FiberGroup group = startedGroup("raft-group-1");
+        FiberChannel<Request> requests = group.newChannel("requests");
+        List<String> disk = new ArrayList<>();
+        group.fireFiber("batch-writer", new BatchWriterFrame(requests, io, disk));
 
-            Request a = new Request("a");
-            Request b = new Request("b");
-            requests.fireOffer(a);        // from any thread: an I/O worker, here the test thread
-            requests.fireOffer(b);
-            assertTrue(b.answer.get(10, TimeUnit.SECONDS) >= 2);
-            assertEquals(List.of("a", "b"), disk.subList(0, 2));
+        Request a = new Request("a");
+        Request b = new Request("b");
+        requests.fireOffer(a);        // from any thread: an I/O worker, here the test thread
+        requests.fireOffer(b);
+        assertTrue(b.answer.get(10, TimeUnit.SECONDS) >= 2);
+        assertEquals(List.of("a", "b"), disk.subList(0, 2));
 
-            group.requestShutdown();
-            group.shutdownFuture().get(10, TimeUnit.SECONDS);
-        } finally {
-            io.shutdownNow();
-            dispatcher.stop();
-        }
+        group.requestShutdown();
+        group.shutdownFuture().get(10, TimeUnit.SECONDS);
     }
 
     @Test
     void aFailedWriteFailsTheBatchThroughHandle() throws Exception {
-        Dispatcher dispatcher = new Dispatcher("example");
-        dispatcher.start();
-        ExecutorService io = Executors.newSingleThreadExecutor();
+        FiberGroup group = startedGroup("g");
+        FiberChannel<Request> requests = group.newChannel("requests");
+        group.fireFiber("batch-writer", new BatchWriterFrame(requests, io, new ArrayList<>()));
+        Request bad = new Request("");
+        requests.fireOffer(bad);
         try {
-            FiberGroup group = new FiberGroup("g", dispatcher);
-            dispatcher.startGroup(group).get();
-            FiberChannel<Request> requests = group.newChannel("requests");
-            group.fireFiber("batch-writer", new BatchWriterFrame(requests, io, new ArrayList<>()));
-            Request bad = new Request("");
-            requests.fireOffer(bad);
-            try {
-                bad.answer.get(10, TimeUnit.SECONDS);
-            } catch (java.util.concurrent.ExecutionException e) {
-                assertEquals("empty record", e.getCause().getMessage());
-            }
-            assertTrue(bad.answer.isCompletedExceptionally());
-            group.requestShutdown();
-            group.shutdownFuture().get(10, TimeUnit.SECONDS);
-        } finally {
-            io.shutdownNow();
-            dispatcher.stop();
+            bad.answer.get(10, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            assertEquals("empty record", e.getCause().getMessage());
         }
+        assertTrue(bad.answer.isCompletedExceptionally());
+        group.requestShutdown();
+        group.shutdownFuture().get(10, TimeUnit.SECONDS);
     }
 
     @Test
     void aWriteThatTimesOutFailsItsBatchAsMaybeWrittenAndLaterRequestsFail() throws Exception {
-        Dispatcher dispatcher = new Dispatcher("example");
-        dispatcher.start();
-        ExecutorService io = Executors.newSingleThreadExecutor();
-        try {
-            FiberGroup group = new FiberGroup("g", dispatcher);
-            dispatcher.startGroup(group).get();
-            FiberChannel<Request> requests = group.newChannel("requests");
-            // a disk that takes 0.6 s per record: two records outlast the writer's 1 s wait
-            List<String> disk = java.util.Collections.synchronizedList(new ArrayList<String>() {
-                @Override
-                public boolean add(String record) {
-                    java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(600));
-                    return super.add(record);
-                }
-            });
-            Request a = new Request("a");
-            Request b = new Request("b");
-            requests.fireOffer(a);
-            requests.fireOffer(b);
-            group.fireFiber("batch-writer", new BatchWriterFrame(requests, io, disk));
-            for (Request r : List.of(a, b)) {
-                java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
-                        java.util.concurrent.ExecutionException.class, () -> r.answer.get(10, TimeUnit.SECONDS));
-                assertTrue(e.getCause().getMessage().contains("may still be written"), e.getCause().toString());
+        FiberGroup group = startedGroup("g");
+        FiberChannel<Request> requests = group.newChannel("requests");
+        // a disk that takes 0.6 s per record: two records outlast the writer's 1 s wait
+        List<String> disk = java.util.Collections.synchronizedList(new ArrayList<String>() {
+            @Override
+            public boolean add(String record) {
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(600));
+                return super.add(record);
             }
-            Request late = new Request("c");
-            requests.fireOffer(late);
+        });
+        Request a = new Request("a");
+        Request b = new Request("b");
+        requests.fireOffer(a);
+        requests.fireOffer(b);
+        group.fireFiber("batch-writer", new BatchWriterFrame(requests, io, disk));
+        for (Request r : List.of(a, b)) {
             java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
-                    java.util.concurrent.ExecutionException.class, () -> late.answer.get(10, TimeUnit.SECONDS));
-            assertTrue(e.getCause() instanceof IllegalStateException, e.getCause().toString());
-            // the I/O thread finished the batch from its own copy
-            io.shutdown();
-            assertTrue(io.awaitTermination(10, TimeUnit.SECONDS));
-            assertEquals(List.of("a", "b"), disk);
-        } finally {
-            io.shutdownNow();
-            dispatcher.stop();
+                    java.util.concurrent.ExecutionException.class, () -> r.answer.get(10, TimeUnit.SECONDS));
+            assertTrue(e.getCause().getMessage().contains("may still be written"), e.getCause().toString());
         }
+        Request late = new Request("c");
+        requests.fireOffer(late);
+        java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                java.util.concurrent.ExecutionException.class, () -> late.answer.get(10, TimeUnit.SECONDS));
+        assertTrue(e.getCause() instanceof IllegalStateException, e.getCause().toString());
+        // the I/O thread finished the batch from its own copy
+        io.shutdown();
+        assertTrue(io.awaitTermination(10, TimeUnit.SECONDS));
+        assertEquals(List.of("a", "b"), disk);
     }
 }
