@@ -49,8 +49,8 @@ import java.util.concurrent.TimeUnit;
  * asked has ({@code remove-group}, {@code remove-node}, {@code status --group}) is an error, not an
  * empty success. Exit codes: {@value #EXIT_OK}
  * done; {@value #EXIT_ERROR} an error (the message says which and what to do);
- * {@value #EXIT_UNREACHABLE} for {@code status} when a node could not be reached (the table is still
- * printed).
+ * {@value #EXIT_UNREACHABLE} for {@code status} when a node, or a group on it, could not be asked (the
+ * table is still printed).
  */
 public final class AdminCommand {
 
@@ -245,7 +245,12 @@ public final class AdminCommand {
         } else {
             printStatusTable(rows, leaders, unreachable);
         }
-        return unreachable.isEmpty() ? EXIT_OK : EXIT_UNREACHABLE;
+        // a group row without an answer is a part of the table missing, as a node that was not reached is
+        boolean rowMissing = false;
+        for (Row r : rows) {
+            rowMissing |= r.error != null;
+        }
+        return unreachable.isEmpty() && !rowMissing ? EXIT_OK : EXIT_UNREACHABLE;
     }
 
     private static String lagOf(GroupStatus leader, Row r) {
@@ -947,6 +952,6 @@ public final class AdminCommand {
         out.println("  --timeout MS                   deadline of the whole command (default 30000)");
         out.println("  --json                         one JSON object on stdout");
         out.println();
-        out.println("exit codes: 0 done, 2 error, 4 a node could not be reached (status, list-*)");
+        out.println("exit codes: 0 done, 2 error, 4 a node, or a group on it, could not be asked (status, list-*)");
     }
 }

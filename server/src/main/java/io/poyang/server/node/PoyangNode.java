@@ -81,7 +81,7 @@ public final class PoyangNode {
         int i = self.lastIndexOf(':');
         String host = self.substring(0, i);
         int port = Integer.parseInt(self.substring(i + 1));
-        boolean wildcard = config.host.equals("0.0.0.0") || config.host.equals("::") || config.host.equals("[::]");
+        boolean wildcard = isWildcard(config.host);
         // servers.properties must write an IPv6 address in brackets ([::1]:9431), config.properties'
         // host may or may not (::1 or [::1]): the same address either way
         if ((config.replicationPort != 0 && port != config.replicationPort)
@@ -90,6 +90,22 @@ public final class PoyangNode {
                     + self + ", but config.properties says this node listens on " + addressOf(config.host,
                     config.replicationPort) + " (host, replicationPort); make them agree");
         }
+    }
+
+    private static boolean isWildcard(String host) {
+        return host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]");
+    }
+
+    /**
+     * The host others reach this node at: {@code host}, or with a wildcard {@code host} (it listens on
+     * every interface) the host of its servers.properties address.
+     */
+    private String reachableHost() {
+        if (!isWildcard(config.host)) {
+            return config.host;
+        }
+        String self = raft.selfAddress();
+        return self.substring(0, self.lastIndexOf(':'));
     }
 
     private static String unbracketed(String host) {
@@ -393,9 +409,10 @@ public final class PoyangNode {
             }
             groups.append(g.groupId());
         }
-        return "poyang node " + config.nodeId + " ready: service " + addressOf(config.host, raft.servicePort())
+        String host = reachableHost();
+        return "poyang node " + config.nodeId + " ready: service " + addressOf(host, raft.servicePort())
                 + ", replication " + raft.selfAddress()
-                + ", metrics " + (http == null ? "off" : addressOf(config.host, http.port()))
+                + ", metrics " + (http == null ? "off" : addressOf(host, http.port()))
                 + ", groups " + (groups.length() == 0 ? "none" : groups)
                 + ", data " + dataDir.path() + ", pid " + ProcessHandle.current().pid();
     }

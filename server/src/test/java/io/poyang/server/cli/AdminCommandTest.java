@@ -315,7 +315,7 @@ class AdminCommandTest {
         }
         CommandRun help = CommandRun.adminInProcess("--help");
         assertEquals(0, help.exitCode);
-        assertTrue(help.stdout.contains("exit codes: 0 done, 2 error, 4 a node could not be reached"));
+        assertTrue(help.stdout.contains("exit codes: 0 done, 2 error, 4 a node, or a group on it, could not be asked"));
     }
 
     private static CommandRun kv(String... args) {

@@ -25,6 +25,9 @@ class WildcardHostTest {
             String self = node.raftServer().selfAddress();
             assertTrue(self.startsWith("127.0.0.1:"), "its own address: " + self);
             assertEquals(node.raftServer().replicationPort(), Integer.parseInt(self.substring(self.indexOf(':') + 1)));
+            String ready = node.readyLine();
+            assertTrue(ready.contains("service 127.0.0.1:" + node.servicePort() + ","), ready);
+            assertTrue(!ready.contains("0.0.0.0"), "the ready line names no wildcard address: " + ready);
             try (KvClient kv = new KvClient(new KvClientConfig().servers("127.0.0.1:" + node.servicePort()))) {
                 kv.start();
                 kv.put("k", "v");
