@@ -46,6 +46,19 @@ final class ClientSessions {
         }
     }
 
+    /**
+     * Moves every session's last activity later by {@code gapMillis}: at a new term, with the TTL
+     * deadlines, so the gap of a leader change (the old leader's silence, the election, the skew of
+     * the two clocks, a whole-cluster outage) does not count as idle time. Otherwise a new leader
+     * whose clock runs an hour ahead would forget every session, and a retry of a write already
+     * applied would be applied again under a new one.
+     */
+    void shiftIdleClocks(long gapMillis) {
+        for (ClientSession s : sessions.values()) {
+            s.lastActiveMillis += gapMillis;
+        }
+    }
+
     Collection<ClientSession> all() {
         return sessions.values();
     }

@@ -169,6 +169,7 @@ public final class KvStore {
         ttlHeap.shiftAll(gapMillis);
         locks.shiftDeadlines(gapMillis);
         leaseHeap.shiftAll(gapMillis);
+        sessions.shiftIdleClocks(gapMillis);
     }
 
     /**

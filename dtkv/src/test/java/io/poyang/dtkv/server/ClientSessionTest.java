@@ -93,6 +93,20 @@ class ClientSessionTest {
     }
 
     @Test
+    void aLeaderChangeGapDoesNotCountAsIdleTime() {
+        KvResp first = log.apply(s(KvReq.put("a", b("1")), 1, 1));
+        // the next leader's clock reads two session timeouts later (an outage, or its clock runs ahead)
+        log.advance(2 * store.config().sessionIdleMillis);
+        log.newLeaderNoOp();
+        KvResp retry = log.apply(s(KvReq.put("a", b("1")), 1, 1));
+        assertSame(first, retry, "the session survived the gap: the retry gets its first answer");
+        // within a term the clock counts as idle time as before
+        log.advance(store.config().sessionIdleMillis + 1);
+        log.apply(KvReq.put("other", b("x")));
+        assertEquals(0, store.sessions.size(), "idle for the timeout within a term: forgotten");
+    }
+
+    @Test
     void aClientIdleLongerThanTheSessionTimeoutWritesAgainUnderTheSameId() {
         log.apply(s(KvReq.put("a", b("1")), 1, 1));
         log.apply(s(KvReq.put("b", b("1")), 2, 2));
