@@ -327,6 +327,30 @@ public final class Dispatcher extends LifeCycle {
             runTask(task);
         }
         stopAllGroups();
+        failPendingBridges();
+    }
+
+    /**
+     * CompletableFutures handed out by {@link FiberFuture#toCompletableFuture} whose fiber future has
+     * not completed yet. Dispatcher thread. When the loop ends they fail: no completion can reach
+     * them any more, and code outside the fibers would otherwise wait on them forever.
+     */
+    private final java.util.Set<CompletableFuture<?>> pendingBridges =
+            java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+
+    void bridgeOpened(CompletableFuture<?> bridge) {
+        pendingBridges.add(bridge);
+    }
+
+    void bridgeClosed(CompletableFuture<?> bridge) {
+        pendingBridges.remove(bridge);
+    }
+
+    private void failPendingBridges() {
+        for (CompletableFuture<?> bridge : new ArrayList<>(pendingBridges)) {
+            bridge.completeExceptionally(new StoppedException(describe() + " stopped before the future completed"));
+        }
+        pendingBridges.clear();
     }
 
     /** Drops every group still here, started or not (their shutdown futures fail). Dispatcher thread. */

@@ -296,17 +296,24 @@ public final class FiberFuture<T> {
 
     /**
      * A {@link CompletableFuture} completed (on the dispatcher thread) when this one completes:
-     * the way out for code that is not a fiber. Any thread.
+     * the way out for code that is not a fiber. It fails with {@link io.poyang.common.StoppedException}
+     * if the dispatcher stops first. Its dependents run on the dispatcher thread unless given an
+     * executor. Any thread.
      */
     public CompletableFuture<T> toCompletableFuture() {
         CompletableFuture<T> cf = new CompletableFuture<>();
-        Runnable register = () -> whenComplete((v, e) -> {
-            if (e != null) {
-                cf.completeExceptionally(e);
-            } else {
-                cf.complete(v);
-            }
-        });
+        Dispatcher d = group.dispatcher;
+        Runnable register = () -> {
+            d.bridgeOpened(cf);   // failed if the dispatcher stops first
+            whenComplete((v, e) -> {
+                d.bridgeClosed(cf);
+                if (e != null) {
+                    cf.completeExceptionally(e);
+                } else {
+                    cf.complete(v);
+                }
+            });
+        };
         if (group.dispatcher.isInDispatcherThread()) {
             register.run();
         } else if (!group.dispatcher.post(register)) {

@@ -172,6 +172,16 @@ class FiberFutureTest extends FiberTestSupport {
     }
 
     @Test
+    void aBridgeOfAFutureNeverCompletedFailsWhenTheDispatcherStops() throws Exception {
+        FiberFuture<String> future = group.newFuture("never");
+        CompletableFuture<String> cf = future.toCompletableFuture();
+        onDispatcher(group, () -> 0);   // the bridge is registered
+        dispatcher.stop();
+        assertTrue(failure(cf) instanceof io.poyang.common.StoppedException, "a waiter outside the fibers is released");
+        future.fireComplete("late");    // nobody can see it now; it must not throw
+    }
+
+    @Test
     void executeBlockingRunsOnTheExecutorAndResumesOnTheDispatcher() throws Exception {
         ExecutorService io = Executors.newSingleThreadExecutor(r -> new Thread(r, "blocking-io"));
         try {
