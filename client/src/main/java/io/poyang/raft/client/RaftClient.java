@@ -347,6 +347,8 @@ public final class RaftClient extends LifeCycle {
         /** The write carries a session: resent after no answer or a lost connection (the group applies it once). */
         boolean exactlyOnce;
         private long backoffMillis;
+        /** A node that answered it does not host the group: a search naming it (others still do) is not followed. */
+        private volatile int notHosting;
         /** The last refusal that made this write wait for another try (NOT_LEADER, STOPPING), for the deadline's error. */
         private String lastRefusal;
 
@@ -426,9 +428,14 @@ public final class RaftClient extends LifeCycle {
                 if (!SEARCH_TICKET.compareAndSet(this, ticket, ticket + 1)) {
                     return;   // the deadline came first
                 }
-                if (leader != null && leader != 0 && peers.get(leader) != null && peers.get(leader).isConnected()) {
+                if (leader != null && leader != 0 && leader != notHosting && peers.get(leader) != null
+                        && peers.get(leader).isConnected()) {
                     attemptInCallback();
                 } else {
+                    if (notHosting != 0) {
+                        // the search may have made it the hint again (the others still name it)
+                        leaders.remove(groupId, notHosting);
+                    }
                     retryLater();
                 }
             });
@@ -554,17 +561,11 @@ public final class RaftClient extends LifeCycle {
          * leader known, until the deadline.
          */
         private void noSuchGroup() {
-            int without = node;
-            leaders.remove(groupId, without);
-            findLeader(groupId).whenComplete((leader, e) -> {
-                if (leader != null && leader != 0 && leader != without && peers.get(leader) != null) {
-                    redirects.incrementAndGet();
-                    attemptInCallback();
-                } else {
-                    leaders.remove(groupId, without);
-                    retryLater();
-                }
-            });
+            notHosting = node;
+            leaders.remove(groupId, node);
+            redirects.incrementAndGet();
+            // the search races the call's deadline like any other (it may wait statusTimeoutMillis)
+            findLeaderThenAttempt();
         }
 
         private void fail(Throwable e) {

@@ -192,6 +192,55 @@ class RaftClientTest {
         }
     }
 
+    /**
+     * The node taken for the leader no longer hosts the group, and the others answer the leader search
+     * slowly (their traffic is frozen): the write still ends at its own deadline, not when the search
+     * gives up (statusTimeoutMillis, 1 s).
+     */
+    @Test
+    void aWriteSentToANodeThatNoLongerHostsTheGroupEndsAtItsDeadlineWhileTheSearchWaits() throws Exception {
+        RaftCluster cluster = new RaftCluster(dir, 4, 1);
+        cluster.setMembers(1, 1, 2, 3);
+        try (RaftCluster c = cluster.start()) {
+            c.waitForLeader(1);
+            FreezableProxy[] proxies = new FreezableProxy[5];
+            try {
+                RaftClientConfig cfg = new RaftClientConfig();
+                for (int n = 1; n <= 4; n++) {
+                    proxies[n] = new FreezableProxy(c.server(n).servicePort(), 64 * 1024);
+                    cfg.node(n, "127.0.0.1:" + proxies[n].port());
+                }
+                client = new RaftClient(cfg);
+                client.start();
+                client.waitForConnected(5_000);
+                assertTrue(write(client, 1, 3_000) > 0);
+                for (int n = 1; n <= 3; n++) {
+                    proxies[n].freeze();
+                    // a proxy pump blocked in a read when frozen still passes the next chunk: one status
+                    // question and its answer use that up, so nothing passes afterwards
+                    client.queryStatus(n, 1, 5_000).get(10, TimeUnit.SECONDS);
+                }
+                client.updateLeader(1, 4);   // node 4 answers at once that it hosts no group 1
+                long start = System.nanoTime();
+                try {
+                    write(client, 2, 300);
+                    throw new AssertionError("a write succeeded with every host of the group frozen");
+                } catch (ExecutionException e) {
+                    assertInstanceOf(PoyangTimeoutException.class, e.getCause());
+                }
+                long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                // the search alone waits 1 s for the frozen nodes; 900 ms leaves the machine 600 ms of slack
+                assertTrue(tookMillis < 900, "a 300 ms write ended after " + tookMillis + " ms");
+            } finally {
+                for (FreezableProxy p : proxies) {
+                    if (p != null) {
+                        p.close();
+                    }
+                }
+            }
+        }
+    }
+
     @Test
     void aWriteNoLeaderTookIsATimeoutThatSaysNotApplied() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
