@@ -48,6 +48,22 @@ class RaftClientTest {
         return client;
     }
 
+    /**
+     * A client that reaches each node of {@code c} through a {@link FreezableProxy}, made into
+     * {@code proxies[node]} ({@code proxies.length} is the node count + 1); connected when it returns.
+     */
+    private RaftClient clientThroughProxies(RaftCluster c, FreezableProxy[] proxies) throws Exception {
+        RaftClientConfig cfg = new RaftClientConfig();
+        for (int n = 1; n < proxies.length; n++) {
+            proxies[n] = new FreezableProxy(c.server(n).servicePort(), 64 * 1024);
+            cfg.node(n, "127.0.0.1:" + proxies[n].port());
+        }
+        client = new RaftClient(cfg);
+        client.start();
+        client.waitForConnected(5_000);
+        return client;
+    }
+
     /** A client whose exactly-once writes are resent after {@code attemptMillis} without an answer. */
     private RaftClient clientWithAttemptsOf(RaftCluster c, long attemptMillis) throws InterruptedException {
         RaftClientConfig cfg = new RaftClientConfig();
@@ -82,14 +98,7 @@ class RaftClientTest {
             int leader = c.waitForLeader(1);
             FreezableProxy[] proxies = new FreezableProxy[4];
             try {
-                RaftClientConfig cfg = new RaftClientConfig();
-                for (int n = 1; n <= 3; n++) {
-                    proxies[n] = new FreezableProxy(c.server(n).servicePort(), 64 * 1024);
-                    cfg.node(n, "127.0.0.1:" + proxies[n].port());
-                }
-                client = new RaftClient(cfg);
-                client.start();
-                client.waitForConnected(5_000);
+                clientThroughProxies(c, proxies);
                 assertTrue(write(client, 1, 3_000) > 0);
                 assertEquals(leader, client.knownLeader(1));
 
@@ -205,14 +214,7 @@ class RaftClientTest {
             c.waitForLeader(1);
             FreezableProxy[] proxies = new FreezableProxy[5];
             try {
-                RaftClientConfig cfg = new RaftClientConfig();
-                for (int n = 1; n <= 4; n++) {
-                    proxies[n] = new FreezableProxy(c.server(n).servicePort(), 64 * 1024);
-                    cfg.node(n, "127.0.0.1:" + proxies[n].port());
-                }
-                client = new RaftClient(cfg);
-                client.start();
-                client.waitForConnected(5_000);
+                clientThroughProxies(c, proxies);
                 assertTrue(write(client, 1, 3_000) > 0);
                 for (int n = 1; n <= 3; n++) {
                     proxies[n].freeze();

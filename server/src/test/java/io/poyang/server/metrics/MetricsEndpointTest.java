@@ -164,7 +164,7 @@ class MetricsEndpointTest {
             double rate = scrape(port).value("poyang_raft_write_ops_per_second", "group", "1");
             assertTrue(rate >= 0, "write ops/s after the group restarted: " + rate);
             scrapes++;
-            Thread.sleep(100);
+            Thread.sleep(100);   // the scrape interval over the sampler's seconds, not a synchronisation
         }
         assertTrue(scrapes > 5);
     }
