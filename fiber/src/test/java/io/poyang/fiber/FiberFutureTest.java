@@ -32,6 +32,18 @@ class FiberFutureTest extends FiberTestSupport {
         };
     }
 
+    /** Waits until {@code count} fibers of the group are suspended in a wait (not just started). */
+    private void awaitWaiting(int count) throws InterruptedException {
+        waitUntil(count + " fibers waiting", () -> {
+            try {
+                return onDispatcher(group, () -> group.takeSnapshot().fibers().stream()
+                        .filter(f -> "waiting".equals(f.state())).count() == count);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+    }
+
     @Test
     void awaitResumesWithTheValueWhenCompletedLater() throws Exception {
         FiberFuture<String> future = group.newFuture("later");
@@ -79,6 +91,8 @@ class FiberFutureTest extends FiberTestSupport {
     void awaitWithTimeoutGetsTheValueWhenItComesInTime() throws Exception {
         FiberFuture<String> future = group.newFuture("in-time");
         CompletableFuture<String> result = run("waiter", awaitFrame(future, 60_000));
+        awaitWaiting(1);   // suspended with its timer set, so the completion takes the wake-up path
+        assertEquals(1, (int) onDispatcher(group, dispatcher::timerCount), "the wait's timer is set");
         future.fireComplete("value");
         assertEquals("value", get(result));
         assertEquals(0, (int) onDispatcher(group, dispatcher::timerCount), "the timer was cancelled");
@@ -88,6 +102,7 @@ class FiberFutureTest extends FiberTestSupport {
     void fireCompleteFromAnotherThreadWakesTheWaiter() throws Exception {
         FiberFuture<Integer> future = group.newFuture("cross-thread");
         CompletableFuture<Integer> result = run("waiter", awaitFrame(future, -1));
+        awaitWaiting(1);   // the completion must wake a suspended fiber, not find it not yet waiting
         Thread t = new Thread(() -> future.fireComplete(99), "completer");
         t.start();
         t.join();
@@ -219,21 +234,25 @@ class FiberFutureTest extends FiberTestSupport {
     void waitersAreWokenInOrderAndEachGetsTheValue() throws Exception {
         FiberFuture<Integer> future = group.newFuture("shared");
         List<CompletableFuture<Integer>> results = new ArrayList<>();
+        List<Integer> wokenOrder = java.util.Collections.synchronizedList(new ArrayList<>());
         for (int i = 0; i < 5; i++) {
-            results.add(run("waiter-" + i, awaitFrame(future, -1)));
+            int me = i;
+            results.add(run("waiter-" + i, new FiberFrame<Integer>() {
+                @Override
+                public FrameCallResult execute(Object input) {
+                    return future.await(v -> {
+                        wokenOrder.add(me);
+                        return Fiber.frameReturn(v);
+                    });
+                }
+            }));
+            awaitWaiting(i + 1);   // waiter i waits before waiter i + 1 starts
         }
-        waitUntil("all wait", () -> {
-            try {
-                return onDispatcher(group, () -> group.takeSnapshot().fibers().stream()
-                        .filter(f -> "waiting".equals(f.state())).count() == 5);
-            } catch (Exception e) {
-                throw new AssertionError(e);
-            }
-        });
         future.fireComplete(5);
         for (CompletableFuture<Integer> r : results) {
             assertEquals(5, get(r));
         }
+        assertEquals(List.of(0, 1, 2, 3, 4), wokenOrder, "woken in the order they started waiting");
         assertNotEquals(0, dispatcher.stepCount());
     }
 }

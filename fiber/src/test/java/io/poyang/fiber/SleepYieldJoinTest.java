@@ -225,6 +225,35 @@ class SleepYieldJoinTest extends FiberTestSupport {
     @Test
     void sleepZeroIsAYield() throws Exception {
         assertNull(get(run("zero", sleepFrame(0, null, null))));
+        // the other ready fiber runs before the sleeper goes on, and no timer is made for it
+        List<String> order = Collections.synchronizedList(new ArrayList<>());
+        int[] timersWhileYielded = new int[1];
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        onDispatcher(group, () -> {
+            new Fiber("sleeper", group, new FiberFrame<Void>() {
+                @Override
+                public FrameCallResult execute(Object input) {
+                    order.add("sleeper before");
+                    return Fiber.sleep(0, v -> {
+                        order.add("sleeper after");
+                        done.complete(null);
+                        return Fiber.frameReturn();
+                    });
+                }
+            }).start();
+            new Fiber("other", group, new FiberFrame<Void>() {
+                @Override
+                public FrameCallResult execute(Object input) {
+                    order.add("other");
+                    timersWhileYielded[0] = dispatcher.timerCount();
+                    return Fiber.frameReturn();
+                }
+            }).start();
+            return null;
+        });
+        get(done);
+        assertEquals(List.of("sleeper before", "other", "sleeper after"), order);
+        assertEquals(0, timersWhileYielded[0], "sleep(0) set a timer");
     }
 
     @Test
