@@ -113,7 +113,7 @@ abstract class FiberTestSupport {
             if (System.nanoTime() - deadline > 0) {
                 fail("timed out waiting until " + what);
             }
-            Thread.sleep(1);
+            Thread.sleep(1);   // poll interval of a deadline-bound wait, not a synchronisation
         }
     }
 

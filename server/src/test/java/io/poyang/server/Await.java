@@ -43,7 +43,7 @@ public final class Await {
             if (System.nanoTime() - deadline > 0) {
                 throw new AssertionError("timed out after " + timeoutMillis + " ms waiting for " + what);
             }
-            Thread.sleep(POLL_MILLIS);
+            Thread.sleep(POLL_MILLIS);   // poll interval of a deadline-bound wait, not a synchronisation
         }
     }
 }

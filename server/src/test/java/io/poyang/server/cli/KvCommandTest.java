@@ -162,7 +162,7 @@ class KvCommandTest {
         int n = 0;
         while (!watch.isDone() && System.nanoTime() < deadline) {
             ok("put", "t6.b", "v" + n++);
-            Thread.sleep(100);
+            Thread.sleep(100);   // pace of the writes until the watch has seen one (deadline-bound)
         }
         CommandRun r = watch.get();
         assertEquals(0, r.exitCode, r.toString());

@@ -124,7 +124,7 @@ final class Cluster implements AutoCloseable {
             if (agreed && leader > 0) {
                 return (int) leader;
             }
-            Thread.sleep(50);
+            Thread.sleep(50);   // poll interval of a deadline-bound wait, not a synchronisation
         }
         throw new AssertionError("no agreed leader within " + timeoutMillis + " ms: " + last);
     }
