@@ -67,6 +67,13 @@ public final class RaftClient extends LifeCycle {
     private final ConcurrentHashMap<Integer, Integer> leaders = new ConcurrentHashMap<>();
     /** group id → the leader search in progress. */
     private final ConcurrentHashMap<Integer, CompletableFuture<Integer>> searches = new ConcurrentHashMap<>();
+    /**
+     * group id → when (System.nanoTime) its last leader search ended without a leader this client is
+     * connected to. Writes that wait for a leader start no new search for minRetryBackoffMillis after
+     * that, so a leaderless group costs the nodes at most one round of status queries per interval,
+     * however many writes wait (each with its own back-off phase).
+     */
+    private final ConcurrentHashMap<Integer, Long> fruitlessSearchEnds = new ConcurrentHashMap<>();
     /** group id → the latest node report, from a leader search, that the group failed on that node. */
     private final ConcurrentHashMap<Integer, GroupFailureReport> failureReports = new ConcurrentHashMap<>();
     private final Executor callbackExecutor;
@@ -410,6 +417,12 @@ public final class RaftClient extends LifeCycle {
             // statusTimeoutMillis for slow nodes; this call must still end at its own deadline. The
             // search's end and the deadline race for the ticket: one goes on, the other does nothing
             // (so the call never makes two attempts at once).
+            Long fruitlessEnd = fruitlessSearchEnds.get(groupId);
+            if (fruitlessEnd != null && System.nanoTime() - fruitlessEnd
+                    < TimeUnit.MILLISECONDS.toNanos(config.minRetryBackoffMillis)) {
+                retryLater();   // a round just found no leader to write to: asking again now finds none either
+                return;
+            }
             int ticket = searchTicket;
             CompletableFuture<Integer> search = findLeader(groupId);
             if (!search.isDone()) {
@@ -624,7 +637,15 @@ public final class RaftClient extends LifeCycle {
         if (running != null) {
             return running;
         }
-        f.whenComplete((l, e) -> searches.remove(groupId, f));
+        f.whenComplete((l, e) -> {
+            Peer found = l == null || l == 0 ? null : peers.get(l);
+            if (found != null && found.isConnected()) {
+                fruitlessSearchEnds.remove(groupId);
+            } else {
+                fruitlessSearchEnds.put(groupId, System.nanoTime());
+            }
+            searches.remove(groupId, f);
+        });
         List<Peer> asked = new ArrayList<>();
         for (int id : nodeIds) {
             Peer p = peers.get(id);

@@ -17,7 +17,11 @@ public final class RaftClientConfig {
 
     /** How long one RAFT_STATUS query (finding a leader) waits for a node. */
     public long statusTimeoutMillis = 1000;
-    /** First pause before asking again when no leader is known; doubles up to the max. */
+    /**
+     * First pause before asking again when no leader is known; doubles up to the max. Also the
+     * least time between the end of a leader search that found no leader and the next search that
+     * waiting writes start (one round of status queries per interval, however many writes wait).
+     */
     public long minRetryBackoffMillis = 10;
     /**
      * How long one attempt of an exactly-once write waits for its answer before it is sent again

@@ -12,8 +12,12 @@ import io.poyang.net.ReqProcessor;
 import io.poyang.net.WritePacket;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -30,6 +34,64 @@ class RaftClientDeadlineTest {
         @Override
         public WritePacket process(ReqContext context, Object body) {
             return null;
+        }
+    }
+
+    /** Answers every status request as a follower that knows no leader, and counts them. */
+    private static final class LeaderlessStatus implements ReqProcessor<Object> {
+        final AtomicInteger asked = new AtomicInteger();
+
+        @Override
+        public PbCallback<Object> createDecoder() {
+            return IgnoreBodyDecoder.<Object>factory().create();
+        }
+
+        @Override
+        public WritePacket process(ReqContext context, Object body) {
+            asked.incrementAndGet();
+            return WritePacket.response(new RaftStatusResponse(1, 1, 5, 0, RaftRole.FOLLOWER, 0, 0, 0, new int[]{1}));
+        }
+    }
+
+    @Test
+    void manyWritesWaitingForALeaderShareFewSearches() throws Exception {
+        NioServerConfig sc = new NioServerConfig();
+        sc.host = "127.0.0.1";
+        sc.port = 0;
+        sc.ioThreads = 1;
+        sc.stopTimeoutMillis = 1000;
+        NioServer server = new NioServer(sc);
+        LeaderlessStatus status = new LeaderlessStatus();
+        server.register(RaftCommands.RAFT_STATUS, status);
+        server.start();
+        RaftClientConfig cfg = new RaftClientConfig();
+        cfg.node(1, "127.0.0.1:" + server.port());
+        cfg.minRetryBackoffMillis = 20;
+        RaftClient client = new RaftClient(cfg);
+        client.start();
+        try {
+            client.waitForConnected(5_000);
+            int writes = 400;
+            long deadlineMillis = 2_000;
+            List<CompletableFuture<byte[]>> calls = new ArrayList<>();
+            long start = System.nanoTime();
+            for (int i = 0; i < writes; i++) {
+                calls.add(client.write(1, 0, new BytesBody(new byte[8]), BytesDecoder.FACTORY, deadlineMillis));
+                Thread.sleep(2);   // writes arriving over time: their back-offs end at scattered moments
+            }
+            for (CompletableFuture<byte[]> c : calls) {
+                ExecutionException e = assertThrows(ExecutionException.class, () -> c.get(30, TimeUnit.SECONDS));
+                assertTrue(e.getCause() instanceof PoyangTimeoutException, e.getCause().toString());
+            }
+            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            // at most one round per 20 ms after a round that found nothing (each round asks the one node)
+            long bound = tookMillis / cfg.minRetryBackoffMillis + 5;
+            assertTrue(status.asked.get() <= bound, status.asked.get() + " status queries in " + tookMillis
+                    + " ms for " + writes + " waiting writes; at most " + bound + " expected");
+            assertTrue(status.asked.get() >= 10, "the writes kept searching: " + status.asked.get());
+        } finally {
+            client.stop();
+            server.stop();
         }
     }
 
