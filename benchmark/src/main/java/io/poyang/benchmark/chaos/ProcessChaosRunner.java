@@ -206,6 +206,11 @@ final class ProcessChaosRunner implements ChaosRunner {
         return faults == null ? -1 : maxUnavailabilityNanos(history, faults.leaderKillNanos());
     }
 
+    /** The same measure after each kill -9 of every node, JVM starts included; -1 when there was none. */
+    long maxUnavailabilityAfterRestartAllNanos(List<Operation> history) {
+        return faults == null ? -1 : maxUnavailabilityNanos(history, faults.restartAllNanos());
+    }
+
     private static String seconds(long nanos) {
         return nanos == Long.MAX_VALUE ? "no write acknowledged after it" : String.format(Locale.ROOT, "%.2f s",
                 nanos / 1e9);

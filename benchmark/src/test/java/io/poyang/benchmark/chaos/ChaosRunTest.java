@@ -54,9 +54,16 @@ class ChaosRunTest {
         assertTrue(acknowledged > 1000, "only " + acknowledged + " operations were acknowledged in a minute");
         assertTrue(acknowledged >= ops.size() * 0.8, "only " + acknowledged + " of " + ops.size()
                 + " operations were acknowledged: clients failed for long stretches\n" + report);
+        // This seed's schedule kills the leader alone twice and every node twice (at 18, 25, 45 and 51 s).
         long maxUnavailable = runner.maxUnavailabilityNanos(ops);
+        assertTrue(maxUnavailable >= 0, "no leader was killed alone, so recovery went unmeasured\n" + report);
         assertTrue(maxUnavailable < TimeUnit.SECONDS.toNanos(30), "after a leader kill no write was acknowledged for "
                 + (maxUnavailable == Long.MAX_VALUE ? "the rest of the run" : maxUnavailable / 1_000_000 + " ms")
+                + "\n" + report);
+        long afterRestartAll = runner.maxUnavailabilityAfterRestartAllNanos(ops);
+        assertTrue(afterRestartAll >= 0, "every node was never killed at once\n" + report);
+        assertTrue(afterRestartAll < TimeUnit.SECONDS.toNanos(30), "after a kill of every node no write was acknowledged for "
+                + (afterRestartAll == Long.MAX_VALUE ? "the rest of the run" : afterRestartAll / 1_000_000 + " ms")
                 + "\n" + report);
     }
 }

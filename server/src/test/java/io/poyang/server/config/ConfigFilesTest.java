@@ -3,6 +3,7 @@ package io.poyang.server.config;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -133,7 +134,7 @@ class ConfigFilesTest {
     }
 
     @Test
-    void aRewriteKeepsCommentsAndOrderAndIsAtomic() throws Exception {
+    void aRewriteKeepsCommentsAndOrderAndLeavesNoTempFile() throws Exception {
         Path f = file("servers.properties", "# the cluster\nnode.1 = h:1\n\n# old node\nnode.2 = h:2\n"
                 + "# groups\ngroup.1.members = 1,2\n");
         ServersConfig s = ServersConfig.load(f);
@@ -151,10 +152,23 @@ class ConfigFilesTest {
     }
 
     @Test
-    void atomicWriteReplacesTheWholeFile() throws Exception {
-        Path f = file("x.properties", "a = 1\n");
+    void atomicWriteReplacesTheWholeFileOverALeftoverTempFile() throws Exception {
+        Path f = file("x.properties", "a = 1\nc = 3\n");
+        // what a crash in the middle of an earlier rewrite leaves: a partial temp file beside it
+        Files.write(tmp.resolve("x.properties.tmp"), "b = 2\nc = garbage from an older".getBytes(StandardCharsets.UTF_8));
         PropertiesFile.writeAtomically(f, "b = 2\n".getBytes(StandardCharsets.UTF_8));
         assertArrayEquals("b = 2\n".getBytes(StandardCharsets.UTF_8), Files.readAllBytes(f));
+        assertFalse(Files.exists(tmp.resolve("x.properties.tmp")), "no temp file left");
+    }
+
+    @Test
+    void aRewriteThatFailsLeavesTheOldContentWhole() throws Exception {
+        Path f = file("y.properties", "a = 1\n");
+        // the temp file cannot be created: a directory holds its name
+        Files.createDirectory(tmp.resolve("y.properties.tmp"));
+        assertThrows(IOException.class,
+                () -> PropertiesFile.writeAtomically(f, "b = 2\n".getBytes(StandardCharsets.UTF_8)));
+        assertArrayEquals("a = 1\n".getBytes(StandardCharsets.UTF_8), Files.readAllBytes(f));
     }
 
     @Test

@@ -13,17 +13,24 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Three real node processes from the sample three-node configuration (ports and data directories
- * rewritten): writes through {@code poyang kv}, the leader killed with SIGKILL while writes go on,
- * the leader restarted; then every node holds the same data.
+ * rewritten): writes through {@code poyang kv}, the leader killed with SIGKILL while a writer thread
+ * puts key after key, the leader restarted; then every node holds the same data, and every put
+ * answered OK, before, across or after the kill, is in it.
  */
 class ThreeNodeProcessTest {
 
@@ -40,6 +47,59 @@ class ThreeNodeProcessTest {
         }
     }
 
+    /** The background puts answered OK, filled in by {@link #killAndRestart}. */
+    private List<Integer> acknowledgedUnderLoad = Collections.emptyList();
+
+    /**
+     * Puts app.w0, app.w1, ... through the kv command in this JVM, one after another, until
+     * stopped, and remembers which were answered OK. A put cut by the kill may fail (its outcome is
+     * then unknown); only the acknowledged ones must survive.
+     */
+    private static final class BackgroundWriter implements AutoCloseable {
+        private final List<Integer> acknowledged = new CopyOnWriteArrayList<>();
+        private final AtomicBoolean stop = new AtomicBoolean();
+        private final AtomicReference<Throwable> crash = new AtomicReference<>();
+        private final Thread thread;
+
+        BackgroundWriter(String servers) {
+            thread = new Thread(() -> {
+                try {
+                    for (int i = 0; !stop.get(); i++) {
+                        CommandRun r = CommandRun.kvInProcess("--servers", servers, "--timeout", "30000",
+                                "put", "app.w" + i, "w-" + i);
+                        if (r.exitCode == 0) {
+                            acknowledged.add(i);
+                        }
+                    }
+                } catch (Throwable t) {
+                    crash.set(t);
+                }
+            }, "background-writer");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        int acknowledged() {
+            if (crash.get() != null) {
+                throw new AssertionError("the background writer failed", crash.get());
+            }
+            return acknowledged.size();
+        }
+
+        List<Integer> stopAndList() throws InterruptedException {
+            close();
+            acknowledged();
+            return new ArrayList<>(acknowledged);
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop.set(true);
+            thread.join(60_000);
+            assertFalse(thread.isAlive(), "the background writer stops within its put timeout");
+        }
+    }
+
     @Test
     void leaderKilledWithSigkillThenRestartedAndAllThreeHoldTheSameData() throws Exception {
         try (Cluster c = new Cluster(tmp, 3, Collections.emptyMap())) {
@@ -51,6 +111,10 @@ class ThreeNodeProcessTest {
             states.put(id, stateOnDisk(tmp.resolve("conf-" + id)));
         }
         assertTrue(states.get(1).contains("app.k49"), states.get(1));
+        assertTrue(acknowledgedUnderLoad.size() >= 10, "puts acknowledged around the kill: " + acknowledgedUnderLoad);
+        for (int i : acknowledgedUnderLoad) {
+            assertTrue(states.get(1).contains("node app.w" + i + " value="), "app.w" + i + " on disk: " + states.get(1));
+        }
         assertEquals(states.get(1), states.get(2), "nodes 1 and 2 hold the same data");
         assertEquals(states.get(1), states.get(3), "nodes 1 and 3 hold the same data");
     }
@@ -70,9 +134,16 @@ class ThreeNodeProcessTest {
             assertEquals(0, mkdir.exitCode, mkdir.toString());
             write(all, 0, 20);
 
-            c.nodes.get(leader).kill9();
+            // the kill lands while a writer puts app.w0, app.w1, ... one after another
             int[] survivors = others(leader);
-            write(all, 20, 40);   // rides out the election of a new leader
+            try (BackgroundWriter writer = new BackgroundWriter(all)) {
+                Await.until("5 background puts before the kill", 60_000, () -> writer.acknowledged() >= 5);
+                c.nodes.get(leader).kill9();
+                int atKill = writer.acknowledged();
+                write(all, 20, 40);   // rides out the election of a new leader
+                Await.until("5 more background puts after the kill", 60_000, () -> writer.acknowledged() >= atKill + 5);
+                acknowledgedUnderLoad = writer.stopAndList();
+            }
             int newLeader = c.awaitLeader(60_000, survivors);
             assertTrue(newLeader != leader, "a survivor leads");
 
@@ -101,6 +172,9 @@ class ThreeNodeProcessTest {
             assertEquals(0, list.exitCode, list.toString());
             for (int i = 0; i < 50; i++) {
                 assertTrue(list.stdout.contains("app.k" + i + " = value-" + i + "\n"), "app.k" + i + " in " + list.stdout);
+            }
+            for (int i : acknowledgedUnderLoad) {   // no put answered OK around the kill is lost
+                assertTrue(list.stdout.contains("app.w" + i + " = w-" + i + "\n"), "app.w" + i + " in " + list.stdout);
             }
             CommandRun missing = CommandRun.kv("--servers", all, "get", "app.none");
             assertEquals(1, missing.exitCode, "not found exits 1: " + missing);
