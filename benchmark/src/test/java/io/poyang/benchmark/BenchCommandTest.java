@@ -237,6 +237,21 @@ class BenchCommandTest {
         assertTrue(err().startsWith("poyang bench: --value-size is at most 4194304 for --op put (DtKV's value limit)"), err());
     }
 
+    /**
+     * Gets of values over ~8.3 KB: the keys written before the run (600 × 16 KiB, over one request's
+     * 8,323,072 bytes) go in batches that fit (one batch of all of them failed the setup, exit 1).
+     */
+    @Test
+    void getsOfLargeValuesPreloadTheirKeysAndRun() {
+        assertEquals(0, run("--op", "get", "--in-process", "--keys", "600", "--value-size", "16384", "--duration", "0.3",
+                "--warmup", "0", "--output", "json", "--strict"), err());
+        String[] lines = out().trim().split("\n");
+        String json = lines[lines.length - 1];
+        assertTrue(json.contains("\"value_size\":16384"), json);
+        assertTrue(json.contains("\"failed\":0,\"timeout\":0"), json);
+        assertFalse(json.contains("\"success\":0,"), json);
+    }
+
     /** What a user can meet (an unreachable server, a directory that cannot be made): one line, no stack trace. */
     @Test
     void aRunThatFailsSaysWhyInOneLineWithoutAStackTrace() {

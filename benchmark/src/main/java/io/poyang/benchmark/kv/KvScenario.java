@@ -21,8 +21,10 @@ import io.poyang.dtkv.server.LocalKvCluster;
 import io.poyang.raft.core.RaftConfig;
 import io.poyang.raft.core.RaftGroup;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -49,6 +51,22 @@ import java.util.concurrent.TimeUnit;
 public final class KvScenario implements Scenario {
 
     static final long TIMEOUT_MILLIS = 10_000;
+    /**
+     * Keys per batchPut of the preload at most: a few hundred KiB with the default 256-byte values,
+     * so no single raft entry of the preload is large; fewer when the values are large.
+     */
+    static final int PRELOAD_BATCH_KEYS = 1000;
+    /**
+     * An upper bound on what a request takes besides its keys and values (op, group, session, seq
+     * and read-kind fields: under 100 bytes), so the size checks here err on the safe side.
+     */
+    static final int REQUEST_FIXED_BYTES = 1024;
+    /**
+     * An upper bound on what one key and value add to a batch request or a batchGet answer beyond
+     * their own bytes: field tags and length prefixes, and in an answer the node's flags, indexes,
+     * owner and TTL (about 100 bytes in all).
+     */
+    static final int ENTRY_OVERHEAD_BYTES = 128;
 
     private final String op;
     private LocalKvCluster local;
@@ -141,29 +159,50 @@ public final class KvScenario implements Scenario {
         }
     }
 
-    /** Writes every key once (in batches) so reads find values. */
+    /** Writes every key once (in batches that fit one request) so reads find values. */
     private void preload() {
-        List<String> ks = new ArrayList<>();
-        List<byte[]> vs = new ArrayList<>();
         for (int g = 1; g <= groups; g++) {
+            List<String> ofGroup = new ArrayList<>();
             for (int i = 0; i < keys.length; i++) {
-                if (groupOf(i) != g) {
-                    continue;
-                }
-                ks.add(keys[i]);
-                vs.add(value);
-                if (ks.size() == 1000) {
-                    clients[0][g - 1].batchPut(ks, vs);
-                    ks = new ArrayList<>();
-                    vs = new ArrayList<>();
+                if (groupOf(i) == g) {
+                    ofGroup.add(keys[i]);
                 }
             }
-            if (!ks.isEmpty()) {
-                clients[0][g - 1].batchPut(ks, vs);
-                ks = new ArrayList<>();
-                vs = new ArrayList<>();
+            for (List<String> ks : preloadBatches(ofGroup, value.length)) {
+                clients[0][g - 1].batchPut(ks, Collections.nCopies(ks.size(), value));
             }
         }
+    }
+
+    /**
+     * {@code keys} cut, in order, into the batchPuts of the preload: at most {@link #PRELOAD_BATCH_KEYS}
+     * keys each, and few enough that the request stays under DtKV's {@link KvKeys#MAX_REQUEST_BYTES}
+     * with values of {@code valueBytes} (a batch of 1,000 16 KiB values is over it). Each batch holds
+     * at least one key: one value of at most {@link KvKeys#MAX_VALUE_BYTES} always fits.
+     */
+    static List<List<String>> preloadBatches(List<String> keys, int valueBytes) {
+        List<List<String>> batches = new ArrayList<>();
+        List<String> batch = new ArrayList<>();
+        long batchBytes = REQUEST_FIXED_BYTES;
+        for (String key : keys) {
+            long entryBytes = entryBytes(key.getBytes(StandardCharsets.UTF_8).length, valueBytes);
+            if (!batch.isEmpty() && (batch.size() == PRELOAD_BATCH_KEYS || batchBytes + entryBytes > KvKeys.MAX_REQUEST_BYTES)) {
+                batches.add(batch);
+                batch = new ArrayList<>();
+                batchBytes = REQUEST_FIXED_BYTES;
+            }
+            batch.add(key);
+            batchBytes += entryBytes;
+        }
+        if (!batch.isEmpty()) {
+            batches.add(batch);
+        }
+        return batches;
+    }
+
+    /** At most what one key and its value add to a batch request or answer: their bytes and {@link #ENTRY_OVERHEAD_BYTES}. */
+    static long entryBytes(int keyBytes, int valueBytes) {
+        return (long) keyBytes + valueBytes + ENTRY_OVERHEAD_BYTES;
     }
 
     static KvReadKind readKind(String option) {

@@ -1,0 +1,53 @@
+package io.poyang.benchmark.kv;
+
+import io.poyang.dtkv.KvKeys;
+import io.poyang.dtkv.KvReq;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+class KvScenarioTest {
+
+    private static List<String> benchKeys(int count) {
+        List<String> keys = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            keys.add("bench.k" + i);
+        }
+        return keys;
+    }
+
+    /**
+     * The preload's batchPuts fit one DtKV request whatever the value size up to DtKV's limit (1,000
+     * keys of 16 KiB each were one request of 16 MB: every get run with values over ~8.3 KB failed in
+     * its setup), and cover the keys once, in order.
+     */
+    @Test
+    void preloadBatchesFitOneRequestForEveryValueSize() {
+        int[][] cases = {{256, 2_500}, {16 * 1024, 600}, {KvKeys.MAX_VALUE_BYTES, 5}};
+        for (int[] c : cases) {
+            int valueBytes = c[0];
+            List<String> keys = benchKeys(c[1]);
+            byte[] value = new byte[valueBytes];
+            List<List<String>> batches = KvScenario.preloadBatches(keys, valueBytes);
+            List<String> covered = new ArrayList<>();
+            for (List<String> batch : batches) {
+                assertFalse(batch.isEmpty(), "value size " + valueBytes);
+                assertTrue(batch.size() <= KvScenario.PRELOAD_BATCH_KEYS, "value size " + valueBytes + ": " + batch.size());
+                KvReq req = KvReq.batchPut(batch, Collections.nCopies(batch.size(), value))
+                        .groupId(1).session(Long.MIN_VALUE, Long.MIN_VALUE).seq(Long.MAX_VALUE, Long.MAX_VALUE);
+                assertTrue(req.encodedSize() <= KvKeys.MAX_REQUEST_BYTES,
+                        "value size " + valueBytes + ": a batch of " + batch.size() + " takes " + req.encodedSize() + " bytes");
+                covered.addAll(batch);
+            }
+            assertEquals(keys, covered, "value size " + valueBytes);
+        }
+        // small values: as few requests as the key cap allows
+        assertEquals(3, KvScenario.preloadBatches(benchKeys(2_500), 256).size());
+        // 4 MiB values: one per request
+        assertEquals(5, KvScenario.preloadBatches(benchKeys(5), KvKeys.MAX_VALUE_BYTES).size());
+    }
+}
