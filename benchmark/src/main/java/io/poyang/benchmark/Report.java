@@ -42,11 +42,12 @@ public final class Report {
     public double p999Ms;
     public double maxMs;
     /**
-     * Successful ops/s in the first and the second half of the measured time (0 when unknown). A
-     * run whose halves differ much was not steady: still warming up, or slowed down as it went.
+     * Successful ops/s in the first and the second half of the measured time, NaN when unknown (0 is
+     * a measured half in which nothing succeeded). A run whose halves differ much was not steady:
+     * still warming up, stalled at first, or slowed down as it went.
      */
-    public double firstHalfOpsPerSecond;
-    public double secondHalfOpsPerSecond;
+    public double firstHalfOpsPerSecond = Double.NaN;
+    public double secondHalfOpsPerSecond = Double.NaN;
     public final Map<String, Object> extras = new LinkedHashMap<>();
 
     /** How far the halves may differ, in percent of the first, before the report says the run was not steady. */
@@ -58,15 +59,34 @@ public final class Report {
         return durationSeconds <= 0 ? 0 : success / durationSeconds;
     }
 
+    /** Whether both halves were measured ({@link #firstHalfOpsPerSecond}). */
+    public boolean halvesKnown() {
+        return !Double.isNaN(firstHalfOpsPerSecond) && !Double.isNaN(secondHalfOpsPerSecond);
+    }
+
     /**
      * The second half's rate against the first's, in percent (+25 = 25 % faster in the second
-     * half), or NaN when either half is unknown or empty.
+     * half): +infinity when nothing succeeded in the first half and something did in the second
+     * (a stall at the start), NaN when the halves are unknown or nothing succeeded in either.
      */
     public double secondHalfChangePercent() {
-        if (firstHalfOpsPerSecond <= 0 || secondHalfOpsPerSecond < 0) {
+        if (!halvesKnown() || firstHalfOpsPerSecond == 0 && secondHalfOpsPerSecond == 0) {
             return Double.NaN;
         }
+        if (firstHalfOpsPerSecond == 0) {
+            return Double.POSITIVE_INFINITY;
+        }
         return (secondHalfOpsPerSecond / firstHalfOpsPerSecond - 1) * 100;
+    }
+
+    /**
+     * False when the halves differ by {@link #UNSTEADY_PERCENT} or more of the first (or the first
+     * had no success and the second had some); true when they are within it, or both empty (no
+     * figure to be unsteady about: the counts say what went wrong).
+     */
+    public boolean steady() {
+        double change = secondHalfChangePercent();
+        return Double.isNaN(change) || Math.abs(change) < UNSTEADY_PERCENT;
     }
 
     public void latencies(LatencyHistogram h) {
@@ -99,10 +119,14 @@ public final class Report {
             row(sb, e.getKey(), String.valueOf(e.getValue()));
         }
         double change = secondHalfChangePercent();
-        if (!Double.isNaN(change)) {
-            row(sb, "halves", String.format(Locale.ROOT, "%,.0f then %,.0f ops/s (%+.0f %%)", firstHalfOpsPerSecond,
-                    secondHalfOpsPerSecond, change));
-            if (change >= UNSTEADY_PERCENT) {
+        if (halvesKnown()) {
+            row(sb, "halves", String.format(Locale.ROOT, "%,.0f then %,.0f ops/s", firstHalfOpsPerSecond, secondHalfOpsPerSecond)
+                    + (Double.isFinite(change) ? String.format(Locale.ROOT, " (%+.0f %%)", change) : ""));
+            if (change == Double.POSITIVE_INFINITY) {
+                sb.append(String.format(Locale.ROOT, "  NOT STEADY: no operation succeeded in the first half of the measured"
+                        + " time; the cluster made no progress for a while (a leader election, nodes still starting, a"
+                        + " pause) and ops/s averages over that stall%n"));
+            } else if (change >= UNSTEADY_PERCENT) {
                 sb.append(String.format(Locale.ROOT, "  NOT STEADY: the second half ran %.0f %% faster than the first;"
                         + " the processes were still warming up (JIT compilation, caches). A longer --warmup"
                         + " (e.g. 15s with three nodes) gives the steady figure%n", change));
@@ -172,11 +196,13 @@ public final class Report {
         m.put("p99_ms", round(p99Ms, 4));
         m.put("p999_ms", round(p999Ms, 4));
         m.put("max_ms", round(maxMs, 4));
-        double change = secondHalfChangePercent();
-        if (!Double.isNaN(change)) {
+        if (halvesKnown()) {
+            double change = secondHalfChangePercent();
             m.put("first_half_ops_per_sec", round(firstHalfOpsPerSecond, 1));
             m.put("second_half_ops_per_sec", round(secondHalfOpsPerSecond, 1));
-            m.put("second_half_change_pct", round(change, 1));
+            // null when there is no finite change: nothing in the first half (then "steady" is false), or in either
+            m.put("second_half_change_pct", Double.isFinite(change) ? round(change, 1) : null);
+            m.put("steady", steady());
         }
         m.putAll(extras);
         StringBuilder sb = new StringBuilder();

@@ -196,6 +196,36 @@ class BenchCommandTest {
         }
     }
 
+    /**
+     * A cluster that answers nothing for the first half of the measured window, then catches up (a
+     * leader election after --warmup 0): no failure, so only the halves can tell; the first half is
+     * a measured 0, and the report calls the run not steady.
+     */
+    @Test
+    void aRunThatStallsThroughItsFirstHalfIsNotSteady() throws Exception {
+        java.util.concurrent.ScheduledExecutorService timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            // the window opens as runScenario starts (--warmup 0); its middle is 0.4 s later
+            long stallEnd = System.nanoTime() + 550_000_000L;
+            Scenario stalling = new AsyncOneClientScenario() {
+                @Override
+                public void issue(int client, OpCallback callback) {
+                    long delayNanos = Math.max(1_000_000L, stallEnd - System.nanoTime());
+                    timer.schedule(callback::succeeded, delayNanos, TimeUnit.NANOSECONDS);
+                }
+            };
+            BenchOptions o = BenchOptions.parse("--duration", "0.8", "--warmup", "0", "--max-pending", "10");
+            Report r = BenchCommand.runScenario(stalling, o, new PrintStream(outBytes, true));
+            assertEquals(0, r.firstHalfOpsPerSecond, out());
+            assertTrue(r.secondHalfOpsPerSecond > 0, out());
+            assertTrue(r.clean());
+            assertTrue(r.toTable().contains("NOT STEADY: no operation succeeded in the first half"), r.toTable());
+            assertTrue(r.toJson().contains("\"steady\":false"), r.toJson());
+        } finally {
+            timer.shutdownNow();
+        }
+    }
+
     /** A scenario that does nothing: its operations succeed at once, on another thread. */
     private static class IdleScenario extends AsyncOneClientScenario {
         final AtomicInteger closes = new AtomicInteger();

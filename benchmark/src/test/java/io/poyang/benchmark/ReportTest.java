@@ -143,9 +143,45 @@ class ReportTest {
 
     @Test
     void unknownHalvesAreLeftOut() {
-        Report r = halves(0, 0);
+        Report r = tenPutsInOneSecond();
+        assertFalse(r.halvesKnown());
         assertTrue(Double.isNaN(r.secondHalfChangePercent()));
         assertFalse(r.toTable().contains("halves"), r.toTable());
         assertFalse(r.toJson().contains("half"), r.toJson());
+        assertFalse(r.toJson().contains("steady"), r.toJson());
+    }
+
+    /**
+     * Nothing succeeded in the first half, then the run went: the most unsteady run there is (a
+     * stall at the start the whole-window ops/s averages over), not "halves unknown" as it was taken to be.
+     */
+    @Test
+    void aRunWithNoSuccessInItsFirstHalfIsCalledNotSteady() {
+        Report r = halves(0, 1000);
+        assertEquals(Double.POSITIVE_INFINITY, r.secondHalfChangePercent());
+        assertFalse(r.steady());
+        String t = r.toTable();
+        assertTrue(t.contains("  halves       0 then 1,000 ops/s" + System.lineSeparator()), t);
+        assertTrue(t.contains("NOT STEADY: no operation succeeded in the first half"), t);
+        String json = r.toJson();
+        assertTrue(json.contains("\"first_half_ops_per_sec\":0,\"second_half_ops_per_sec\":1000,"
+                + "\"second_half_change_pct\":null,\"steady\":false"), json);
+    }
+
+    @Test
+    void halvesWithNoSuccessAtAllAreShownWithoutASteadinessWarning() {
+        Report r = halves(0, 0);
+        assertTrue(r.halvesKnown());
+        assertTrue(r.steady());
+        String t = r.toTable();
+        assertTrue(t.contains("  halves       0 then 0 ops/s" + System.lineSeparator()), t);
+        assertFalse(t.contains("NOT STEADY"), t);
+        assertTrue(r.toJson().contains("\"second_half_change_pct\":null,\"steady\":true"), r.toJson());
+    }
+
+    @Test
+    void theJsonSaysWhetherTheRunWasSteady() {
+        assertTrue(halves(100_000, 110_000).toJson().contains("\"second_half_change_pct\":10,\"steady\":true"));
+        assertTrue(halves(200_000, 150_000).toJson().contains("\"second_half_change_pct\":-25,\"steady\":false"));
     }
 }
