@@ -282,6 +282,27 @@ class BenchCommandTest {
         assertFalse(json.contains("\"success\":0,"), json);
     }
 
+    /**
+     * Asynchronous gets that find no value (the keys were not written) are failures the report
+     * counts and names, KvException NOT_FOUND, as --sync does: they were counted as successes.
+     */
+    @Test
+    void asyncGetsThatFindNoValueAreReportedAsNotFoundFailures() throws Exception {
+        Scenario scenario = io.poyang.benchmark.kv.KvScenarios.withoutPreload("get");
+        try {
+            BenchOptions o = BenchOptions.parse("--op", "get", "--in-process", "--keys", "100", "--duration", "0.3",
+                    "--warmup", "0", "--max-pending", "50");
+            Report r = BenchCommand.runScenario(scenario, o, new PrintStream(outBytes, true));
+            assertEquals(0, r.success, r.toTable());
+            assertTrue(r.failed > 0, r.toTable());
+            assertEquals(java.util.Collections.singletonMap("KvException NOT_FOUND", r.failed), r.failureCauses);
+            assertTrue(r.toTable().contains(String.format(java.util.Locale.ROOT, "causes       KvException NOT_FOUND %,d",
+                    r.failed)), r.toTable());
+        } finally {
+            scenario.close();
+        }
+    }
+
     /** What a user can meet (an unreachable server, a directory that cannot be made): one line, no stack trace. */
     @Test
     void aRunThatFailsSaysWhyInOneLineWithoutAStackTrace() {

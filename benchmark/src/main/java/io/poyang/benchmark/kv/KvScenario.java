@@ -10,6 +10,7 @@ import io.poyang.benchmark.Scenario;
 import io.poyang.benchmark.ServerProbe;
 import io.poyang.benchmark.UsageException;
 import io.poyang.common.PoyangTimeoutException;
+import io.poyang.dtkv.KvCode;
 import io.poyang.dtkv.KvException;
 import io.poyang.dtkv.KvKeys;
 import io.poyang.dtkv.KvNode;
@@ -68,7 +69,17 @@ public final class KvScenario implements Scenario {
      */
     static final int ENTRY_OVERHEAD_BYTES = 128;
 
+    /**
+     * What a get of a key absent from the server is counted under, in every mode: the cause a
+     * KvException NOT_FOUND gets, which is what the --sync mode throws. Every key is written before
+     * a get or mixed run, so an absent one is a miss the report must show (a wrong group mapping, a
+     * follower-read bug, keys removed from a --servers cluster), not a cheap success.
+     */
+    static final String MISSING_KEY_CAUSE = FailureCause.of(missingKey("bench.k0"));
+
     private final String op;
+    /** False only in tests, to see how gets of absent keys are counted. */
+    private final boolean preload;
     private LocalKvCluster local;
     private NodeProcesses processes;
     private Path dir;
@@ -83,7 +94,13 @@ public final class KvScenario implements Scenario {
     private BenchOptions options;
 
     public KvScenario(String op) {
+        this(op, true);
+    }
+
+    /** {@code preload} false: get and mixed read keys nobody wrote (tests). */
+    KvScenario(String op, boolean preload) {
         this.op = op;
+        this.preload = preload;
     }
 
     @Override
@@ -154,7 +171,7 @@ public final class KvScenario implements Scenario {
         for (int g = 1; g <= groups; g++) {
             clients[0][g - 1].mkdir("bench");
         }
-        if (!op.equals("put")) {
+        if (!op.equals("put") && preload) {
             preload();
         }
     }
@@ -245,7 +262,7 @@ public final class KvScenario implements Scenario {
             if (put) {
                 kv.put(keys[k], value, new Done<>(callback));
             } else {
-                kv.get(keys[k], new Done<>(callback));
+                kv.get(keys[k], new GetDone(callback));
             }
             return;
         }
@@ -257,7 +274,7 @@ public final class KvScenario implements Scenario {
             }
             kv.batchPut(ks, vs, new Done<>(callback));
         } else {
-            kv.batchGet(ks, new Done<>(callback));
+            kv.batchGet(ks, new BatchGetDone(callback));
         }
     }
 
@@ -275,8 +292,9 @@ public final class KvScenario implements Scenario {
         return ks;
     }
 
-    private static final class Done<T> implements KvCallback<T> {
-        private final OpCallback callback;
+    /** A write's end: any answer is a success. */
+    private static class Done<T> implements KvCallback<T> {
+        final OpCallback callback;
 
         Done(OpCallback callback) {
             this.callback = callback;
@@ -293,6 +311,52 @@ public final class KvScenario implements Scenario {
         }
     }
 
+    /** A get's end: a success only when the key was found (see {@link #MISSING_KEY_CAUSE}). */
+    private static final class GetDone extends Done<KvNode> {
+        GetDone(OpCallback callback) {
+            super(callback);
+        }
+
+        @Override
+        public void onSuccess(KvNode node) {
+            if (node.exists()) {
+                callback.succeeded();
+            } else {
+                callback.failed(Outcome.FAILED, MISSING_KEY_CAUSE);
+            }
+        }
+    }
+
+    /** A batchGet's end: a success only when every key was found. */
+    private static final class BatchGetDone extends Done<List<KvNode>> {
+        BatchGetDone(OpCallback callback) {
+            super(callback);
+        }
+
+        @Override
+        public void onSuccess(List<KvNode> nodes) {
+            if (firstMissing(nodes) < 0) {
+                callback.succeeded();
+            } else {
+                callback.failed(Outcome.FAILED, MISSING_KEY_CAUSE);
+            }
+        }
+    }
+
+    /** The position of the first node of {@code nodes} that does not exist, or -1. */
+    private static int firstMissing(List<KvNode> nodes) {
+        for (int i = 0; i < nodes.size(); i++) {
+            if (!nodes.get(i).exists()) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static KvException missingKey(String key) {
+        return new KvException(KvCode.NOT_FOUND, key, "a preloaded key is missing");
+    }
+
     @Override
     public void call(int thread) {
         ThreadLocalRandom r = ThreadLocalRandom.current();
@@ -303,9 +367,8 @@ public final class KvScenario implements Scenario {
             if (put) {
                 kv.put(keys[k], value);
             } else {
-                KvNode n = kv.get(keys[k]);
-                if (!n.exists()) {
-                    throw new KvException(io.poyang.dtkv.KvCode.NOT_FOUND, keys[k], "a preloaded key is missing");
+                if (!kv.get(keys[k]).exists()) {
+                    throw missingKey(keys[k]);
                 }
             }
             return;
@@ -318,7 +381,10 @@ public final class KvScenario implements Scenario {
             }
             kv.batchPut(ks, vs);
         } else {
-            kv.batchGet(ks);
+            int missing = firstMissing(kv.batchGet(ks));
+            if (missing >= 0) {
+                throw missingKey(ks.get(missing));
+            }
         }
     }
 

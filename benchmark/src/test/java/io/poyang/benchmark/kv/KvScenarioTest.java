@@ -1,5 +1,10 @@
 package io.poyang.benchmark.kv;
 
+import io.poyang.benchmark.BenchOptions;
+import io.poyang.benchmark.FailureCause;
+import io.poyang.benchmark.OpCallback;
+import io.poyang.benchmark.Outcome;
+import io.poyang.dtkv.KvException;
 import io.poyang.dtkv.KvKeys;
 import io.poyang.dtkv.KvReq;
 import org.junit.jupiter.api.Test;
@@ -7,6 +12,9 @@ import org.junit.jupiter.api.Test;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -49,5 +57,58 @@ class KvScenarioTest {
         assertEquals(3, KvScenario.preloadBatches(benchKeys(2_500), 256).size());
         // 4 MiB values: one per request
         assertEquals(5, KvScenario.preloadBatches(benchKeys(5), KvKeys.MAX_VALUE_BYTES).size());
+    }
+
+    /** The outcomes of {@code count} asynchronous operations of {@code scenario}, "success" or "OUTCOME cause". */
+    private static List<String> issue(KvScenario scenario, int count) throws Exception {
+        ConcurrentLinkedQueue<String> outcomes = new ConcurrentLinkedQueue<>();
+        CountDownLatch ended = new CountDownLatch(count);
+        OpCallback callback = new OpCallback() {
+            @Override
+            public void succeeded() {
+                outcomes.add("success");
+                ended.countDown();
+            }
+
+            @Override
+            public void failed(Outcome outcome, String cause) {
+                outcomes.add(outcome + " " + cause);
+                ended.countDown();
+            }
+        };
+        for (int i = 0; i < count; i++) {
+            scenario.issue(0, callback);
+        }
+        assertTrue(ended.await(30, TimeUnit.SECONDS), "ended: " + outcomes);
+        return new ArrayList<>(outcomes);
+    }
+
+    /**
+     * A get of a key that should be there and is not is a failure counted as KvException NOT_FOUND,
+     * asynchronously as with --sync, single or batched (the asynchronous gets and both batchGets
+     * counted it as a success); with the keys written first, the same gets succeed.
+     */
+    @Test
+    void getsOfAbsentKeysFailAsNotFoundInEveryMode() throws Exception {
+        assertEquals("KvException NOT_FOUND", KvScenario.MISSING_KEY_CAUSE);
+        for (String batchSize : new String[]{"1", "10"}) {
+            KvScenario withoutPreload = new KvScenario("get", false);
+            try {
+                withoutPreload.setUp(BenchOptions.parse("--op", "get", "--in-process", "--keys", "50", "--batch-size", batchSize));
+                assertEquals(Collections.nCopies(20, "FAILED KvException NOT_FOUND"), issue(withoutPreload, 20), "batch " + batchSize);
+                KvException e = assertThrows(KvException.class, () -> withoutPreload.call(0), "batch " + batchSize);
+                assertEquals(KvScenario.MISSING_KEY_CAUSE, FailureCause.of(e));
+            } finally {
+                withoutPreload.close();
+            }
+            KvScenario preloaded = new KvScenario("get");
+            try {
+                preloaded.setUp(BenchOptions.parse("--op", "get", "--in-process", "--keys", "50", "--batch-size", batchSize));
+                assertEquals(Collections.nCopies(20, "success"), issue(preloaded, 20), "batch " + batchSize);
+                preloaded.call(0);
+            } finally {
+                preloaded.close();
+            }
+        }
     }
 }
