@@ -255,8 +255,10 @@ public final class BenchCommand {
                 RunStats.Counts d = c.minus(last);
                 double secs = (now - lastNanos) / 1e9;
                 if (secs > 0.05 || !finished) {
+                    // ops/s counts successes, as the report's does: failures retried at once would
+                    // otherwise show a storm of rejections as throughput
                     out.printf(Locale.ROOT, "%7.1fs %,12.0f %,12d %,9d %,9d%s%n", (now - start) / 1e9,
-                            d.total() / secs, d.success, d.failed, d.timeout, lastNanos - warmupEnd < 0 ? "  (warm-up)" : "");
+                            d.success / secs, d.success, d.failed, d.timeout, lastNanos - warmupEnd < 0 ? "  (warm-up)" : "");
                 }
                 last = c;
                 lastNanos = now;

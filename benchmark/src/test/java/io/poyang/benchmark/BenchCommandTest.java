@@ -226,6 +226,36 @@ class BenchCommandTest {
         }
     }
 
+    /**
+     * The timeline's ops/s counts successes, as the totals' does: a run whose every operation fails
+     * shows 0 there, not its rate of failures (rejections retried at once looked like throughput).
+     */
+    @Test
+    void theTimelinesOpsPerSecondCountsSuccessesOnly() throws Exception {
+        java.util.concurrent.ScheduledExecutorService timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            Scenario failing = new AsyncOneClientScenario() {
+                @Override
+                public void issue(int client, OpCallback callback) {
+                    timer.schedule(() -> callback.failed(Outcome.FAILED, "x"), 1, TimeUnit.MILLISECONDS);
+                }
+            };
+            BenchOptions o = BenchOptions.parse("--duration", "1.3", "--warmup", "0", "--max-pending", "10");
+            Report r = BenchCommand.runScenario(failing, o, new PrintStream(outBytes, true));
+            assertTrue(r.failed > 0, out());
+            String[] lines = out().trim().split("\n");
+            assertTrue(lines[1].trim().startsWith("time") && lines[1].contains("ops/s"), out());
+            assertTrue(lines.length >= 4, "a line a second and one at the end: " + out());
+            for (int i = 2; i < lines.length; i++) {
+                String[] fields = lines[i].trim().split("\\s+");
+                assertEquals("0", fields[1], "ops/s of " + lines[i]);
+                assertNotEquals("0", fields[3], "failed of " + lines[i]);
+            }
+        } finally {
+            timer.shutdownNow();
+        }
+    }
+
     /** A scenario that does nothing: its operations succeed at once, on another thread. */
     private static class IdleScenario extends AsyncOneClientScenario {
         final AtomicInteger closes = new AtomicInteger();
