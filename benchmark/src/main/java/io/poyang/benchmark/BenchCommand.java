@@ -274,10 +274,9 @@ public final class BenchCommand {
         if (counters != null) {
             counters.end();
         }
-        long ownCpu = cpu.ownNanos() - ownCpuStart;
-        long serverCpuEnd = cpu.serversNanos();
-        // unknown (-1) when a server process was gone at either end: no figure rather than a negative one
-        long serverCpu = serverCpuStart < 0 || serverCpuEnd < 0 ? -1 : serverCpuEnd - serverCpuStart;
+        // unknown (-1) when a reading failed at either end (a server process gone): no figure rather than a wrong one
+        long ownCpu = ProcessCpu.between(ownCpuStart, cpu.ownNanos());
+        long serverCpu = ProcessCpu.between(serverCpuStart, cpu.serversNanos());
         stats.stopMeasuring();
         driver.stop();
         boolean drained = driver.awaitDrained(DRAIN_MILLIS);
@@ -315,7 +314,7 @@ public final class BenchCommand {
             r.secondHalfOpsPerSecond = atEnd.minus(atMiddle).success / ((measureEnd - middleNanos) / 1e9);
         }
         r.extras.putAll(scenario.extras(r.durationSeconds));
-        cpuPerOp(r, ownCpu, serverCpu, window.total());
+        cpuPerOp(r, ownCpu, serverCpu, cpu.serversNamed(), window.success);
         return r;
     }
 
@@ -336,22 +335,25 @@ public final class BenchCommand {
     }
 
     /**
-     * CPU microseconds per operation over the measured window: this process (the client, and the
-     * servers when they run in it) and, when the scenario names them, the server processes.
+     * CPU microseconds per successful operation over the measured window, the unit of ops/s (a run
+     * whose operations fail fast must not look cheaper): this process (the client, and the servers
+     * when they run in it) and, when the scenario names server processes, theirs. Named servers whose
+     * CPU is unknown ({@code serverCpuNanos} -1) leave the total and their share null: the client's
+     * alone would pass for the total.
      */
-    private static void cpuPerOp(Report r, long ownCpuNanos, long serverCpuNanos, long ops) {
-        if (ops <= 0 || ownCpuNanos < 0) {
+    static void cpuPerOp(Report r, long ownCpuNanos, long serverCpuNanos, boolean serversNamed, long successes) {
+        if (successes <= 0 || ownCpuNanos < 0) {
             return;
         }
-        double own = ownCpuNanos / 1e3 / ops;
-        if (serverCpuNanos < 0) {
+        double own = ownCpuNanos / 1e3 / successes;
+        if (!serversNamed) {
             r.extras.put("cpu_us_per_op", round2(own));
             return;
         }
-        double server = serverCpuNanos / 1e3 / ops;
-        r.extras.put("cpu_us_per_op", round2(own + server));
+        Double server = serverCpuNanos < 0 ? null : round2(serverCpuNanos / 1e3 / successes);
+        r.extras.put("cpu_us_per_op", server == null ? null : round2(own + serverCpuNanos / 1e3 / successes));
         r.extras.put("client_cpu_us_per_op", round2(own));
-        r.extras.put("server_cpu_us_per_op", round2(server));
+        r.extras.put("server_cpu_us_per_op", server);
     }
 
     private static double round2(double v) {

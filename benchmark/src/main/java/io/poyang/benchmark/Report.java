@@ -116,7 +116,8 @@ public final class Report {
         row(sb, "latency ms", String.format(Locale.ROOT, "p50 %s  p95 %s  p99 %s  p99.9 %s  max %s",
                 fmt(p50Ms), fmt(p95Ms), fmt(p99Ms), fmt(p999Ms), fmt(maxMs)));
         for (Map.Entry<String, Object> e : extras.entrySet()) {
-            row(sb, e.getKey(), String.valueOf(e.getValue()));
+            // null: a figure the run could not measure (JSON null)
+            row(sb, e.getKey(), e.getValue() == null ? "unknown" : String.valueOf(e.getValue()));
         }
         double change = secondHalfChangePercent();
         if (halvesKnown()) {

@@ -256,6 +256,49 @@ class BenchCommandTest {
         }
     }
 
+    /**
+     * Every operation burns 50 µs of CPU and one in a hundred succeeds: the report's CPU per
+     * operation is per success (at least 50 µs × operations / successes), the unit of its ops/s; it
+     * was per completion, so the failing run looked a hundred times cheaper.
+     */
+    @Test
+    void cpuPerOpIsChargedToTheSuccessfulOperations() throws Exception {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        org.junit.jupiter.api.Assumptions.assumeTrue(threads.isCurrentThreadCpuTimeSupported());
+        long spinNanos = 50_000;
+        java.util.concurrent.ExecutorService worker = java.util.concurrent.Executors.newSingleThreadExecutor();
+        AtomicInteger completed = new AtomicInteger();
+        try {
+            Scenario mostlyFailing = new AsyncOneClientScenario() {
+                @Override
+                public void issue(int client, OpCallback callback) {
+                    worker.execute(() -> {
+                        long until = threads.getCurrentThreadCpuTime() + spinNanos;
+                        while (threads.getCurrentThreadCpuTime() < until) {
+                            // CPU the operation costs, whatever its outcome
+                        }
+                        if (completed.incrementAndGet() % 100 == 0) {
+                            callback.succeeded();
+                        } else {
+                            callback.failed(Outcome.FAILED, "x");
+                        }
+                    });
+                }
+            };
+            BenchOptions o = BenchOptions.parse("--duration", "0.6", "--warmup", "0", "--max-pending", "10");
+            Report r = BenchCommand.runScenario(mostlyFailing, o, new PrintStream(outBytes, true));
+            assertTrue(r.success > 0 && r.failed > 0, r.toTable());
+            double spentPerSuccessMicros = spinNanos / 1e3 * (r.success + r.failed) / r.success;
+            Object cpuPerOp = r.extras.get("cpu_us_per_op");
+            assertNotNull(cpuPerOp, r.toTable());
+            // half the spin alone: the edges of the window may move a handful of operations either way
+            assertTrue((Double) cpuPerOp >= spentPerSuccessMicros / 2, "cpu_us_per_op " + cpuPerOp + ", spin alone "
+                    + spentPerSuccessMicros + " µs per success: " + r.toTable());
+        } finally {
+            worker.shutdownNow();
+        }
+    }
+
     /** A scenario that does nothing: its operations succeed at once, on another thread. */
     private static class IdleScenario extends AsyncOneClientScenario {
         final AtomicInteger closes = new AtomicInteger();

@@ -77,7 +77,12 @@ public final class KvScenario implements Scenario {
      */
     static final String MISSING_KEY_CAUSE = FailureCause.of(missingKey("bench.k0"));
 
+    /** With --servers: the environment variable naming the server processes on this machine, for CPU per operation. */
+    static final String SERVER_PIDS_VARIABLE = "POYANG_BENCH_SERVER_PIDS";
+
     private final String op;
+    /** With --servers, the server processes {@link #SERVER_PIDS_VARIABLE} names; empty otherwise. */
+    private List<Long> givenServerPids = Collections.emptyList();
     /** False only in tests, to see how gets of absent keys are counted. */
     private final boolean preload;
     private LocalKvCluster local;
@@ -123,6 +128,7 @@ public final class KvScenario implements Scenario {
         }
         String servers;
         if (!o.servers.isEmpty()) {
+            givenServerPids = serverPidsOf(System.getenv(SERVER_PIDS_VARIABLE));
             // a wrong or dead address fails now, not after the client's 10 s connect wait
             ServerProbe.requireReachable(o.servers, ServerProbe.BUDGET_MILLIS);
             servers = String.join(",", o.servers);
@@ -388,20 +394,43 @@ public final class KvScenario implements Scenario {
         }
     }
 
-    /** With --servers, {@code POYANG_BENCH_SERVER_PIDS} (comma-separated) names server processes on this machine. */
+    /** The node processes started here, or with --servers those {@code POYANG_BENCH_SERVER_PIDS} names. */
     @Override
     public List<Long> serverPids() {
+        return processes != null ? processes.pids() : givenServerPids;
+    }
+
+    /**
+     * The process ids in {@code value} ({@value #SERVER_PIDS_VARIABLE}: comma-separated, null or blank
+     * for none), each of a process running on this machine. A bad entry is a usage error told before
+     * the run: it used to end the run with a stack trace, or a pid not running dropped out of the
+     * servers' CPU unnoticed.
+     */
+    static List<Long> serverPidsOf(String value) throws UsageException {
         List<Long> pids = new ArrayList<>();
-        String env = System.getenv("POYANG_BENCH_SERVER_PIDS");
-        if (processes != null) {
-            return processes.pids();
+        if (value == null) {
+            return pids;
         }
-        if (local == null && env != null) {
-            for (String t : env.split(",")) {
-                if (!t.trim().isEmpty()) {
-                    pids.add(Long.parseLong(t.trim()));
-                }
+        for (String t : value.split(",")) {
+            String token = t.trim();
+            if (token.isEmpty()) {
+                continue;
             }
+            long pid;
+            try {
+                pid = Long.parseLong(token);
+            } catch (NumberFormatException e) {
+                pid = 0;
+            }
+            if (pid <= 0) {
+                throw new UsageException(SERVER_PIDS_VARIABLE + " takes the process ids of the --servers nodes running on"
+                        + " this machine, comma-separated; '" + token + "' is not a process id");
+            }
+            if (ProcessHandle.of(pid).isEmpty()) {
+                throw new UsageException(SERVER_PIDS_VARIABLE + " names process " + pid + ", which is not running on this"
+                        + " machine: give the pids of the --servers nodes running here, or unset it");
+            }
+            pids.add(pid);
         }
         return pids;
     }

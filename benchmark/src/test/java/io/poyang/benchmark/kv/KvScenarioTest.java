@@ -4,6 +4,7 @@ import io.poyang.benchmark.BenchOptions;
 import io.poyang.benchmark.FailureCause;
 import io.poyang.benchmark.OpCallback;
 import io.poyang.benchmark.Outcome;
+import io.poyang.benchmark.UsageException;
 import io.poyang.dtkv.KvException;
 import io.poyang.dtkv.KvKeys;
 import io.poyang.dtkv.KvReq;
@@ -110,5 +111,24 @@ class KvScenarioTest {
                 preloaded.close();
             }
         }
+    }
+
+    /**
+     * POYANG_BENCH_SERVER_PIDS is checked before the run: a malformed entry ended the run with a
+     * NumberFormatException and its stack trace, a pid not running silently left the servers' CPU partial.
+     */
+    @Test
+    void serverPidsFromTheEnvironmentAreCheckedBeforeTheRun() throws Exception {
+        long self = ProcessHandle.current().pid();
+        assertEquals(Collections.emptyList(), KvScenario.serverPidsOf(null));
+        assertEquals(Collections.emptyList(), KvScenario.serverPidsOf(" "));
+        assertEquals(Collections.singletonList(self), KvScenario.serverPidsOf(" " + self + " , "));
+        UsageException malformed = assertThrows(UsageException.class, () -> KvScenario.serverPidsOf(self + ",abc"));
+        assertEquals("POYANG_BENCH_SERVER_PIDS takes the process ids of the --servers nodes running on this machine,"
+                + " comma-separated; 'abc' is not a process id", malformed.getMessage());
+        assertThrows(UsageException.class, () -> KvScenario.serverPidsOf("-3"));
+        UsageException notRunning = assertThrows(UsageException.class, () -> KvScenario.serverPidsOf("999999999"));
+        assertTrue(notRunning.getMessage().startsWith("POYANG_BENCH_SERVER_PIDS names process 999999999, which is not"
+                + " running on this machine"), notRunning.getMessage());
     }
 }
