@@ -45,8 +45,8 @@ public final class AppendEntriesResponse implements Encodable {
     static final long HINT_REFUSED = -2;
 
     /**
-     * The follower does not take entries from this sender at all (its group failed, or the sender is
-     * not in its configuration), whatever the term: not an acknowledgement of the sender's leadership.
+     * The follower does not take entries from this sender at all (its group failed), whatever the
+     * term: not an acknowledgement of the sender's leadership.
      */
     static AppendEntriesResponse refused(int term) {
         return new AppendEntriesResponse(term, false, 0, HINT_REFUSED, 0);

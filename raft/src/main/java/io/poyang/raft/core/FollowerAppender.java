@@ -109,15 +109,11 @@ final class FollowerAppender extends FiberFrame<Void> {
             refuse(o);
             return null;
         }
-        if (!s.members.contains(leaderId) && term <= s.currentTerm && !(term == s.currentTerm && s.leaderId == leaderId)) {
-            // not in this node's configuration, and not a leader elected by a configuration it has not seen yet
-            if (log.isDebugEnabled()) {
-                log.debug("group {}: node {} refuses entries from node {}, which is not in its configuration {}",
-                        s.groupId, s.selfId, leaderId, s.members);
-            }
-            refuse(o);
-            return null;
-        }
+        // No check of the sender against this node's configuration: a request of this term comes from
+        // the one leader of the term (older terms are refused above, newer ones are taken), whether or
+        // not this node's configuration lists it. It may lag behind the entry that added the leader,
+        // or the leader may be leaving (it leads until the configuration without it commits); a
+        // refusal would only keep this node from following, or cost the group an election.
         if (term == s.currentTerm && s.role == RaftRole.LEADER) {
             ImpossibleStates.report("group {}: node {} leads term {} but node {} sent it entries of the same term",
                     s.groupId, s.selfId, term, leaderId);

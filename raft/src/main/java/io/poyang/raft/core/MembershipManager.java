@@ -38,15 +38,17 @@ import java.util.concurrent.TimeUnit;
  * is no longer a voter steps down then.</li>
  * <li><b>abort</b>: appends the configuration from before the prepare; done once it committed.</li>
  * </ol>
- * A retried prepare of the same target, a commit of a change already committed, an abort with
- * nothing prepared all succeed at once; a prepare while another change is prepared, or a commit
+ * A retried prepare of the same target, a retried commit, an abort with nothing prepared all
+ * succeed without a new entry, once the configuration in force has committed (a retry may find
+ * its entry in the log but not yet committed); a retried prepare still catches up every node that
+ * is to vote and does not yet, whether a first attempt staged it or it was an observer already; a prepare while another change is prepared, or a commit
  * of a target other than the prepared one, are refused with the configuration in the message. A
  * leader that crashes mid-change leaves either the old configuration or the joint one in the new
  * leader's log; the operator commits or aborts from there.
  *
- * <p>Servers refuse votes from nodes that are not voters of their configuration, and appends from
- * nodes outside it unless the sender leads a newer term (it was elected by a configuration this
- * node has not seen yet) or is the leader it already follows. Observers get the log like
+ * <p>Servers refuse votes from nodes that are not voters of their configuration. Appends are judged
+ * by term alone (a request of the current term comes from the one leader of that term, listed in
+ * this node's configuration or not). Observers get the log like
  * followers but never stand for election and never count toward a majority; promoting one is a
  * change whose target lists it among the voters.
  *
@@ -152,6 +154,8 @@ final class MembershipManager {
             Members target;
             Members joint;
             int phase;
+            /** The nodes this prepare added as observers (null: none). */
+            int[] stagedNewcomers;
 
             @Override
             FrameCallResult step(OpFrame f) {
@@ -171,14 +175,22 @@ final class MembershipManager {
                             return f.waitJoint();
                         }
                         if (cur.equals(target)) {
-                            return f.done(cur);
+                            return f.doneOnceCommitted(cur);   // a retry after its entry went in
+                        }
+                        // Every node that is to vote and does not yet must be caught up before the
+                        // joint entry goes in, or a new majority that needs it could commit nothing,
+                        // not even an abort. That covers observers being promoted, and the nodes a
+                        // first attempt of this prepare staged as observers before it timed out.
+                        int[] toCatchUp = notVoters(target.voters(), cur);
+                        if (toCatchUp.length > 0) {
+                            f.startCatchUp(toCatchUp);
                         }
                         int[] newcomers = missing(target.voters(), cur);
                         phase = 1;
                         if (newcomers.length > 0) {
                             // replicate to them first, as observers: the joint phase must not wait on them
                             Members staged = new Members(cur.voters(), union(cur.observers(), newcomers));
-                            f.catchUp = newcomers;
+                            stagedNewcomers = newcomers;
                             return f.append(staged);
                         }
                         return step(f);
@@ -188,8 +200,9 @@ final class MembershipManager {
                         }
                         phase = 2;
                         Members now = g.state.members;
-                        // the configuration before this prepare is what an abort returns to
-                        int[] before = f.catchUp == null ? now.observers() : minus(now.observers(), f.catchUp);
+                        // The configuration before this prepare is what an abort returns to. (Nodes that
+                        // an earlier, timed-out attempt staged are observers of it by now, and stay.)
+                        int[] before = stagedNewcomers == null ? now.observers() : minus(now.observers(), stagedNewcomers);
                         joint = new Members(now.voters(), target.voters(), target.observers(), before);
                         return f.append(joint);
                     case 2:
@@ -221,7 +234,7 @@ final class MembershipManager {
                 }
                 if (!cur.isJoint()) {
                     if (cur.equals(target)) {
-                        return f.done(cur);   // committed already (a retry)
+                        return f.doneOnceCommitted(cur);   // a retry: its entry is in the log, maybe not committed
                     }
                     throw new IllegalStateException("raft group " + g.state.groupId + " has no prepared membership"
                             + " change to commit (configuration " + cur + ")");
@@ -244,8 +257,11 @@ final class MembershipManager {
             @Override
             FrameCallResult step(OpFrame f) {
                 Members cur = g.state.members;
-                if (appended || !cur.isJoint()) {
+                if (appended) {
                     return f.done(cur);
+                }
+                if (!cur.isJoint()) {
+                    return f.doneOnceCommitted(cur);   // a retry, or nothing prepared
                 }
                 appended = true;
                 return f.append(cur.aborted());
@@ -258,6 +274,18 @@ final class MembershipManager {
         int n = 0;
         for (int id : ids) {
             if (!in.contains(id)) {
+                r[n++] = id;
+            }
+        }
+        return Arrays.copyOf(r, n);
+    }
+
+    /** The ids of {@code ids} that are not voters of {@code in} (observers, or not in it at all). */
+    private static int[] notVoters(int[] ids, Members in) {
+        int[] r = new int[ids.length];
+        int n = 0;
+        for (int id : ids) {
+            if (!in.isVoter(id)) {
                 r[n++] = id;
             }
         }
@@ -425,7 +453,16 @@ final class MembershipManager {
             return op.step(this);
         }
 
-        /** True when every node being caught up is within the margin of the leader's log. */
+        /**
+         * The nodes of {@code ids} must hold at least this leader's log as it is now (and a staged
+         * entry appended next) and be within the margin of its end, before the joint entry goes in.
+         */
+        void startCatchUp(int[] ids) {
+            catchUp = ids;
+            catchUpTo = g.store.lastIndex();
+        }
+
+        /** True when every node being caught up has what it must hold and is within the margin of the leader's log. */
         boolean caughtUp() {
             long last = g.store.lastIndex();
             for (int id : catchUp) {
@@ -476,6 +513,28 @@ final class MembershipManager {
         FrameCallResult done(Members m) {
             result.complete(m);
             return Fiber.frameReturn();
+        }
+
+        /**
+         * Completes with {@code m}, the configuration in force, once it is committed: an operation
+         * retried after its entry went into the log (a timeout, or a new leader that has the entry)
+         * must not answer before that entry commits. An operator who took the answer as done could
+         * delete a removed node's data, which the configuration before it would still need if a crash
+         * brought it back.
+         */
+        FrameCallResult doneOnceCommitted(Members m) {
+            RaftState s = g.state;
+            if (s.commitIndex >= history.latestIndex() && g.store.termOf(s.commitIndex) == s.currentTerm) {
+                return done(m);
+            }
+            return progress.await(50, signalled -> {
+                checkStillLeader();
+                if (!g.state.members.equals(m)) {
+                    throw new IllegalStateException("the configuration of raft group " + g.state.groupId + " changed to "
+                            + g.state.members + " while the membership " + name + " waited for " + m + " to commit");
+                }
+                return doneOnceCommitted(m);
+            });
         }
 
         @Override

@@ -382,6 +382,11 @@ final class ReadIndexManager extends FiberFrame<Void> {
         }
         confirming.add(b);
         waitingCount += b.reads.size();
+        if (members.isJoint()) {
+            // a joint change where this node is a majority of both voting sets (one voter, kept)
+            // confirms at once; no follower's answer would come to do it if the observers are down
+            confirmRounds();
+        }
         // every replicator sends a request of the new round now, unless it sends entries anyway
         g.wakeReplicators();
     }

@@ -334,12 +334,10 @@ final class Replicator extends FiberFrame<Void> {
             g.statusSaver.persistInBackground();
             return;
         }
-        if (resp.term < term) {
-            return;   // an answer from an older term (cannot be ours); ignore
-        }
-        if (resp.isRefusal()) {
-            // It does not take entries from us (its group failed, or we are not in its configuration):
-            // no proof of leadership, and no use probing it back to back.
+        if (resp.term < term || resp.isRefusal()) {
+            // It does not take entries from us: its group failed (it then answers in its own, older
+            // term, without taking ours), or it refused them. No proof of leadership, and no use
+            // probing it back to back: with nothing scheduled the next probe would leave at once.
             dropPipeline(now + retryPauseNanos);
             return;
         }

@@ -1,5 +1,7 @@
 package io.poyang.raft.server;
 
+import io.poyang.common.PoyangTimeoutException;
+import io.poyang.raft.client.NotLeaderException;
 import io.poyang.raft.client.RaftRole;
 import io.poyang.raft.core.Members;
 import io.poyang.raft.core.RaftGroup;
@@ -10,6 +12,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -229,6 +232,133 @@ class MembershipTest {
             assertTrue(prepared.isDone());
             RaftCluster.waitFor("the new configuration committed on the leader",
                     () -> two.equals(c.group(c.waitForLeader(1), 1).committedMembers()));
+        }
+    }
+
+    /** Runs {@code op} on group 1's leader and expects it to fail; returns the cause. */
+    private static Throwable failureOf(RaftGroup leader, java.util.function.Function<RaftGroup, CompletableFuture<Members>> op) {
+        try {
+            Members m = op.apply(leader).get(30, TimeUnit.SECONDS);
+            throw new AssertionError("answered " + m + " while the committed configuration is " + leader.committedMembers());
+        } catch (ExecutionException e) {
+            return e.getCause();
+        } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void aRetriedPrepareCatchesUpTheNodesItsFirstAttemptStaged() {
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, null)) {
+            c.setMembers(1, 1);
+            c.start();
+            c.waitForLeader(1);
+            c.write(1, 1);
+            c.addGroup(2, 1, new Members(1));
+            c.addGroup(3, 1, new Members(1));
+            c.faults.isolate(2);
+            c.faults.isolate(3);
+            RaftGroup lg = c.group(1, 1);
+            // the first attempt stages 2 and 3 as observers, then times out waiting for them
+            Throwable first = failureOf(lg, g -> g.prepareMembers(new int[]{1, 2, 3}, NONE, 1_000));
+            assertTrue(first instanceof PoyangTimeoutException, "got " + first);
+            assertEquals(new Members(new int[]{1}, new int[]{2, 3}), lg.members());
+            // The retry (AdminClient makes one by itself after a leader change) must wait for them too.
+            // Appending the joint [1] -> [1,2,3] now would need 2 or 3 for every commit: the group
+            // would commit nothing more, not even an abort, until they come back.
+            Throwable retry = failureOf(lg, g -> g.prepareMembers(new int[]{1, 2, 3}, NONE, 1_000));
+            assertTrue(retry instanceof PoyangTimeoutException, "got " + retry);
+            assertFalse(lg.members().isJoint(), "the joint entry went in with the new voters cut off: " + lg.members());
+            c.write(1, 2);
+            c.faults.heal();
+            Members joint = prepare(c, new int[]{1, 2, 3}, NONE);
+            assertTrue(joint.isJoint());
+            assertEquals(new Members(1, 2, 3), commit(c, new int[]{1, 2, 3}, NONE));
+            c.write(1, 3);
+            assertEquals(3, c.checkIdentical(1).length);
+        }
+    }
+
+    @Test
+    void promotingAnObserverThatLagsWaitsForItToCatchUp() {
+        try (RaftCluster c = new RaftCluster(dir, 2, new int[]{1}, null)) {
+            c.setMembers(1, 1);
+            c.start();
+            c.waitForLeader(1);
+            c.write(1, 1);
+            c.addGroup(2, 1, new Members(1));
+            prepare(c, new int[]{1}, new int[]{2});
+            Members withObserver = commit(c, new int[]{1}, new int[]{2});
+            waitForConfig(c, withObserver);
+            c.faults.isolate(2);
+            // more than the catch-up margin (1,000 entries) behind
+            for (long v = 2; v <= 1_300; v++) {
+                c.write(1, v);
+            }
+            RaftGroup lg = c.group(1, 1);
+            Throwable e = failureOf(lg, g -> g.prepareMembers(new int[]{1, 2}, NONE, 1_000));
+            assertTrue(e instanceof PoyangTimeoutException, "got " + e);
+            assertFalse(lg.members().isJoint(), "the joint entry went in with the lagging voter cut off: " + lg.members());
+            c.write(1, 1_301);
+            c.faults.heal();
+            prepare(c, new int[]{1, 2}, NONE);
+            assertEquals(new Members(1, 2), commit(c, new int[]{1, 2}, NONE));
+            c.write(1, 1_302);
+            assertEquals(1_302, c.checkIdentical(1).length);
+        }
+    }
+
+    @Test
+    void aSoleVotersReadIndexReadsAreServedInAJointChangeWhileItsObserversAreDown() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 2, new int[]{1}, null)) {
+            c.setMembers(1, 1);
+            c.start();
+            c.waitForLeader(1);
+            c.write(1, 1);
+            c.addGroup(2, 1, new Members(1));
+            prepare(c, new int[]{1}, new int[]{2});
+            waitForConfig(c, commit(c, new int[]{1}, new int[]{2}));
+            c.faults.isolate(2);
+            // dropping the observer: the joint configuration [1] -> [1], with 2 as the old observer
+            Members joint = prepare(c, new int[]{1}, NONE);
+            assertTrue(joint.isJoint(), "got " + joint);
+            RaftGroup lg = c.group(1, 1);
+            TestStateMachine sm = c.machine(1, 1);
+            // node 1 is a majority of both voting sets: no answer of the cut-off observer is needed
+            assertEquals(1, (int) lg.read(ReadKind.READ_INDEX, 3_000, sm::count).get(10, TimeUnit.SECONDS));
+            assertEquals(new Members(1), commit(c, new int[]{1}, NONE));
+        }
+    }
+
+    @Test
+    void aRetriedCommitIsAnsweredOnlyOnceItsEntryCommitted() {
+        try (RaftCluster c = new RaftCluster(dir, 4, new int[]{1}, null)) {
+            c.setMembers(1, 1, 2, 3);
+            c.start();
+            c.waitForLeader(1);
+            c.write(1, 1);
+            c.addGroup(4, 1, new Members(1, 2, 3));
+            int[] four = {1, 2, 3, 4};
+            assertTrue(prepare(c, four, NONE).isJoint());
+            int leader = c.waitForLeader(1);
+            RaftGroup lg = c.group(leader, 1);
+            // [1,2,3,4] needs 3 of 4; cut from the other two old voters, the leader has itself and node 4
+            for (int n = 1; n <= 3; n++) {
+                if (n != leader) {
+                    c.faults.block(leader, n);
+                }
+            }
+            Throwable first = failureOf(lg, g -> g.commitMembers(four, NONE, 200));
+            assertTrue(first instanceof PoyangTimeoutException || first instanceof NotLeaderException, "got " + first);
+            // the new configuration is in the leader's log, not committed: a retry must not call it done
+            // (an operator would go on to delete data the joint configuration may still need)
+            failureOf(lg, g -> g.commitMembers(four, NONE, 200));
+            c.faults.heal();
+            Members all = new Members(four);
+            assertEquals(all, commit(c, four, NONE));
+            waitForConfig(c, all);
+            c.write(1, 2);
+            assertEquals(2, c.checkIdentical(1).length);
         }
     }
 

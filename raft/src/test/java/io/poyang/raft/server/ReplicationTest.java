@@ -144,6 +144,19 @@ class ReplicationTest {
             // some 20; re-probing the refusing follower at once would be thousands
             assertTrue(inHalfASecond < 200, inHalfASecond + " appends sent in half a second of no writes");
             assertTrue(lg.isLeader());
+            // A leader of a newer term: the failed node answers in its own, older term (it takes no
+            // new term while failed), and that refusal must pause the probes too.
+            int healthy = 6 - leader - failing;
+            RaftCluster.join(lg.transferLeadership(healthy, 10_000));
+            RaftGroup ng = c.group(healthy, 1);
+            RaftCluster.waitFor("node " + healthy + " to lead", ng::isLeader);
+            c.write(1, 4);
+            long sentByNew = ng.pipelineCounters()[1];
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(500));
+            long byNewInHalfASecond = ng.pipelineCounters()[1] - sentByNew;
+            assertTrue(byNewInHalfASecond < 200, byNewInHalfASecond + " appends sent by the leader of the next term"
+                    + " in half a second of no writes");
+            assertTrue(fg.failure() != null, "the node's group is still failed");
             // restarted, the node replays and catches up like any other
             c.restartNode(failing);
             c.checkConsistent(1);
