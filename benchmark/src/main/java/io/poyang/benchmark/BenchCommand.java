@@ -292,7 +292,7 @@ public final class BenchCommand {
         RunStats.Counts window = atEnd.minus(atWarmupEnd);
         Report r = new Report();
         r.op = o.op;
-        r.nodes = o.nodes;
+        r.nodes = o.clusterNodes();
         r.groups = o.groups;
         r.clients = scenario.clients();
         r.maxPending = o.sync ? 0 : o.maxPending;

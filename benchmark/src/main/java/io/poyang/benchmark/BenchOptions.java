@@ -12,8 +12,22 @@ public final class BenchOptions {
     public static final List<String> OPS = Collections.unmodifiableList(
             Arrays.asList("rpc", "fiber", "log", "raft", "raft-read", "put", "get", "mixed"));
 
+    /**
+     * Operations in flight at most, --clients × --max-pending: each holds a slot and a pending
+     * request, and a start-up burst of billions ran out of memory rather than measure anything.
+     */
+    static final int MAX_IN_FLIGHT = 1_000_000;
+    /** Clients at most: each has its own connections and I/O thread. */
+    static final int MAX_CLIENTS = 1_000;
+    /** --threads at most: platform threads on JDKs before 21, where tens of thousands fail to start. */
+    static final int MAX_THREADS = 10_000;
+    /** --groups at most: every group has its own raft log, and fsyncs, on every node. */
+    static final int MAX_GROUPS = 256;
+
     public String op = "put";
     public int nodes = 1;
+    /** Whether --nodes was given (with --servers the listed cluster's size is the one reported). */
+    public boolean nodesGiven;
     /** Existing cluster to use instead of local servers, "host:port" each; empty: start local ones. */
     public List<String> servers = new ArrayList<>();
     public int valueSize = 128;
@@ -120,6 +134,7 @@ public final class BenchOptions {
                     if (o.nodes != 1 && o.nodes != 3) {
                         throw new UsageException("--nodes must be 1 or 3, got " + value);
                     }
+                    o.nodesGiven = true;
                     break;
                 case "servers":
                     o.servers = new ArrayList<>();
@@ -144,7 +159,7 @@ public final class BenchOptions {
                     o.maxPending = positive(name, value);
                     break;
                 case "clients":
-                    o.clients = positive(name, value);
+                    o.clients = between(1, MAX_CLIENTS, name, value);
                     break;
                 case "batch-size":
                     o.batchSize = positive(name, value);
@@ -159,13 +174,13 @@ public final class BenchOptions {
                     o.warmupSeconds = TimeArgument.seconds(name, value);
                     break;
                 case "threads":
-                    o.threads = positive(name, value);
+                    o.threads = between(1, MAX_THREADS, name, value);
                     break;
                 case "fsync":
                     o.fsync = bool(name, value);
                     break;
                 case "groups":
-                    o.groups = positive(name, value);
+                    o.groups = between(1, MAX_GROUPS, name, value);
                     break;
                 case "read-kind":
                     o.readKind = value.toLowerCase(Locale.ROOT);
@@ -183,7 +198,25 @@ public final class BenchOptions {
                     throw unknown(name);
             }
         }
+        o.checkCombinations();
         return o;
+    }
+
+    /** Options fine one by one that cannot go together: told now, not as a run whose every operation fails. */
+    private void checkCombinations() throws UsageException {
+        if ((long) clients * maxPending > MAX_IN_FLIGHT) {
+            throw new UsageException("--clients " + clients + " with --max-pending " + maxPending + " keep "
+                    + (long) clients * maxPending + " operations in flight; at most " + MAX_IN_FLIGHT + " are allowed");
+        }
+        if (nodesGiven && !servers.isEmpty() && nodes != servers.size()) {
+            throw new UsageException("--nodes " + nodes + " but --servers lists " + servers.size() + " address(es): with"
+                    + " --servers the cluster is the one listed; leave --nodes out");
+        }
+    }
+
+    /** The nodes of the cluster measured: the --servers listed, else the local ones. */
+    public int clusterNodes() {
+        return servers.isEmpty() ? nodes : servers.size();
     }
 
     private static boolean known(String name) {
@@ -210,6 +243,14 @@ public final class BenchOptions {
 
     private static int positive(String name, String v) throws UsageException {
         return atLeast(1, name, v);
+    }
+
+    private static int between(int min, int max, String name, String v) throws UsageException {
+        int n = atLeast(min, name, v);
+        if (n > max) {
+            throw new UsageException("--" + name + " must be at most " + max + ", got " + v);
+        }
+        return n;
     }
 
     private static int atLeast(int min, String name, String v) throws UsageException {

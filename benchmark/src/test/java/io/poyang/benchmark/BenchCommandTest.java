@@ -376,6 +376,28 @@ class BenchCommandTest {
         }
     }
 
+    /**
+     * Batches over DtKV's request size (100 values of 100,000 bytes) are a bad option, told before
+     * any server starts: every batchPut failed in the client, and the run reported ops/s 0 and NOT CLEAN.
+     */
+    @Test
+    void batchesOverDtKvsRequestSizeAreABadOption() {
+        assertEquals(2, assertTimeoutPreemptively(Duration.ofSeconds(20), () -> run("--op", "put", "--in-process",
+                "--batch-size", "100", "--value-size", "100000", "--duration", "0.2", "--warmup", "0")));
+        assertTrue(err().startsWith("poyang bench: --batch-size 100 with --value-size 100000 makes requests (or batchGet"
+                + " answers) of up to "), err());
+        assertTrue(err().contains("DtKV takes at most 8323072: at most 83 keys of this size per batch"), err());
+    }
+
+    /** With --servers the report's nodes are the servers listed (it said 1, the --nodes default, for a 3-node cluster). */
+    @Test
+    void theReportOfARunAgainstServersCountsTheServersListed() throws Exception {
+        BenchOptions o = BenchOptions.parse("--servers", "a:1,b:2,c:3", "--duration", "0.2", "--warmup", "0", "--max-pending", "1");
+        Report r = BenchCommand.runScenario(new IdleScenario(), o, new PrintStream(outBytes, true));
+        assertEquals(3, r.nodes);
+        assertTrue(r.toJson().contains("\"nodes\":3,"), r.toJson());
+    }
+
     /** What a user can meet (an unreachable server, a directory that cannot be made): one line, no stack trace. */
     @Test
     void aRunThatFailsSaysWhyInOneLineWithoutAStackTrace() {

@@ -26,12 +26,12 @@ class BenchOptionsTest {
 
     @Test
     void everyOptionOfDesignSection10IsParsed() throws Exception {
-        BenchOptions o = BenchOptions.parse("--op", "put", "--nodes", "3", "--servers", "a:1,b:2", "--value-size", "256",
+        BenchOptions o = BenchOptions.parse("--op", "put", "--nodes", "3", "--servers", "a:1,b:2,c:3", "--value-size", "256",
                 "--keys", "5000", "--max-pending", "4000", "--clients", "2", "--batch-size", "10", "--duration", "500ms",
                 "--warmup=2m", "--sync", "--threads", "100", "--fsync", "false", "--groups", "4", "--output", "json", "--strict", "--in-process");
         assertEquals("put", o.op);
         assertEquals(3, o.nodes);
-        assertEquals(Arrays.asList("a:1", "b:2"), o.servers);
+        assertEquals(Arrays.asList("a:1", "b:2", "c:3"), o.servers);
         assertEquals(256, o.valueSize);
         assertEquals(5000, o.keys);
         assertEquals(4000, o.maxPending);
@@ -79,6 +79,36 @@ class BenchOptionsTest {
         assertMessage("--nodes must be at least 1, got -1", "--nodes", "-1");
         assertMessage("--value-size must be at least 0, got -1", "--value-size", "-1");
         assertMessage("--max-pending must be at most 2147483647, got 3000000000", "--max-pending", "3000000000");
+    }
+
+    /**
+     * Sizes that only exhaust the machine have ceilings: a start-up burst of 2·10⁹ operations ran
+     * out of memory, a million platform threads could not start, 100,000 groups per node did not fit.
+     */
+    @Test
+    void countsThatWouldExhaustTheMachineAreRejected() throws Exception {
+        assertMessage("--clients 1 with --max-pending 2000000000 keep 2000000000 operations in flight; at most 1000000 are allowed",
+                "--max-pending", "2000000000");
+        assertMessage("--clients 10 with --max-pending 200000 keep 2000000 operations in flight", "--clients", "10",
+                "--max-pending", "200000");
+        assertMessage("--threads must be at most 10000, got 1000000", "--threads", "1000000");
+        assertMessage("--groups must be at most 256, got 100000", "--groups", "100000");
+        assertMessage("--clients must be at most 1000, got 5000", "--clients", "5000");
+        BenchOptions atTheCeilings = BenchOptions.parse("--clients", "1000", "--max-pending", "1000", "--threads", "10000",
+                "--groups", "256");
+        assertEquals(1000, atTheCeilings.clients);
+        assertEquals(256, atTheCeilings.groups);
+    }
+
+    /** With --servers the cluster is the one listed: its size is what the report says, and a different --nodes is a mistake. */
+    @Test
+    void theClusterOfServersIsTheOneListed() throws Exception {
+        assertEquals(3, BenchOptions.parse("--servers", "a:1,b:2,c:3").clusterNodes());
+        assertEquals(3, BenchOptions.parse("--servers", "a:1,b:2,c:3", "--nodes", "3").clusterNodes());
+        assertEquals(3, BenchOptions.parse("--nodes", "3").clusterNodes());
+        assertEquals(1, BenchOptions.parse().clusterNodes());
+        assertMessage("--nodes 3 but --servers lists 2 address(es): with --servers the cluster is the one listed; leave --nodes out",
+                "--nodes", "3", "--servers", "a:1,b:2");
     }
 
     @Test

@@ -126,6 +126,16 @@ public final class KvScenario implements Scenario {
             throw new UsageException("--value-size is at most " + KvKeys.MAX_VALUE_BYTES + " for --op " + op
                     + " (DtKV's value limit), got " + o.valueSize);
         }
+        if (batch > 1) {
+            // every batchPut would fail in the client, every batchGet answer on the server: say so before the run
+            long entryBytes = entryBytes(("bench.k" + (o.keys - 1)).length(), o.valueSize);
+            long requestBytes = REQUEST_FIXED_BYTES + batch * entryBytes;
+            if (requestBytes > KvKeys.MAX_REQUEST_BYTES) {
+                throw new UsageException("--batch-size " + batch + " with --value-size " + o.valueSize + " makes requests (or"
+                        + " batchGet answers) of up to " + requestBytes + " bytes; DtKV takes at most " + KvKeys.MAX_REQUEST_BYTES
+                        + ": at most " + (KvKeys.MAX_REQUEST_BYTES - REQUEST_FIXED_BYTES) / entryBytes + " keys of this size per batch");
+            }
+        }
         String servers;
         if (!o.servers.isEmpty()) {
             givenServerPids = serverPidsOf(System.getenv(SERVER_PIDS_VARIABLE));
@@ -158,7 +168,7 @@ public final class KvScenario implements Scenario {
         clients = new KvClient[o.clients][groups];
         for (int c = 0; c < roots.length; c++) {
             KvClientConfig cc = new KvClientConfig().servers(servers).timeoutMillis(TIMEOUT_MILLIS)
-                    .callbackOnIoThread(true).maxPendingRequests(Math.max(50_000, o.maxPending * Math.max(1, 1) + 1_000))
+                    .callbackOnIoThread(true).maxPendingRequests(Math.max(50_000, o.maxPending + 1_000))
                     .readKind(readKind(o.readKind));
             cc.raft.net.name = "BenchKvClient" + c;
             roots[c] = new KvClient(cc);
