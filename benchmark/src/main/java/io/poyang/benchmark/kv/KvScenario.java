@@ -2,6 +2,7 @@ package io.poyang.benchmark.kv;
 
 import io.poyang.benchmark.BenchDirs;
 import io.poyang.benchmark.BenchOptions;
+import io.poyang.benchmark.CleanupSteps;
 import io.poyang.benchmark.CounterWindow;
 import io.poyang.benchmark.FailureCause;
 import io.poyang.benchmark.OpCallback;
@@ -32,6 +33,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * {@code --op put|get|mixed}: DtKV through {@link KvClient}s. Without {@code --servers} it starts
@@ -83,6 +85,8 @@ public final class KvScenario implements Scenario {
     private final String op;
     /** With --servers, the server processes {@link #SERVER_PIDS_VARIABLE} names; empty otherwise. */
     private List<Long> givenServerPids = Collections.emptyList();
+    /** How {@link #close} stops a client: tests put one in that fails. */
+    Consumer<KvClient> clientStopper = KvClient::close;
     /** False only in tests, to see how gets of absent keys are counted. */
     private final boolean preload;
     private LocalKvCluster local;
@@ -509,23 +513,31 @@ public final class KvScenario implements Scenario {
         return m;
     }
 
+    /** Every step runs even when one before it failed: a client that fails to stop must not leave the servers running. */
     @Override
     public void close() throws Exception {
+        CleanupSteps steps = new CleanupSteps();
         if (roots != null) {
             for (KvClient c : roots) {
                 if (c != null) {
-                    c.close();
+                    steps.run(() -> clientStopper.accept(c));
                 }
             }
         }
         if (local != null) {
-            local.close();
+            steps.run(local::close);
         }
         if (dir != null) {
-            BenchDirs.delete(dir);   // LocalKvCluster deleted it; forgets it (and deletes it if its setup failed)
+            steps.run(() -> BenchDirs.delete(dir));   // LocalKvCluster deleted it; forgets it (and deletes it if its setup failed)
         }
         if (processes != null) {
-            processes.close();
+            steps.run(processes::close);
         }
+        steps.finish();
+    }
+
+    /** The in-process nodes' data directory, null without them (tests: it is gone once closed). */
+    Path dataDirectory() {
+        return dir;
     }
 }

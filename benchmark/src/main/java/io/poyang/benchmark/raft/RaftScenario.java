@@ -1,6 +1,7 @@
 package io.poyang.benchmark.raft;
 
 import io.poyang.benchmark.BenchOptions;
+import io.poyang.benchmark.CleanupSteps;
 import io.poyang.benchmark.CounterWindow;
 import io.poyang.benchmark.FailureCause;
 import io.poyang.benchmark.OpCallback;
@@ -177,17 +178,20 @@ public final class RaftScenario implements Scenario {
         return m;
     }
 
+    /** Every step runs even when one before it failed: a client that fails to stop must not leave the servers running. */
     @Override
     public void close() throws Exception {
+        CleanupSteps steps = new CleanupSteps();
         if (clients != null) {
             for (RaftClient c : clients) {
                 if (c != null) {
-                    c.stop();
+                    steps.run(c::stop);
                 }
             }
         }
         if (cluster != null) {
-            cluster.close();
+            steps.run(cluster::close);
         }
+        steps.finish();
     }
 }

@@ -1,6 +1,7 @@
 package io.poyang.benchmark.rpc;
 
 import io.poyang.benchmark.BenchOptions;
+import io.poyang.benchmark.CleanupSteps;
 import io.poyang.benchmark.FailureCause;
 import io.poyang.benchmark.OpCallback;
 import io.poyang.benchmark.Outcome;
@@ -129,17 +130,20 @@ public final class RpcScenario implements Scenario {
         return m;
     }
 
+    /** Every step runs even when one before it failed: a client that fails to stop must not leave the server running. */
     @Override
-    public void close() {
+    public void close() throws Exception {
+        CleanupSteps steps = new CleanupSteps();
         if (clients != null) {
             for (NioClient c : clients) {
                 if (c != null) {
-                    c.stop();
+                    steps.run(c::stop);
                 }
             }
         }
         if (server != null) {
-            server.stop();
+            steps.run(server::stop);
         }
+        steps.finish();
     }
 }

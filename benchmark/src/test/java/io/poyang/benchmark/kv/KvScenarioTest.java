@@ -131,4 +131,32 @@ class KvScenarioTest {
         assertTrue(notRunning.getMessage().startsWith("POYANG_BENCH_SERVER_PIDS names process 999999999, which is not"
                 + " running on this machine"), notRunning.getMessage());
     }
+
+    /**
+     * A client whose stop throws: the in-process nodes still stop and their data directory goes (the
+     * close stopped at the client, leaving the nodes running over a directory deleted under them),
+     * and the close then reports the client's failure.
+     */
+    @Test
+    void aClientThatFailsToStopDoesNotKeepTheNodesRunning() throws Exception {
+        KvScenario scenario = new KvScenario("put");
+        scenario.clientStopper = c -> {
+            c.close();
+            throw new IllegalStateException("client stop failed");
+        };
+        java.nio.file.Path dir;
+        try {
+            scenario.setUp(BenchOptions.parse("--op", "put", "--in-process", "--keys", "10", "--clients", "2"));
+            dir = scenario.dataDirectory();
+            assertTrue(java.nio.file.Files.isDirectory(dir), String.valueOf(dir));
+        } catch (Exception | Error e) {
+            scenario.clientStopper = io.poyang.dtkv.client.KvClient::close;
+            scenario.close();
+            throw e;
+        }
+        Exception thrown = assertThrows(Exception.class, scenario::close);
+        assertFalse(java.nio.file.Files.exists(dir), "the nodes' data directory is left: " + dir);
+        assertEquals("client stop failed", thrown.getMessage());
+        assertEquals(1, thrown.getSuppressed().length, "the second client's stop failed too");
+    }
 }
