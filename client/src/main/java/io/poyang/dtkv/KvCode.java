@@ -52,7 +52,9 @@ public enum KvCode {
     /** A batch names more keys than {@link KvKeys#MAX_BATCH_KEYS}, or takes more than {@link KvKeys#MAX_REQUEST_BYTES}. */
     BATCH_TOO_LARGE(21, "the batch has more keys than allowed (10,000), or more bytes than one request may carry"),
     /** A list or batchGet whose answer would be over {@link KvKeys#MAX_ANSWER_BYTES}. */
-    ANSWER_TOO_LARGE(22, "the answer would be larger than one answer may carry; list the directory in pages (listPage), or get fewer keys at a time");
+    ANSWER_TOO_LARGE(22, "the answer would be larger than one answer may carry; list the directory in pages (listPage), or get fewer keys at a time"),
+    /** A watch registration that would take one connection's watches of a group over the node's limit. */
+    TOO_MANY_WATCHES(23, "the connection would watch more keys of the group than the node allows (100,000 by default); watch their directory instead");
 
     private static final KvCode[] BY_NUMBER;
 

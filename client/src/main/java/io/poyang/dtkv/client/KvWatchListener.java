@@ -1,5 +1,6 @@
 package io.poyang.dtkv.client;
 
+import io.poyang.dtkv.KvException;
 import io.poyang.dtkv.KvNode;
 
 /**
@@ -12,4 +13,13 @@ import io.poyang.dtkv.KvNode;
 public interface KvWatchListener {
 
     void onChange(String watchKey, KvNode node);
+
+    /**
+     * The node refused to watch keys of this watch ({@link io.poyang.dtkv.KvCode#TOO_MANY_WATCHES}: the
+     * connection watches as many keys of the group as the node allows). Those keys hear nothing
+     * until watches are closed and the refused ones registered again (a reconnect or failover
+     * retries them and may be refused again). The client logs it at error level in any case.
+     */
+    default void onError(KvException error) {
+    }
 }

@@ -14,8 +14,10 @@ import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
 import io.poyang.net.ConnectionListener;
 import io.poyang.net.NioConnection;
+import io.poyang.net.RemoteException;
 import io.poyang.net.ReqContext;
 import io.poyang.net.ReqProcessor;
+import io.poyang.net.ResponseCode;
 import io.poyang.net.RpcCallback;
 import io.poyang.net.WritePacket;
 
@@ -200,6 +202,12 @@ final class KvWatches implements ConnectionListener {
                             if (req.isRemove()) {
                                 return;
                             }
+                            if (error instanceof RemoteException
+                                    && ((RemoteException) error).responseCode() == ResponseCode.BIZ_ERROR) {
+                                // the leader refused it (TOO_MANY_WATCHES): sending it again gets the same
+                                refused(groupId, req, (RemoteException) error);
+                                return;
+                            }
                             log.info("registering watches of group {} failed ({}); trying again", groupId, error.toString());
                             markNeedsSync(groupId);
                         }
@@ -207,6 +215,47 @@ final class KvWatches implements ConnectionListener {
         } catch (RuntimeException e) {
             markNeedsSync(groupId);
         }
+    }
+
+    /**
+     * The leader refused a registration (nothing of it was applied there). Asking again would be
+     * refused again, so the handles it covered are told instead (and it is logged): a full re-sync
+     * covers all of the group's handles, an added set the handles watching one of its keys.
+     */
+    private void refused(int groupId, KvWatchReq req, RemoteException refusal) {
+        String why = refusal.remoteMessage() == null ? "" : refusal.remoteMessage();
+        KvException error = new KvException(refusal.bizCode(), req.keys().get(0), "watching " + req.keys().size()
+                + " key(s) of group " + groupId + (req.isSyncAll() ? " (all of this client's, again)" : "")
+                + " was refused by the leader" + (why.isEmpty() ? "" : ": " + why));
+        log.error("{}", error.getMessage());
+        List<KvWatch> told = new ArrayList<>();
+        synchronized (this) {
+            GroupWatches g = groups.get(groupId);
+            if (g == null) {
+                return;
+            }
+            Set<String> keys = new HashSet<>(req.keys());
+            for (KvWatch w : g.handles) {
+                boolean affected = req.isSyncAll();
+                for (String k : w.keys) {
+                    affected |= keys.contains(k);
+                }
+                if (affected) {
+                    told.add(w);
+                }
+            }
+        }
+        shared.eventExecutor.execute(() -> {
+            for (KvWatch w : told) {
+                if (!w.closed) {
+                    try {
+                        w.listener.onError(error);
+                    } catch (Throwable t) {
+                        log.warn("a watch listener threw", t);
+                    }
+                }
+            }
+        });
     }
 
     private void markNeedsSync(int groupId) {

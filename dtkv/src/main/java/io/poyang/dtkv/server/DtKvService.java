@@ -128,6 +128,7 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
         c.snapshotChunkBytes = k.snapshotChunkBytes;
         c.maxEventsPerNotify = k.maxEventsPerNotify;
         c.maxNotifyBytes = k.maxNotifyBytes;
+        c.maxWatchesPerConnection = k.maxWatchesPerConnection;
         return c;
     }
 

@@ -23,4 +23,10 @@ public final class KvConfig {
     public int maxEventsPerNotify = 1000;
     /** Local: a watch notification stops taking events past this many encoded bytes (it always takes one). */
     public int maxNotifyBytes = 2 << 20;
+    /**
+     * Local: most keys and directories one connection may watch in one group (TOO_MANY_WATCHES
+     * beyond). Each costs the node memory for as long as the connection lasts; a directory watch
+     * covers any number of keys under it for the price of one.
+     */
+    public int maxWatchesPerConnection = 100_000;
 }

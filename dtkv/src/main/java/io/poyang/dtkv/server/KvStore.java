@@ -50,7 +50,8 @@ public final class KvStore {
         this.config = config;
         this.locks = new LockManager(leaseHeap, config.groupId);
         this.ttlManager = new TtlManager(this, ttlHeap, leaseHeap, config.expireRetryMillis);
-        this.watchManager = new WatchManager(this, config.groupId, config.maxEventsPerNotify, config.maxNotifyBytes);
+        this.watchManager = new WatchManager(this, config.groupId, config.maxEventsPerNotify, config.maxNotifyBytes,
+                config.maxWatchesPerConnection);
     }
 
     public KvStore() {

@@ -54,15 +54,17 @@ public final class WatchManager {
     private final int groupId;
     private final int maxEventsPerNotify;
     private final int maxNotifyBytes;
+    private final int maxWatchesPerWatcher;
     private final HashMap<String, WatchedKey> watchedKeys = new HashMap<>();
     private final HashMap<Long, Watcher> watchers = new HashMap<>();
     private final ArrayDeque<Watcher> ready = new ArrayDeque<>();
 
-    WatchManager(KvStore store, int groupId, int maxEventsPerNotify, int maxNotifyBytes) {
+    WatchManager(KvStore store, int groupId, int maxEventsPerNotify, int maxNotifyBytes, int maxWatchesPerWatcher) {
         this.store = store;
         this.groupId = groupId;
         this.maxEventsPerNotify = maxEventsPerNotify;
         this.maxNotifyBytes = maxNotifyBytes;
+        this.maxWatchesPerWatcher = maxWatchesPerWatcher;
     }
 
     /** Watched keys (over all watchers). */
@@ -83,8 +85,8 @@ public final class WatchManager {
 
     /**
      * Adds, replaces ({@code syncAll}) or removes watches of a watcher (a connection or client id
-     * chosen by the server). Returns SUCCESS, or INVALID_KEY / KEY_TOO_LONG with the failed position
-     * (nothing is changed then).
+     * chosen by the server). Returns SUCCESS, INVALID_KEY / KEY_TOO_LONG with the failed position, or
+     * TOO_MANY_WATCHES (nothing is changed then).
      */
     public KvResp watch(long watcherId, KvWatchReq req) {
         List<String> keys = req.keys();
@@ -95,6 +97,15 @@ public final class WatchManager {
             }
         }
         Watcher w = watchers.get(watcherId);
+        if (!req.isRemove()) {
+            int after = watchCountAfter(w, keys, req.isSyncAll());
+            if (after > maxWatchesPerWatcher) {
+                return KvResp.fail(KvCode.TOO_MANY_WATCHES, store.lastAppliedIndex(), "this connection would watch "
+                        + after + " keys and directories of group " + groupId + ", over the node's limit of "
+                        + maxWatchesPerWatcher + " (KvConfig.maxWatchesPerConnection); watch their directory instead,"
+                        + " or spread the watches over more connections");
+            }
+        }
         if (req.isRemove()) {
             if (w != null) {
                 unwatch(w, keys);
@@ -138,6 +149,28 @@ public final class WatchManager {
         }
         dropIfEmpty(w);
         return KvResp.success(store.lastAppliedIndex());
+    }
+
+    /**
+     * How many keys {@code w} would watch after registering {@code keys} (replacing its watches with
+     * them when {@code syncAll}): exact when over the limit; within it, possibly an upper bound.
+     */
+    private int watchCountAfter(Watcher w, List<String> keys, boolean syncAll) {
+        int now = w == null || syncAll ? 0 : w.watches.size();
+        if ((long) now + keys.size() <= maxWatchesPerWatcher) {
+            return now + keys.size();   // at most that many: within the limit without counting duplicates
+        }
+        Set<String> distinct = new HashSet<>(keys);
+        if (syncAll || w == null) {
+            return distinct.size();
+        }
+        int added = 0;
+        for (String k : distinct) {
+            if (!w.watches.containsKey(k)) {
+                added++;
+            }
+        }
+        return now + added;
     }
 
     /** What a client that has seen {@code key} at {@code knownIndex} is missing. */

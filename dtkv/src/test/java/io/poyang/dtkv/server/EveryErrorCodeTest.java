@@ -64,6 +64,10 @@ class EveryErrorCodeTest {
             log.apply(KvReq.put("big.v" + i, new byte[3 << 20]));
         }
         record(seen, s.list("big"));                                                    // ANSWER_TOO_LARGE
+        KvConfig oneWatch = new KvConfig();
+        oneWatch.maxWatchesPerConnection = 1;
+        record(seen, new KvStore(oneWatch).watchManager().watch(1, new KvWatchReq(0, false, false,
+                Arrays.asList("a", "b"), new long[2])));                                 // TOO_MANY_WATCHES
 
         Set<KvCode> missing = EnumSet.allOf(KvCode.class);
         missing.removeAll(seen.keySet());

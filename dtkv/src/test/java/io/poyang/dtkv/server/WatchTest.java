@@ -3,6 +3,7 @@ package io.poyang.dtkv.server;
 import io.poyang.dtkv.KvCode;
 import io.poyang.dtkv.KvNode;
 import io.poyang.dtkv.KvReq;
+import io.poyang.dtkv.KvResp;
 import io.poyang.dtkv.KvWatchEvent;
 import io.poyang.dtkv.KvWatchNotify;
 import io.poyang.dtkv.KvWatchReq;
@@ -348,6 +349,52 @@ class WatchTest {
         assertTrue(watches.takeReady().isEmpty());
         assertEquals(KvCode.INVALID_KEY, watches.watch(3, add("bad..key", 0)).code());
         assertEquals(0, watches.watcherCount());
+    }
+
+    private static KvWatchReq register(boolean syncAll, String... keys) {
+        return new KvWatchReq(0, false, syncAll, Arrays.asList(keys), new long[keys.length]);
+    }
+
+    @Test
+    void oneConnectionsWatchesOfAGroupAreCappedAndARefusalChangesNothing() {
+        KvConfig config = new KvConfig();
+        config.maxWatchesPerConnection = 3;
+        KvLog capped = new KvLog(new KvStore(config));
+        WatchManager m = capped.store.watchManager();
+        assertEquals(KvCode.SUCCESS, m.watch(1, register(false, "a", "b")).code());
+        assertEquals(KvCode.SUCCESS, m.watch(1, register(false, "a", "b", "c")).code(), "a and b again: 3 in all");
+        KvResp over = m.watch(1, register(false, "d"));
+        assertEquals(KvCode.TOO_MANY_WATCHES, over.code());
+        assertTrue(over.message().contains("would watch 4 keys and directories") && over.message().contains("limit of 3"),
+                over.message());
+        assertEquals(3, m.watchedKeyCount());
+        // a refused new connection leaves no watcher behind; another connection has room of its own
+        assertEquals(KvCode.TOO_MANY_WATCHES, m.watch(2, register(false, "1", "2", "3", "4")).code());
+        assertEquals(1, m.watcherCount());
+        assertEquals(KvCode.SUCCESS, m.watch(2, register(false, "d", "e", "f")).code());
+        // a full re-sync replaces the watches: three other keys fit, four do not and keep the three
+        assertEquals(KvCode.SUCCESS, m.watch(1, register(true, "x", "y", "z")).code());
+        assertEquals(KvCode.TOO_MANY_WATCHES, m.watch(1, register(true, "p", "q", "r", "s")).code());
+        while (m.nextNotify(1) != null) {
+            m.onNotifyDone(1, true);   // the current state of x, y and z
+        }
+        capped.apply(KvReq.put("a", b("1")));
+        capped.apply(KvReq.put("p", b("1")));
+        capped.apply(KvReq.put("x", b("1")));
+        m.takeReady();
+        List<String> changed = new ArrayList<>();
+        KvWatchNotify n;
+        while ((n = m.nextNotify(1)) != null) {
+            for (KvWatchEvent e : n.events()) {
+                changed.add(e.watchKey());
+            }
+            m.onNotifyDone(1, true);
+        }
+        assertEquals(Collections.singletonList("x"), changed);
+        // removing always goes through, and makes room
+        assertEquals(KvCode.SUCCESS, m.watch(1, new KvWatchReq(0, true, false, Collections.singletonList("y"),
+                new long[1])).code());
+        assertEquals(KvCode.SUCCESS, m.watch(1, register(false, "d")).code());
     }
 
     @Test

@@ -1,0 +1,71 @@
+package io.poyang.dtkv.cluster;
+
+import io.poyang.dtkv.KvCode;
+import io.poyang.dtkv.KvException;
+import io.poyang.dtkv.KvNode;
+import io.poyang.dtkv.client.KvClient;
+import io.poyang.dtkv.client.KvWatch;
+import io.poyang.dtkv.client.KvWatchListener;
+import io.poyang.dtkv.server.KvConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** KvConfig.maxWatchesPerConnection through a real client: a refused registration reaches the listener. */
+class WatchCountLimitTest {
+
+    @TempDir
+    Path dir;
+
+    /** Records what a watch hears. */
+    private static final class Recorder implements KvWatchListener {
+        final List<String> changes = new CopyOnWriteArrayList<>();
+        final List<KvException> errors = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onChange(String watchKey, KvNode node) {
+            changes.add(node.key() + "=" + (node.exists() ? node.valueAsString() : "-"));
+        }
+
+        @Override
+        public void onError(KvException error) {
+            errors.add(error);
+        }
+    }
+
+    @Test
+    void aWatchOverTheNodesLimitIsToldAndTheWatchesWithinItGoOn() throws Exception {
+        KvConfig kv = new KvConfig();
+        kv.maxWatchesPerConnection = 3;
+        try (KvTestCluster c = new KvTestCluster(dir, 1, KvTestCluster.testConfig(), kv).start()) {
+            KvClient client = c.client();
+            Recorder within = new Recorder();
+            KvWatch first = client.watch(within, "a", "b");
+            KvTestCluster.waitFor("the current state of a and b", 10, () -> within.changes.size() == 2);
+            Recorder over = new Recorder();
+            KvWatch second = client.watch(over, "c", "d");   // 4 keys on one connection: over the limit of 3
+            KvTestCluster.waitFor("the refusal to reach the listener", 10, () -> !over.errors.isEmpty());
+            KvException e = over.errors.get(0);
+            assertEquals(KvCode.TOO_MANY_WATCHES, e.kvCode());
+            assertTrue(e.getMessage().contains("limit of 3"), e.getMessage());
+            assertTrue(within.errors.isEmpty(), "the watch within the limit was told of an error: " + within.errors);
+            client.put("c", "1");
+            client.put("a", "1");
+            KvTestCluster.waitFor("the change of a", 10, () -> within.changes.contains("a=1"));
+            assertTrue(over.changes.isEmpty(), "the refused watch heard " + over.changes);
+            // an observation window of several re-sync retry periods: the client does not send the
+            // refused registration again (it would be refused again, and the whole set with it)
+            Thread.sleep(1_000);
+            assertEquals(1, over.errors.size(), "refusals: " + over.errors);
+            assertTrue(within.errors.isEmpty(), "the watch within the limit was told of an error: " + within.errors);
+            second.close();
+            first.close();
+        }
+    }
+}
