@@ -389,6 +389,23 @@ class BenchCommandTest {
         assertTrue(err().contains("DtKV takes at most 8323072: at most 83 keys of this size per batch"), err());
     }
 
+    @Test
+    void moreWritesInFlightThanAClientsSessionWindowIsABadOption() {
+        assertEquals(2, assertTimeoutPreemptively(Duration.ofSeconds(20), () -> run("--op", "mixed", "--in-process",
+                "--max-pending", "40000", "--duration", "0.2", "--warmup", "0")));
+        assertTrue(err().startsWith("poyang bench: --max-pending 40000 for --op mixed: a KvClient keeps at most 32768"
+                + " writes in flight to one group; use more --clients"), err());
+    }
+
+    @Test
+    void aPreloadOverTwoGibibytesIsABadOption() {
+        // 10,000 keys of 4 MiB: 40 GiB that the node would hold in memory, after minutes of writing
+        assertEquals(2, assertTimeoutPreemptively(Duration.ofSeconds(20), () -> run("--op", "get", "--in-process",
+                "--value-size", "4194304", "--duration", "0.2", "--warmup", "0")));
+        assertTrue(err().startsWith("poyang bench: --op get preloads --keys 10000 values of --value-size 4194304,"
+                + " 41943040000 bytes; at most 2147483648 (2 GiB) are allowed: lower --keys or --value-size"), err());
+    }
+
     /** With --servers the report's nodes are the servers listed (it said 1, the --nodes default, for a 3-node cluster). */
     @Test
     void theReportOfARunAgainstServersCountsTheServersListed() throws Exception {

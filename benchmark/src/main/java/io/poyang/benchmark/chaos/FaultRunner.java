@@ -48,6 +48,9 @@ final class FaultRunner implements Runnable {
         }
     }
 
+    /** How long the clients run at least after a fault ended (its node restarted, its partition healed). */
+    static final long RECOVERY_WINDOW_MILLIS = 10_000;
+
     @Override
     public void run() {
         try {
@@ -71,6 +74,14 @@ final class FaultRunner implements Runnable {
                 }
                 done++;
                 inject(step);
+                // The clients go on long enough after the fault ended to see the cluster serve again:
+                // a fault ending at the run's end would otherwise read as "no write acknowledged after it".
+                long recoveryEnd = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RECOVERY_WINDOW_MILLIS);
+                long end = endNanos.get();
+                if (end - recoveryEnd < 0 && endNanos.compareAndSet(end, recoveryEnd)) {
+                    event(String.format(Locale.ROOT, "the run is stretched by %.1f s so the clients see the "
+                            + "cluster recover from this fault", (recoveryEnd - end) / 1e9));
+                }
                 current = "none (quiet)";
                 if (!sleepUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(step.gapAfterMillis()))) {
                     break;

@@ -71,6 +71,9 @@ public final class KvScenario implements Scenario {
      */
     static final int ENTRY_OVERHEAD_BYTES = 128;
 
+    /** Most bytes of values a get or mixed run preloads (keys × value size); DtKV holds them all in memory. */
+    static final long MAX_PRELOAD_BYTES = 2L << 30;
+
     /**
      * What a get of a key absent from the server is counted under, in every mode: the cause a
      * KvException NOT_FOUND gets, which is what the --sync mode throws. Every key is written before
@@ -139,6 +142,17 @@ public final class KvScenario implements Scenario {
                         + " batchGet answers) of up to " + requestBytes + " bytes; DtKV takes at most " + KvKeys.MAX_REQUEST_BYTES
                         + ": at most " + (KvKeys.MAX_REQUEST_BYTES - REQUEST_FIXED_BYTES) / entryBytes + " keys of this size per batch");
             }
+        }
+        if (!op.equals("get") && o.maxPending > KvClient.MAX_OUTSTANDING_WRITES_PER_GROUP) {
+            // a client's writes beyond its session window fail at once (FlowControlException), all run long
+            throw new UsageException("--max-pending " + o.maxPending + " for --op " + op + ": a KvClient keeps at most "
+                    + KvClient.MAX_OUTSTANDING_WRITES_PER_GROUP + " writes in flight to one group; use more --clients");
+        }
+        if (!op.equals("put") && (long) o.keys * o.valueSize > MAX_PRELOAD_BYTES) {
+            // the node holds every value in memory and every log writes them: fail now, not after minutes
+            throw new UsageException("--op " + op + " preloads --keys " + o.keys + " values of --value-size " + o.valueSize
+                    + ", " + (long) o.keys * o.valueSize + " bytes; at most " + MAX_PRELOAD_BYTES + " (2 GiB) are allowed:"
+                    + " lower --keys or --value-size");
         }
         String servers;
         if (!o.servers.isEmpty()) {

@@ -76,6 +76,12 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  */
 public final class KvClient implements AutoCloseable {
 
+    /**
+     * Most writes of one client to one group that may wait for their answers at once (the
+     * exactly-once session's window); one more fails at once with FlowControlException.
+     */
+    public static final int MAX_OUTSTANDING_WRITES_PER_GROUP = KvSession.WINDOW;
+
     private static final PoyangLog log = PoyangLogs.get(KvClient.class);
     private static final DecoderFactory<KvResp> RESP = KvResp.Decoder::new;
 
