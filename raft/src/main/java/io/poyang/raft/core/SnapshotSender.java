@@ -112,7 +112,11 @@ final class SnapshotSender extends FiberFrame<Boolean> {
             g.statusSaver.persistInBackground();
             return Fiber.frameReturn(Boolean.FALSE);
         }
-        replicator.onSnapshotAck(sendNanos);
+        if (resp.term == replicator.term()) {
+            // it took this leader's term: proof of leadership at the send time (a failed follower
+            // answers in its own, older term and proves nothing, as in Replicator)
+            replicator.onSnapshotAck(sendNanos);
+        }
         if (!resp.success) {
             WarningThrottle refusals = replicator.snapshotRefusals;
             if (refusals.occurred(System.nanoTime())) {
