@@ -208,6 +208,12 @@ public final class BenchOptions {
             throw new UsageException("--clients " + clients + " with --max-pending " + maxPending + " keep "
                     + (long) clients * maxPending + " operations in flight; at most " + MAX_IN_FLIGHT + " are allowed");
         }
+        if (!servers.isEmpty() && !(op.equals("put") || op.equals("get") || op.equals("mixed") || op.equals("rpc"))) {
+            // (rpc says why itself) these start their own nodes in this process and would report the
+            // addresses' count as the nodes measured
+            throw new UsageException("--servers is for the DtKV ops (put, get, mixed); --op " + op
+                    + " starts its own nodes in this process");
+        }
         if (nodesGiven && !servers.isEmpty() && nodes != servers.size()) {
             throw new UsageException("--nodes " + nodes + " but --servers lists " + servers.size() + " address(es): with"
                     + " --servers the cluster is the one listed; leave --nodes out");

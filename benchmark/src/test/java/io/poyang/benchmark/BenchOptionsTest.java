@@ -126,6 +126,15 @@ class BenchOptionsTest {
     }
 
     @Test
+    void serversAreRefusedForTheOpsThatStartTheirOwnNodes() throws Exception {
+        for (String op : new String[]{"raft", "raft-read", "log", "fiber"}) {
+            assertMessage("--servers is for the DtKV ops (put, get, mixed); --op " + op + " starts its own nodes in this"
+                    + " process", "--op", op, "--servers", "a:1,b:2,c:3");
+        }
+        assertEquals(3, BenchOptions.parse("--op", "get", "--servers", "a:1,b:2,c:3").clusterNodes());
+    }
+
+    @Test
     void helpListsEveryOption() throws Exception {
         assertTrue(BenchOptions.parse("--help").help);
         for (String opt : new String[]{"--op", "--nodes", "--servers", "--value-size", "--keys", "--max-pending",

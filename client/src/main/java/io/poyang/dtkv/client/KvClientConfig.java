@@ -45,15 +45,34 @@ public final class KvClientConfig {
     }
 
     /**
-     * Adds the nodes from "host:port,host:port,..." (ids 1, 2, 3 … in order), the form of the
-     * command-line tools' {@code --servers}.
+     * Adds the nodes from "id=host:port,id=host:port,..." or "host:port,host:port,...", the forms of
+     * the command-line tools' {@code --servers}. Entries without an id are numbered 1, 2, 3 … in
+     * order (after the nodes added before), which is right only while the cluster's ids are exactly
+     * that; a node answering under another id fails the calls with
+     * {@link io.poyang.raft.client.NodeIdMismatchException}.
      */
     public KvClientConfig servers(String hostPorts) {
-        int id = raft.nodes.size() + 1;
+        int next = raft.nodes.size() + 1;
         for (String s : hostPorts.split(",")) {
-            if (!s.trim().isEmpty()) {
-                raft.node(id++, s.trim());
+            String entry = s.trim();
+            if (entry.isEmpty()) {
+                continue;
             }
+            int eq = entry.indexOf('=');
+            if (eq < 0) {
+                raft.node(next++, entry);
+                continue;
+            }
+            int id;
+            try {
+                id = Integer.parseInt(entry.substring(0, eq).trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("a server is id=host:port or host:port, got '" + entry + "'");
+            }
+            if (id <= 0) {
+                throw new IllegalArgumentException("a node id is positive, got '" + entry + "'");
+            }
+            raft.node(id, entry.substring(eq + 1).trim());
         }
         return this;
     }

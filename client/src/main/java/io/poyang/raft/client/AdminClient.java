@@ -17,7 +17,6 @@ import io.poyang.net.ResponseCode;
 import io.poyang.net.RpcCallback;
 import io.poyang.net.WritePacket;
 
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -148,9 +147,19 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
         return join(nodeStatusAsync(nodeId));
     }
 
+    /**
+     * Fails with {@link NodeIdMismatchException} when the node at {@code nodeId}'s address says it is
+     * another node (commands that change a node ask for its status first, so they never go to the
+     * wrong machine).
+     */
     public CompletableFuture<NodeStatus> nodeStatusAsync(int nodeId) {
         return toNode(nodeId, RaftCommands.ADMIN_NODE_STATUS, AdminMessages.NODE_STATUS_REQUEST.builder().build(),
-                NodeStatus.DECODER, "node status");
+                NodeStatus.DECODER, "node status").thenApply(ns -> {
+                    if (ns.nodeId() != nodeId) {
+                        throw new NodeIdMismatchException(nodeId, ns.nodeId(), addresses.get(nodeId));
+                    }
+                    return ns;
+                });
     }
 
     /** Where group {@code groupId} stands on node {@code nodeId} (per-follower lag only when that node leads). */
@@ -591,6 +600,10 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
             if (leader == 0 || !peers.containsKey(leader)) {
                 CompletableFuture<Integer> search = new CompletableFuture<>();
                 search.whenComplete((l, e) -> {
+                    if (e instanceof NodeIdMismatchException) {
+                        fail(e);   // the address list is wrong: the command would go to the wrong machine
+                        return;
+                    }
                     if (l != null && l != 0 && peers.containsKey(l)) {
                         leaders.put(groupId, l);
                         attempt();
@@ -687,6 +700,6 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
     /** Asks every known node where a group stands (waiting for all); completes with its leader (0: none known). */
     private void searchLeader(int groupId, CompletableFuture<Integer> result) {
         new LeaderSearch(net, groupId, config.statusTimeoutMillis, false, null, null, result)
-                .start(new ArrayList<>(peers.values()));
+                .start(new TreeMap<>(peers));
     }
 }

@@ -6,7 +6,6 @@ import io.poyang.net.Peer;
 import io.poyang.net.RpcCallback;
 import io.poyang.net.WritePacket;
 
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -59,19 +58,42 @@ final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
         this.result = result;
     }
 
-    /** Asks every node of {@code asked} (completes with 0 at once when it is empty). Call once. */
-    void start(List<Peer> asked) {
+    /**
+     * Asks every node of {@code asked} (node id → its peer; completes with 0 at once when it is
+     * empty). A node that answers with another id than the one it is listed under fails the search
+     * with {@link NodeIdMismatchException}. Call once.
+     */
+    void start(Map<Integer, Peer> asked) {
         if (asked.isEmpty()) {
             result.complete(0);
             return;
         }
         waiting.set(asked.size());
-        for (Peer p : asked) {
+        for (Map.Entry<Integer, Peer> e : asked.entrySet()) {
+            Peer p = e.getValue();
+            int listedId = e.getKey();
             try {
                 net.sendRequest(p, WritePacket.request(RaftCommands.RAFT_STATUS, new RaftStatusRequest(groupId)),
-                        RaftStatusResponse.DECODER, statusTimeoutMillis, CallOptions.IO_THREAD_CALLBACK, this);
-            } catch (RuntimeException e) {
-                onFailure(e);
+                        RaftStatusResponse.DECODER, statusTimeoutMillis, CallOptions.IO_THREAD_CALLBACK,
+                        new RpcCallback<RaftStatusResponse>() {
+                            @Override
+                            public void onSuccess(RaftStatusResponse s) {
+                                if (s.nodeId() != listedId) {
+                                    result.completeExceptionally(new NodeIdMismatchException(listedId, s.nodeId(),
+                                            p.toString()));
+                                    arrived();
+                                    return;
+                                }
+                                LeaderSearch.this.onSuccess(s);
+                            }
+
+                            @Override
+                            public void onFailure(Throwable error) {
+                                LeaderSearch.this.onFailure(error);
+                            }
+                        });
+            } catch (RuntimeException ex) {
+                onFailure(ex);
             }
         }
     }
@@ -116,6 +138,9 @@ final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
     }
 
     private void finish() {
+        if (result.isDone()) {
+            return;   // failed: a node answered under another id (its figures map to the wrong addresses)
+        }
         int leader;
         synchronized (this) {
             leader = bestLeader != 0 ? bestLeader : namedLeader;

@@ -22,6 +22,7 @@ import io.poyang.net.WritePacket;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -441,6 +442,10 @@ public final class RaftClient extends LifeCycle {
                 if (!SEARCH_TICKET.compareAndSet(this, ticket, ticket + 1)) {
                     return;   // the deadline came first
                 }
+                if (e instanceof NodeIdMismatchException) {
+                    fail(e);   // the server list is wrong: redirects would go to the wrong machines
+                    return;
+                }
                 if (leader != null && leader != 0 && leader != notHosting && peers.get(leader) != null
                         && peers.get(leader).isConnected()) {
                     attemptInCallback();
@@ -584,7 +589,8 @@ public final class RaftClient extends LifeCycle {
         private void fail(Throwable e) {
             if (WRITE_CALL_DONE.compareAndSet(this, 0, 1)) {
                 if (mayBeInLog && !(e instanceof RaftOutcomeUnknownException) && (e instanceof PoyangTimeoutException
-                        || e instanceof FlowControlException || e instanceof StoppedException)) {
+                        || e instanceof FlowControlException || e instanceof StoppedException
+                        || e instanceof NodeIdMismatchException)) {
                     // This attempt was certainly not applied, but an earlier one may be in the log and
                     // commit yet: "not applied" would invite a second write under a new sequence.
                     e = new RaftOutcomeUnknownException(groupId, "an earlier attempt of this write to raft group "
@@ -646,11 +652,11 @@ public final class RaftClient extends LifeCycle {
             }
             searches.remove(groupId, f);
         });
-        List<Peer> asked = new ArrayList<>();
+        Map<Integer, Peer> asked = new LinkedHashMap<>();
         for (int id : nodeIds) {
             Peer p = peers.get(id);
             if (p.isConnected()) {
-                asked.add(p);
+                asked.put(id, p);
             }
         }
         new LeaderSearch(net, groupId, config.statusTimeoutMillis, true, leaders, failureReports, f).start(asked);

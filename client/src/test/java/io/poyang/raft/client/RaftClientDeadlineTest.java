@@ -40,6 +40,15 @@ class RaftClientDeadlineTest {
     /** Answers every status request as a follower that knows no leader, and counts them. */
     private static final class LeaderlessStatus implements ReqProcessor<Object> {
         final AtomicInteger asked = new AtomicInteger();
+        final int nodeId;
+
+        LeaderlessStatus() {
+            this(1);
+        }
+
+        LeaderlessStatus(int nodeId) {
+            this.nodeId = nodeId;
+        }
 
         @Override
         public PbCallback<Object> createDecoder() {
@@ -49,7 +58,7 @@ class RaftClientDeadlineTest {
         @Override
         public WritePacket process(ReqContext context, Object body) {
             asked.incrementAndGet();
-            return WritePacket.response(new RaftStatusResponse(1, 1, 5, 0, RaftRole.FOLLOWER, 0, 0, 0, new int[]{1}));
+            return WritePacket.response(new RaftStatusResponse(1, nodeId, 5, 0, RaftRole.FOLLOWER, 0, 0, 0, new int[]{1}));
         }
     }
 
@@ -89,6 +98,36 @@ class RaftClientDeadlineTest {
             assertTrue(status.asked.get() <= bound, status.asked.get() + " status queries in " + tookMillis
                     + " ms for " + writes + " waiting writes; at most " + bound + " expected");
             assertTrue(status.asked.get() >= 10, "the writes kept searching: " + status.asked.get());
+        } finally {
+            client.stop();
+            server.stop();
+        }
+    }
+
+    @Test
+    void aNodeAnsweringUnderAnotherIdThanItIsListedUnderFailsTheWriteAtOnce() throws Exception {
+        NioServerConfig sc = new NioServerConfig();
+        sc.host = "127.0.0.1";
+        sc.port = 0;
+        sc.ioThreads = 1;
+        sc.stopTimeoutMillis = 1000;
+        NioServer server = new NioServer(sc);
+        server.register(RaftCommands.RAFT_STATUS, new LeaderlessStatus(2));   // node 2 ...
+        server.start();
+        RaftClientConfig cfg = new RaftClientConfig();
+        cfg.node(1, "127.0.0.1:" + server.port());                           // ... listed as node 1
+        RaftClient client = new RaftClient(cfg);
+        client.start();
+        try {
+            client.waitForConnected(5_000);
+            long start = System.nanoTime();
+            ExecutionException e = assertThrows(ExecutionException.class, () -> client.write(1, 0,
+                    new BytesBody(new byte[8]), BytesDecoder.FACTORY, 20_000).get(30, TimeUnit.SECONDS));
+            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(e.getCause() instanceof NodeIdMismatchException, e.getCause().toString());
+            assertTrue(e.getCause().getMessage().contains("says it is node 2, but this client's server list gives that"
+                    + " address id 1"), e.getCause().getMessage());
+            assertTrue(tookMillis < 5_000, "the write of 20 s failed only after " + tookMillis + " ms");
         } finally {
             client.stop();
             server.stop();

@@ -3,6 +3,7 @@ package io.poyang.raft.server;
 import io.poyang.net.NetConnectionException;
 import io.poyang.raft.client.AdminClient;
 import io.poyang.raft.client.AdminClientConfig;
+import io.poyang.raft.client.NodeIdMismatchException;
 import io.poyang.raft.client.AdminError;
 import io.poyang.raft.client.GroupMembers;
 import io.poyang.raft.client.GroupStatus;
@@ -223,6 +224,32 @@ class AdminClientTest {
                 a.start();
                 NetConnectionException nc = assertThrows(NetConnectionException.class, () -> a.nodeStatus(3));
                 assertTrue(nc.getMessage().contains("node 3"), nc.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void aServerListThatNumbersTheNodesWronglyIsRefusedNotFollowed() {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            c.waitForLeader(1);
+            // nodes 2 and 3 listed as 1 and 2, as "h2,h3" without ids would number them
+            AdminClientConfig misnumbered = new AdminClientConfig().node(1, c.adminAddress(2)).node(2, c.adminAddress(3));
+            try (AdminClient a = new AdminClient(misnumbered)) {
+                a.start();
+                NodeIdMismatchException e = assertThrows(NodeIdMismatchException.class, () -> a.nodeStatus(1));
+                assertEquals(1, e.listedId());
+                assertEquals(2, e.answeredId());
+                assertTrue(e.getMessage().contains("list the servers with their ids (2=" + c.adminAddress(2)),
+                        e.getMessage());
+                // a leader command fails with it too, instead of going to the machine the wrong id names
+                assertThrows(NodeIdMismatchException.class, () -> a.findLeader(1));
+                assertThrows(NodeIdMismatchException.class, () -> a.leaderStatus(1, 5_000));
+            }
+            // listed with their ids, the same addresses work
+            AdminClientConfig right = new AdminClientConfig().node(2, c.adminAddress(2)).node(3, c.adminAddress(3));
+            try (AdminClient a = new AdminClient(right)) {
+                a.start();
+                assertEquals(2, a.nodeStatus(2).nodeId());
             }
         }
     }

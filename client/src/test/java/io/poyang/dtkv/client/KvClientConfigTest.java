@@ -1,0 +1,31 @@
+package io.poyang.dtkv.client;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class KvClientConfigTest {
+
+    @Test
+    void serversTakeIdsOrNumberTheAddressesInOrder() {
+        Map<Integer, String> expected = new LinkedHashMap<>();
+        expected.put(1, "h1:9432");
+        expected.put(2, "h2:9432");
+        assertEquals(expected, new KvClientConfig().servers("h1:9432, h2:9432,").raft.nodes);
+
+        expected.clear();
+        expected.put(2, "h2:9432");
+        expected.put(4, "h4:9432");
+        assertEquals(expected, new KvClientConfig().servers("2=h2:9432,4 = h4:9432").raft.nodes);
+
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new KvClientConfig().servers("two=h2:9432"));
+        assertTrue(e.getMessage().contains("id=host:port or host:port, got 'two=h2:9432'"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new KvClientConfig().servers("0=h:1"));
+    }
+}
