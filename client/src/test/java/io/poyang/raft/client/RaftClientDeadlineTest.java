@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -62,24 +63,43 @@ class RaftClientDeadlineTest {
         }
     }
 
-    @Test
-    void manyWritesWaitingForALeaderShareFewSearches() throws Exception {
+    /** What a test does with the client. */
+    private interface ClientTest {
+        void run(RaftClient client, RaftClientConfig cfg) throws Exception;
+    }
+
+    /**
+     * Runs {@code test} with a RaftClient connected to one server, listed as node 1, that answers
+     * RAFT_STATUS with {@code status}; stops both after.
+     */
+    private static void withOneNode(ReqProcessor<Object> status, Consumer<RaftClientConfig> settings, ClientTest test)
+            throws Exception {
         NioServerConfig sc = new NioServerConfig();
         sc.host = "127.0.0.1";
         sc.port = 0;
         sc.ioThreads = 1;
         sc.stopTimeoutMillis = 1000;
         NioServer server = new NioServer(sc);
-        LeaderlessStatus status = new LeaderlessStatus();
         server.register(RaftCommands.RAFT_STATUS, status);
         server.start();
         RaftClientConfig cfg = new RaftClientConfig();
         cfg.node(1, "127.0.0.1:" + server.port());
-        cfg.minRetryBackoffMillis = 20;
+        settings.accept(cfg);
         RaftClient client = new RaftClient(cfg);
         client.start();
         try {
             client.waitForConnected(5_000);
+            test.run(client, cfg);
+        } finally {
+            client.stop();
+            server.stop();
+        }
+    }
+
+    @Test
+    void manyWritesWaitingForALeaderShareFewSearches() throws Exception {
+        LeaderlessStatus status = new LeaderlessStatus();
+        withOneNode(status, cfg -> cfg.minRetryBackoffMillis = 20, (client, cfg) -> {
             int writes = 400;
             long deadlineMillis = 2_000;
             List<CompletableFuture<byte[]>> calls = new ArrayList<>();
@@ -98,28 +118,12 @@ class RaftClientDeadlineTest {
             assertTrue(status.asked.get() <= bound, status.asked.get() + " status queries in " + tookMillis
                     + " ms for " + writes + " waiting writes; at most " + bound + " expected");
             assertTrue(status.asked.get() >= 10, "the writes kept searching: " + status.asked.get());
-        } finally {
-            client.stop();
-            server.stop();
-        }
+        });
     }
 
     @Test
     void aNodeAnsweringUnderAnotherIdThanItIsListedUnderFailsTheWriteAtOnce() throws Exception {
-        NioServerConfig sc = new NioServerConfig();
-        sc.host = "127.0.0.1";
-        sc.port = 0;
-        sc.ioThreads = 1;
-        sc.stopTimeoutMillis = 1000;
-        NioServer server = new NioServer(sc);
-        server.register(RaftCommands.RAFT_STATUS, new LeaderlessStatus(2));   // node 2 ...
-        server.start();
-        RaftClientConfig cfg = new RaftClientConfig();
-        cfg.node(1, "127.0.0.1:" + server.port());                           // ... listed as node 1
-        RaftClient client = new RaftClient(cfg);
-        client.start();
-        try {
-            client.waitForConnected(5_000);
+        withOneNode(new LeaderlessStatus(2), cfg -> { }, (client, cfg) -> {   // node 2 listed as node 1
             long start = System.nanoTime();
             ExecutionException e = assertThrows(ExecutionException.class, () -> client.write(1, 0,
                     new BytesBody(new byte[8]), BytesDecoder.FACTORY, 20_000).get(30, TimeUnit.SECONDS));
@@ -128,29 +132,13 @@ class RaftClientDeadlineTest {
             assertTrue(e.getCause().getMessage().contains("says it is node 2, but this client's server list gives that"
                     + " address id 1"), e.getCause().getMessage());
             assertTrue(tookMillis < 5_000, "the write of 20 s failed only after " + tookMillis + " ms");
-        } finally {
-            client.stop();
-            server.stop();
-        }
+        });
     }
 
     @Test
     void aWriteWithNoLeaderKnownEndsAtItsDeadlineNotAtTheLeaderSearchsTimeout() throws Exception {
-        NioServerConfig sc = new NioServerConfig();
-        sc.host = "127.0.0.1";
-        sc.port = 0;
-        sc.ioThreads = 1;
-        sc.stopTimeoutMillis = 1000;
-        NioServer server = new NioServer(sc);
-        server.register(RaftCommands.RAFT_STATUS, new SilentStatus());
-        server.start();
-        RaftClientConfig cfg = new RaftClientConfig();
-        cfg.node(1, "127.0.0.1:" + server.port());
-        cfg.statusTimeoutMillis = 20_000;   // the search waits that long for the silent node
-        RaftClient client = new RaftClient(cfg);
-        client.start();
-        try {
-            client.waitForConnected(5_000);
+        // the search waits 20 s for the silent node
+        withOneNode(new SilentStatus(), cfg -> cfg.statusTimeoutMillis = 20_000, (client, cfg) -> {
             long start = System.nanoTime();
             ExecutionException e = assertThrows(ExecutionException.class, () -> client.write(1, 0,
                     new BytesBody(new byte[8]), BytesDecoder.FACTORY, 300).get(30, TimeUnit.SECONDS));
@@ -158,9 +146,6 @@ class RaftClientDeadlineTest {
             assertTrue(e.getCause() instanceof PoyangTimeoutException, e.getCause().toString());
             assertTrue(e.getCause().getMessage().contains("not applied"), e.getCause().getMessage());
             assertTrue(tookMillis < 10_000, "a write of 300 ms ended after " + tookMillis + " ms");
-        } finally {
-            client.stop();
-            server.stop();
-        }
+        });
     }
 }

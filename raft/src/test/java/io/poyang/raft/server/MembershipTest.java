@@ -235,6 +235,21 @@ class MembershipTest {
         }
     }
 
+    /** {@code nodes} nodes, group 1 on node 1 alone (its sole voter), started, with one write applied. */
+    private static RaftCluster soleVoterOf(Path dir, int nodes) {
+        RaftCluster c = new RaftCluster(dir, nodes, new int[]{1}, null);
+        try {
+            c.setMembers(1, 1);
+            c.start();
+            c.waitForLeader(1);
+            c.write(1, 1);
+            return c;
+        } catch (RuntimeException | Error e) {
+            c.close();
+            throw e;
+        }
+    }
+
     /** Runs {@code op} on group 1's leader and expects it to fail; returns the cause. */
     private static Throwable failureOf(RaftGroup leader, java.util.function.Function<RaftGroup, CompletableFuture<Members>> op) {
         try {
@@ -249,11 +264,7 @@ class MembershipTest {
 
     @Test
     void aRetriedPrepareCatchesUpTheNodesItsFirstAttemptStaged() {
-        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, null)) {
-            c.setMembers(1, 1);
-            c.start();
-            c.waitForLeader(1);
-            c.write(1, 1);
+        try (RaftCluster c = soleVoterOf(dir, 3)) {
             c.addGroup(2, 1, new Members(1));
             c.addGroup(3, 1, new Members(1));
             c.faults.isolate(2);
@@ -281,11 +292,7 @@ class MembershipTest {
 
     @Test
     void promotingAnObserverThatLagsWaitsForItToCatchUp() {
-        try (RaftCluster c = new RaftCluster(dir, 2, new int[]{1}, null)) {
-            c.setMembers(1, 1);
-            c.start();
-            c.waitForLeader(1);
-            c.write(1, 1);
+        try (RaftCluster c = soleVoterOf(dir, 2)) {
             c.addGroup(2, 1, new Members(1));
             prepare(c, new int[]{1}, new int[]{2});
             Members withObserver = commit(c, new int[]{1}, new int[]{2});
@@ -310,11 +317,7 @@ class MembershipTest {
 
     @Test
     void aSoleVotersReadIndexReadsAreServedInAJointChangeWhileItsObserversAreDown() throws Exception {
-        try (RaftCluster c = new RaftCluster(dir, 2, new int[]{1}, null)) {
-            c.setMembers(1, 1);
-            c.start();
-            c.waitForLeader(1);
-            c.write(1, 1);
+        try (RaftCluster c = soleVoterOf(dir, 2)) {
             c.addGroup(2, 1, new Members(1));
             prepare(c, new int[]{1}, new int[]{2});
             waitForConfig(c, commit(c, new int[]{1}, new int[]{2}));
