@@ -585,14 +585,14 @@ final class NioWorker implements Runnable {
                 if (!stopping && (s == Peer.Status.CONNECTING || s == Peer.Status.HANDSHAKING)) {
                     peer.addWaiting(p);
                 } else {
-                    failPacket(p, new NetConnectionException("not connected to " + peer + " (" + s
+                    failPacket(p, new NetNotSentException("not connected to " + peer + " (" + s
                             + (peer.lastFailure != null ? ", last failure: " + peer.lastFailure : "") + ")"));
                 }
                 return;
             }
         }
         if (c.isClosed()) {
-            failPacket(p, new NetConnectionException(c + " is closed: " + c.closeReason));
+            failPacket(p, new NetNotSentException(c + " is closed: " + c.closeReason));
             return;
         }
         enqueue(c, p);
@@ -986,7 +986,7 @@ final class NioWorker implements Runnable {
         if (peer.connection != null) {
             close(peer.connection, "peer removed", null);
         }
-        failWaiting(peer, new NetConnectionException("peer " + peer + " was removed"));
+        failWaiting(peer, new NetNotSentException("peer " + peer + " was removed"));
         node.onPeerStatusChanged();
     }
 
@@ -1003,7 +1003,7 @@ final class NioWorker implements Runnable {
             peer.backoffMillis = Math.max(peer.backoffMillis, cc.reconnectMinBackoffMillis);
             peer.nextConnectNanos = ts.nanoTime() + TimeUnit.MILLISECONDS.toNanos(peer.backoffMillis);
             peer.status = Peer.Status.NOT_CONNECTED;
-            failWaiting(peer, new NetConnectionException("could not connect to " + peer + ": " + peer.lastFailure));
+            failWaiting(peer, new NetNotSentException("could not connect to " + peer + ": " + peer.lastFailure));
             node.onPeerStatusChanged();
             return;
         }
@@ -1132,6 +1132,20 @@ final class NioWorker implements Runnable {
             }
         }
         Throwable err = error != null ? error : new NetConnectionException(c + " closed: " + reason);
+        // Packets still queued were never encoded, so never sent: they fail as not sent (a caller may
+        // send them again), the requests already written or partly written as maybe delivered.
+        // Taken out of the pending map first; every callback runs after the map is clean.
+        ArrayList<WritePacket> unsent = null;
+        WritePacket q;
+        while ((q = c.pollQueue()) != null) {
+            if (unsent == null) {
+                unsent = new ArrayList<>();
+            }
+            unsent.add(q);
+            if (q.type == PacketType.REQUEST && q.context == null) {
+                pending.remove(key(c, q.seq));
+            }
+        }
         // Fail what waits on this connection before anything else can run and send to it again.
         if (!pending.isEmpty()) {
             scanConnection = c;
@@ -1139,9 +1153,13 @@ final class NioWorker implements Runnable {
             scanConnection = null;
             failScratch(err);
         }
-        WritePacket p;
-        while ((p = c.pollQueue()) != null) {
-            failPacket(p, err);
+        // A given error (the client stopping, an encoding failure) says more than "not sent" and stays.
+        Throwable unsentErr = error != null ? error
+                : new NetNotSentException(c + " closed before the request was sent: " + reason);
+        if (unsent != null) {
+            for (WritePacket u : unsent) {
+                failPacket(u, unsentErr);
+            }
         }
         for (int i = c.outStart; i < c.outEnd; i++) {
             bufferPool.release(c.out[i]);
@@ -1160,7 +1178,7 @@ final class NioWorker implements Runnable {
         c.awaitingWriteHead = null;
         c.awaitingWriteTail = null;
         if (peer != null) {
-            failWaiting(peer, err);
+            failWaiting(peer, unsentErr);
             node.onPeerStatusChanged();
         }
         if (c.handshakeDone) {

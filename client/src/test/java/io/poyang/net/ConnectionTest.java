@@ -129,6 +129,21 @@ class ConnectionTest {
     }
 
     @Test
+    void aRequestThatNeverLeftFailsAsNotSentWhenTheConnectionCloses() throws Exception {
+        try (ServerSocket hangsUp = new ServerSocket(0)) {   // accepts, never answers the handshake, then closes
+            NioClientConfig cc = new NioClientConfig();
+            cc.servers.add("127.0.0.1:" + hangsUp.getLocalPort());
+            client = new NioClient(cc);
+            client.start();
+            CompletableFuture<byte[]> f = client.sendRequest(null, echo(new byte[1]), BytesDecoder.FACTORY, 10_000);
+            hangsUp.accept().close();
+            Throwable t = causeOf(f, 5000);
+            // certainly not received, so a caller may send it again (RaftClient retries it within its deadline)
+            assertInstanceOf(NetNotSentException.class, t);
+        }
+    }
+
+    @Test
     void aBodyThatFailsToEncodeFailsItsRequestAndTheClientGoesOn() throws Exception {
         server = startEchoServer(serverConfig());
         NioClientConfig cc = clientConfig(server);

@@ -11,6 +11,7 @@ import io.poyang.log.PoyangLogs;
 import io.poyang.net.CallOptions;
 import io.poyang.net.DecoderFactory;
 import io.poyang.net.NetConnectionException;
+import io.poyang.net.NetNotSentException;
 import io.poyang.net.NetTimeoutException;
 import io.poyang.net.NioClient;
 import io.poyang.net.Peer;
@@ -552,6 +553,13 @@ public final class RaftClient extends LifeCycle {
                         fail(r);
                         return;
                 }
+            }
+            if (error instanceof NetNotSentException) {
+                // never left this process (the connection closed with it still queued): not applied
+                leaders.remove(groupId, node);
+                lastRefusal = error.getMessage();
+                retryLater();
+                return;
             }
             if (error instanceof NetTimeoutException || error instanceof NetConnectionException) {
                 // Forgotten on a timeout too: a leader whose host died or whose network went black
