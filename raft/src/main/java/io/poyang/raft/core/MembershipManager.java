@@ -41,8 +41,9 @@ import java.util.concurrent.TimeUnit;
  * A retried prepare of the same target, a retried commit, an abort with nothing prepared all
  * succeed without a new entry, once the configuration in force has committed (a retry may find
  * its entry in the log but not yet committed); a retried prepare still catches up every node that
- * is to vote and does not yet, whether a first attempt staged it or it was an observer already; a prepare while another change is prepared, or a commit
- * of a target other than the prepared one, are refused with the configuration in the message. A
+ * is to vote and does not yet, whether a first attempt staged it or it was an observer already. A
+ * prepare while another change is prepared, or a commit of a target other than the prepared one,
+ * are refused with the configuration in the message. A
  * leader that crashes mid-change leaves either the old configuration or the joint one in the new
  * leader's log; the operator commits or aborts from there.
  *
