@@ -58,29 +58,30 @@ final class FaultRunner implements Runnable {
                 return;
             }
             int done = 0;
+            FaultClock clock = new FaultClock(endNanos);
             for (FaultSchedule.FaultStep step : schedule.steps()) {
                 long need = TimeUnit.MILLISECONDS.toNanos(step.holdMillis() + 1_000);
                 if (done < schedule.firstRoundSize()) {
                     // Every kind once, even if the run must be longer: the clients keep going through it.
-                    long atLeast = System.nanoTime() + need + TimeUnit.MILLISECONDS.toNanos(step.gapAfterMillis());
-                    long end = endNanos.get();
-                    if (end - atLeast < 0 && endNanos.compareAndSet(end, atLeast)) {
+                    long moved = clock.stretchForFirstRound(System.nanoTime(), need,
+                            TimeUnit.MILLISECONDS.toNanos(step.gapAfterMillis()));
+                    if (moved > 0) {
                         event(String.format(Locale.ROOT, "the run is stretched by %.1f s so the first "
-                                + "round of faults (each kind once) completes", (atLeast - end) / 1e9));
+                                + "round of faults (each kind once) completes", moved / 1e9));
                     }
                 }
-                if (stopRequested || endNanos.get() - System.nanoTime() < need) {
+                if (stopRequested || !clock.faultFits(System.nanoTime(), need)) {
                     break;
                 }
                 done++;
                 inject(step);
                 // The clients go on long enough after the fault ended to see the cluster serve again:
                 // a fault ending at the run's end would otherwise read as "no write acknowledged after it".
-                long recoveryEnd = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RECOVERY_WINDOW_MILLIS);
-                long end = endNanos.get();
-                if (end - recoveryEnd < 0 && endNanos.compareAndSet(end, recoveryEnd)) {
+                long moved = clock.stretchForRecovery(System.nanoTime(),
+                        TimeUnit.MILLISECONDS.toNanos(RECOVERY_WINDOW_MILLIS));
+                if (moved > 0) {
                     event(String.format(Locale.ROOT, "the run is stretched by %.1f s so the clients see the "
-                            + "cluster recover from this fault", (recoveryEnd - end) / 1e9));
+                            + "cluster recover from this fault", moved / 1e9));
                 }
                 current = "none (quiet)";
                 if (!sleepUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(step.gapAfterMillis()))) {
