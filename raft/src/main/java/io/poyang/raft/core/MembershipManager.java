@@ -16,6 +16,7 @@ import io.poyang.raft.sm.SnapshotMeta;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntPredicate;
 
 /**
  * Membership changes by joint consensus (DESIGN §6), and the configuration in force.
@@ -182,11 +183,11 @@ final class MembershipManager {
                         // joint entry goes in, or a new majority that needs it could commit nothing,
                         // not even an abort. That covers observers being promoted, and the nodes a
                         // first attempt of this prepare staged as observers before it timed out.
-                        int[] toCatchUp = notVoters(target.voters(), cur);
+                        int[] toCatchUp = those(target.voters(), id -> !cur.isVoter(id));
                         if (toCatchUp.length > 0) {
                             f.startCatchUp(toCatchUp);
                         }
-                        int[] newcomers = missing(target.voters(), cur);
+                        int[] newcomers = those(target.voters(), id -> !cur.contains(id));
                         phase = 1;
                         if (newcomers.length > 0) {
                             // replicate to them first, as observers: the joint phase must not wait on them
@@ -270,23 +271,12 @@ final class MembershipManager {
         });
     }
 
-    private static int[] missing(int[] ids, Members in) {
+    /** The ids of {@code ids} that {@code keep} accepts, in order. */
+    private static int[] those(int[] ids, IntPredicate keep) {
         int[] r = new int[ids.length];
         int n = 0;
         for (int id : ids) {
-            if (!in.contains(id)) {
-                r[n++] = id;
-            }
-        }
-        return Arrays.copyOf(r, n);
-    }
-
-    /** The ids of {@code ids} that are not voters of {@code in} (observers, or not in it at all). */
-    private static int[] notVoters(int[] ids, Members in) {
-        int[] r = new int[ids.length];
-        int n = 0;
-        for (int id : ids) {
-            if (!in.isVoter(id)) {
+            if (keep.test(id)) {
                 r[n++] = id;
             }
         }

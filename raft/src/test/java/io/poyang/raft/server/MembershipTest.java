@@ -124,12 +124,7 @@ class MembershipTest {
 
     @Test
     void aPreparedChangeIsAborted() {
-        try (RaftCluster c = new RaftCluster(dir, 4, new int[]{1}, null)) {
-            c.setMembers(1, 1, 2, 3);
-            c.start();
-            c.waitForLeader(1);
-            c.write(1, 1);
-            c.addGroup(4, 1, new Members(1, 2, 3));
+        try (RaftCluster c = threeVotersAndNodeFour(dir)) {
             Members joint = prepare(c, new int[]{1, 2, 3, 4}, NONE);
             assertTrue(joint.isJoint());
             Members back = c.onLeader(1, g -> g.abortMembers(20_000));
@@ -250,6 +245,22 @@ class MembershipTest {
         }
     }
 
+    /** 4 nodes, group 1 on voters 1, 2, 3 with one write applied, and hosted on node 4 outside the configuration. */
+    private static RaftCluster threeVotersAndNodeFour(Path dir) {
+        RaftCluster c = new RaftCluster(dir, 4, new int[]{1}, null);
+        try {
+            c.setMembers(1, 1, 2, 3);
+            c.start();
+            c.waitForLeader(1);
+            c.write(1, 1);
+            c.addGroup(4, 1, new Members(1, 2, 3));
+            return c;
+        } catch (RuntimeException | Error e) {
+            c.close();
+            throw e;
+        }
+    }
+
     /** Runs {@code op} on group 1's leader and expects it to fail; returns the cause. */
     private static Throwable failureOf(RaftGroup leader, java.util.function.Function<RaftGroup, CompletableFuture<Members>> op) {
         try {
@@ -335,12 +346,7 @@ class MembershipTest {
 
     @Test
     void aRetriedCommitIsAnsweredOnlyOnceItsEntryCommitted() {
-        try (RaftCluster c = new RaftCluster(dir, 4, new int[]{1}, null)) {
-            c.setMembers(1, 1, 2, 3);
-            c.start();
-            c.waitForLeader(1);
-            c.write(1, 1);
-            c.addGroup(4, 1, new Members(1, 2, 3));
+        try (RaftCluster c = threeVotersAndNodeFour(dir)) {
             int[] four = {1, 2, 3, 4};
             assertTrue(prepare(c, four, NONE).isJoint());
             int leader = c.waitForLeader(1);
@@ -450,12 +456,7 @@ class MembershipTest {
 
     @Test
     void theConfigurationIsKeptInSnapshotsAcrossAFullRestart() {
-        try (RaftCluster c = new RaftCluster(dir, 4, new int[]{1}, null)) {
-            c.setMembers(1, 1, 2, 3);
-            c.start();
-            c.waitForLeader(1);
-            c.write(1, 1);
-            c.addGroup(4, 1, new Members(1, 2, 3));
+        try (RaftCluster c = threeVotersAndNodeFour(dir)) {
             prepare(c, new int[]{1, 2, 4}, new int[]{3});
             Members changed = commit(c, new int[]{1, 2, 4}, new int[]{3});
             waitForConfig(c, changed);
