@@ -158,6 +158,11 @@ class TtlAndWatchFailoverTest {
                 }
                 return false;
             });
+            // The old leader steps down an election timeout after it last heard a majority. A put that
+            // reached it before that would sit in its log, never committed while it is cut off, and end
+            // outcome-unknown at its deadline (a CI run hit that window once): the write is meant to
+            // go through the new leader.
+            KvTestCluster.waitFor("the cut-off leader to step down", () -> !c.group(old).isLeader());
             writer.put("k", b("v2"));
             KvTestCluster.waitFor("the watch hears the write made through the new leader", 20, () -> "v2".equals(seen.get("k")));
             c.faults.heal();
