@@ -57,20 +57,24 @@ final class ConfigHistory {
         return latest();
     }
 
-    /** Forgets entries covered by a snapshot at {@code index} (the base becomes the one in force there). */
+    /**
+     * Forgets the entries before the one in force at {@code index}, a snapshot's index: nothing asks
+     * for a configuration below it any more (snapshots are captured at the applied index, and the
+     * commit index only grows; truncation stays above the commit index). The entries kept keep their
+     * own indexes, so {@link #latestIndex} still names the latest config-change entry.
+     */
     void compactTo(long index) {
-        if (index < indexes.get(0)) {
-            return;
+        int inForce = 0;
+        while (inForce + 1 < indexes.size() && indexes.get(inForce + 1) <= index) {
+            inForce++;
         }
-        Members base = at(index);
-        int i = 0;
-        while (i < indexes.size() && indexes.get(i) <= index) {
-            i++;
-        }
-        indexes.subList(0, i).clear();
-        configs.subList(0, i).clear();
-        indexes.add(0, index);
-        configs.add(0, base);
+        indexes.subList(0, inForce).clear();
+        configs.subList(0, inForce).clear();
+    }
+
+    /** How many configurations are held (the base and the entries after it). */
+    int size() {
+        return indexes.size();
     }
 
     @Override

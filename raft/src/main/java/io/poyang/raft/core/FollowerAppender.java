@@ -147,11 +147,23 @@ final class FollowerAppender extends FiberFrame<Void> {
 
     private FrameCallResult dispatch(Object o) {
         if (o instanceof AppendEntriesRequest) {
-            return onAppend((AppendEntriesRequest) o);
+            AppendEntriesRequest append = (AppendEntriesRequest) o;
+            if (g.snapshotManager.hasTransferOlderThan(append.term)) {
+                current = append;
+                return Fiber.call(g.snapshotManager.abandonTransfer(append.term), this::afterTransferAbandoned);
+            }
+            return onAppend(append);
         }
         InstallSnapshotRequest req = (InstallSnapshotRequest) o;
         current = req;
         return Fiber.call(g.snapshotManager.receive(req), this::afterSnapshotChunk);
+    }
+
+    private FrameCallResult afterTransferAbandoned(Attempt<Object> a) {
+        AppendEntriesRequest req = (AppendEntriesRequest) current;
+        current = null;
+        FrameCallResult r = onAppend(req);
+        return r != null ? r : next(null);
     }
 
     private FrameCallResult afterSnapshotChunk(InstallSnapshotResponse resp) {

@@ -8,6 +8,7 @@ import io.poyang.fiber.FiberFrame;
 import io.poyang.fiber.FrameCallResult;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
+import io.poyang.net.NetNotSentException;
 import io.poyang.net.ReqContext;
 import io.poyang.net.RpcCallback;
 import io.poyang.net.WritePacket;
@@ -132,6 +133,10 @@ final class LeaderTransfer {
         private volatile boolean declined;
         /** Sending TIMEOUT_NOW failed (network thread). */
         private volatile String sendError;
+        /** TIMEOUT_NOW never left this node (no connection, or it closed with the request queued). */
+        private volatile boolean notSent;
+        /** The thread in the send call while it runs: a failure it reports itself means "not sent". */
+        private Thread sendCaller;
 
         TransferFrame(int targetId, long timeoutMillis, CompletableFuture<Void> result) {
             this.targetId = targetId;
@@ -199,6 +204,7 @@ final class LeaderTransfer {
             timeoutNowTermBefore = timeoutNowTerm;
             timeoutNowTerm = s.currentTerm;
             FieldMessage req = REQUEST.builder().set(1, s.groupId).set(2, s.currentTerm).set(3, s.selfId).build();
+            sendCaller = Thread.currentThread();
             g.transport.send(targetId, RaftCommands.TIMEOUT_NOW, req, RESPONSE, g.config.electionTimeoutMillis(),
                     new RpcCallback<FieldMessage>() {
                         @Override
@@ -210,10 +216,17 @@ final class LeaderTransfer {
 
                         @Override
                         public void onFailure(Throwable error) {
-                            // it may still have arrived and started an election: wait the full time
                             sendError = error.toString();
+                            // A failure during the send call itself (no address, not connected, stopped) or
+                            // a request still queued when its connection closed never reached the target.
+                            // Any other (a timeout, a connection lost after the write) may have arrived and
+                            // started an election: wait the full time.
+                            if (sendCaller == Thread.currentThread() || error instanceof NetNotSentException) {
+                                notSent = true;
+                            }
                         }
                     });
+            sendCaller = null;
             return waitStepDown(null);
         }
 
@@ -223,11 +236,15 @@ final class LeaderTransfer {
             if (s.roleEpoch != epoch) {
                 return waitNewLeader(null);
             }
-            if (declined) {
+            if (declined || notSent) {
                 // the target started nothing: no vote request of it is on its way, the lease may come back
                 // (unless an earlier transfer of this term told another node to stand)
                 timeoutNowSent = false;
                 timeoutNowTerm = timeoutNowTermBefore;
+                if (notSent) {
+                    throw new PoyangTimeoutException("TIMEOUT_NOW could not be sent to node " + targetId + " ("
+                            + sendError + "); leader " + s.selfId + " of raft group " + s.groupId + " goes on leading");
+                }
                 throw new PoyangTimeoutException("node " + targetId + " declined to take over raft group " + s.groupId
                         + " (it no longer follows leader " + s.selfId + " in term " + term + ", or it cannot stand);"
                         + " leader " + s.selfId + " goes on leading");

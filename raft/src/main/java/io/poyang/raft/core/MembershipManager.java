@@ -104,6 +104,11 @@ final class MembershipManager {
         reset(meta.lastIndex(), membersOf(meta));
     }
 
+    /** This node wrote a snapshot at {@code index}: the configurations before the one in force there are not needed. */
+    void onSnapshotWritten(long index) {
+        history.compactTo(index);
+    }
+
     /** The configuration in force at {@code index} (for a snapshot taken there). */
     Members configAt(long index) {
         return history.at(index);

@@ -63,6 +63,8 @@ final class SnapshotManager {
     private LogFile receiving;
     private long receivingIndex;
     private int receivingTerm;
+    /** The term of the leader that started the transfer at offset 0. */
+    private int receivingLeaderTerm;
     private long receivedBytes;
     /** The received file after its last chunk, until it is committed or dropped. */
     private LogFile receivedFile;
@@ -248,6 +250,7 @@ final class SnapshotManager {
             }
             // a snapshot received from the leader while this one was written may be newer: keep the order
             addSnapshot(s);
+            g.membership.onSnapshotWritten(s.meta.lastIndex());
             log.info("group {} on node {}: wrote {} ({} bytes)", g.state.groupId, g.state.selfId, s, s.dataBytes);
             pruneOld();
             long oldest = snapshots.get(0).meta.lastIndex();
@@ -480,6 +483,7 @@ final class SnapshotManager {
             receiving = f;
             receivingIndex = req.lastIndex;
             receivingTerm = req.lastTerm;
+            receivingLeaderTerm = req.term;
             receivedBytes = 0;
             return write();
         }
@@ -597,17 +601,7 @@ final class SnapshotManager {
             Path tmp = dir.resolve(SnapshotFiles.RECEIVING);
             // The partial file goes before the answer: it would hold its space until the next transfer
             // (or start), and a later delete could remove the file of the next transfer.
-            FiberFuture<Object> discard = g.blocking("snapshot-receive-discard", () -> {
-                try {
-                    if (f != null) {
-                        f.close();
-                    }
-                    io.delete(tmp);
-                } catch (IOException | RuntimeException e) {
-                    log.debug("removing the partly received snapshot {} failed", tmp, e);
-                }
-                return null;
-            });
+            FiberFuture<Object> discard = g.blocking("snapshot-receive-discard", () -> discardPartial(f, tmp));
             // an Attempt: this frame never fails, not even when the I/O executor is shut down (stopping)
             String reason = "receiving it into " + dir + " failed: " + ex;
             return Fiber.call(Attempt.of(discard, -1), a -> Fiber.frameReturn(refuse(reason)));
@@ -620,6 +614,44 @@ final class SnapshotManager {
             }
             return Fiber.frameReturn();
         }
+    }
+
+    /** Closes (when open) and deletes a partly received snapshot; I/O thread, never fails. */
+    private Object discardPartial(LogFile f, Path tmp) {
+        try {
+            if (f != null) {
+                f.close();
+            }
+            io.delete(tmp);
+        } catch (IOException | RuntimeException e) {
+            log.debug("removing the partly received snapshot {} failed", tmp, e);
+        }
+        return null;
+    }
+
+    /**
+     * Whether a transfer that a leader of a term before {@code term} started is still open. That
+     * leader is gone: the leader of {@code term} catches this node up by log, or starts its own
+     * transfer at offset 0. Follower appender fiber.
+     */
+    boolean hasTransferOlderThan(int term) {
+        return receiving != null && receivingLeaderTerm < term;
+    }
+
+    /**
+     * Closes and deletes the partly received file of a transfer whose leader is gone (see
+     * {@link #hasTransferOlderThan}). Without this the file would hold its handle and its space until
+     * the next transfer or the group's stop. The follower appender awaits it before its next request,
+     * so that a new transfer's first chunk cannot open the file while this deletes it. Never fails.
+     */
+    Attempt<Object> abandonTransfer(int term) {
+        LogFile f = receiving;
+        receiving = null;
+        log.info("group {} on node {}: dropped the partly received snapshot {}-{} ({} bytes) of the leader of term {};"
+                        + " the leader of term {} goes on", g.state.groupId, g.state.selfId, receivingIndex, receivingTerm,
+                receivedBytes, receivingLeaderTerm, term);
+        Path tmp = dir.resolve(SnapshotFiles.RECEIVING);
+        return Attempt.of(g.blocking("snapshot-receive-abandon", () -> discardPartial(f, tmp)), -1);
     }
 
     /** Closes a transfer in progress (the group stops). */

@@ -77,8 +77,11 @@ final class RaftCluster implements AutoCloseable {
         this(baseDir, nodeCount, groupIds, null);
     }
 
+    /** The election timeout of {@link #testConfig}. */
+    static final long ELECTION_TIMEOUT_MILLIS = 500;
+
     static RaftConfig testConfig() {
-        return new RaftConfig().electionTimeoutMillis(500).heartbeatIntervalMillis(50)
+        return new RaftConfig().electionTimeoutMillis(ELECTION_TIMEOUT_MILLIS).heartbeatIntervalMillis(50)
                 .replicationTimeoutMillis(2000).segmentBytes(1 << 20).snapshotEvery(0, 0);
     }
 

@@ -135,6 +135,63 @@ class SnapshotCatchUpTest {
      * returns once the leader's log starts after the follower's: the first index it missed, which
      * only a snapshot can give it now. The follower stays cut off.
      */
+    @Test
+    void aTransferCutShortByALeaderChangeLeavesNoPartialFileOnceTheNewLeaderCatchesTheFollowerUpByLog()
+            throws Exception {
+        io.poyang.raft.store.FaultyFileIo fileIo = new io.poyang.raft.store.FaultyFileIo();
+        java.util.concurrent.atomic.AtomicReference<Runnable> onSecondChunk = new java.util.concurrent.atomic.AtomicReference<>();
+        fileIo.hook = new io.poyang.raft.store.FaultyFileIo.Hook() {
+            @Override
+            public void beforeWrite(Path file, long position, int length) {
+                Runnable r = onSecondChunk.get();
+                if (position > 0 && file.getFileName().toString().equals("receiving.tmp") && r != null
+                        && onSecondChunk.compareAndSet(r, null)) {
+                    r.run();
+                }
+            }
+        };
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1},
+                rc -> rc.logFileIo(fileIo).segmentBytes(64 * 1024).snapshotChunkBytes(4 * 1024)).start()) {
+            int leader = c.waitForLeader(1);
+            int follower = leader % 3 + 1;
+            int other = 6 - leader - follower;
+            c.write(1, 1);
+            c.faults.isolate(follower);
+            LoadGenerator load = new LoadGenerator(c, 1, 100, 1_000_000);
+            load.awaitAcknowledged(4_000);
+            load.close();
+            long missed = c.group(follower, 1).lastLogIndex() + 1;
+            // only the leader snapshots: the other node keeps its whole log and can catch the follower up by log
+            assertNotNull(RaftCluster.join(c.group(leader, 1).takeSnapshot()));
+            RaftGroup lg = c.group(leader, 1);
+            RaftCluster.waitFor("the leader's log to start after the follower's", () -> lg.firstLogIndex() > missed);
+            assertEquals(1, c.group(other, 1).firstLogIndex());
+            // the transfer stops after its second chunk: the leader and the follower lose each other
+            java.util.concurrent.CountDownLatch cut = new java.util.concurrent.CountDownLatch(1);
+            onSecondChunk.set(() -> {
+                c.faults.block(leader, follower);
+                c.faults.block(follower, leader);
+                cut.countDown();
+            });
+            c.faults.heal();
+            assertTrue(cut.await(20, TimeUnit.SECONDS), "the leader sent a second chunk");
+            Path partial = dir.resolve("node-" + follower).resolve("group-1").resolve("snapshot").resolve("receiving.tmp");
+            assertTrue(Files.exists(partial), "the follower holds a partly received snapshot");
+            // the other node leads; it has every entry the follower lacks
+            RaftCluster.join(lg.transferLeadership(other, 10_000));
+            RaftGroup og = c.group(other, 1);
+            RaftGroup fg = c.group(follower, 1);
+            c.write(1, 2_000_000);
+            RaftCluster.waitFor("the follower to catch up by log from the new leader",
+                    () -> fg.lastApplied() >= og.commitIndex() && fg.term() == og.term());
+            assertEquals(1, fg.firstLogIndex(), "caught up by log, not by a snapshot");
+            RaftCluster.waitFor("the partly received snapshot to be deleted", () -> !Files.exists(partial));
+            c.faults.heal();
+            c.write(1, 2_000_001);
+            c.checkIdentical(1);
+        }
+    }
+
     private static long cutOffPastTheLeadersLog(RaftCluster c, int leader, int follower) {
         c.write(1, 1);
         c.faults.isolate(follower);

@@ -128,22 +128,10 @@ class TransferTest {
             c.write(1, 1);
             RaftGroup g = c.group(leader, 1);
             TestStateMachine sm = c.machine(leader, 1);
-            RaftCluster.waitFor("a lease read on the leader", () -> {
-                long before = g.readCounters()[0];
-                RaftCluster.join(g.read(ReadKind.LEASE_READ, 5_000, sm::count));
-                return g.readCounters()[0] > before;
-            });
+            waitForALeaseRead(g, sm);
             int target = leader % 3 + 1;
             int third = 6 - leader - target;
-            RaftCluster.waitFor("the leader to know the target has every entry", () -> {
-                GroupStatus st = RaftCluster.join(g.detailedStatus());
-                for (GroupStatus.Follower f : st.followers()) {
-                    if (f.nodeId() == target) {
-                        return f.lag() == 0;
-                    }
-                }
-                return false;
-            });
+            waitUntilCaughtUp(g, target);
             // the target hears the leader (TIMEOUT_NOW arrives) but nothing it sends gets through:
             // it stands, and cannot win
             c.faults.block(target, leader).block(target, third);
@@ -169,6 +157,62 @@ class TransferTest {
             c.write(1, 2);
             assertEquals(2, c.checkIdentical(1).length);
         }
+    }
+
+    @Test
+    void aTimeoutNowThatCouldNotBeSentFailsTheTransferAtOnceAndLeavesTheLeaseAlone() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            c.write(1, 1);
+            RaftGroup g = c.group(leader, 1);
+            TestStateMachine sm = c.machine(leader, 1);
+            waitForALeaseRead(g, sm);
+            int target = leader % 3 + 1;
+            waitUntilCaughtUp(g, target);
+            // the target has every entry, but nothing the leader sends it leaves the leader: the send fails at once
+            c.faults.block(leader, target);
+            long start = System.nanoTime();
+            try {
+                g.transferLeadership(target, 5_000).get(10, TimeUnit.SECONDS);
+                throw new AssertionError("a transfer whose TIMEOUT_NOW could not be sent succeeded");
+            } catch (ExecutionException e) {
+                assertTrue(e.getCause() instanceof PoyangTimeoutException, "got " + e.getCause());
+                assertTrue(e.getCause().getMessage().contains("could not be sent"), e.getCause().getMessage());
+            }
+            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(tookMillis < RaftCluster.ELECTION_TIMEOUT_MILLIS, "the transfer failed after " + tookMillis
+                    + " ms, not at once (the election timeout is " + RaftCluster.ELECTION_TIMEOUT_MILLIS + " ms)");
+            assertTrue(g.isLeader());
+            // no node was told to stand, so the lease holds (the third node answers the heartbeats)
+            long[] before = g.readCounters();
+            for (int i = 0; i < 20; i++) {
+                assertEquals(1, (int) RaftCluster.join(g.read(ReadKind.LEASE_READ, 5_000, sm::count)));
+            }
+            assertEquals(20, g.readCounters()[0] - before[0], "lease reads were refused after a TIMEOUT_NOW that never left");
+            c.faults.heal();
+            c.write(1, 2);
+            assertEquals(2, c.checkIdentical(1).length);
+        }
+    }
+
+    private static void waitForALeaseRead(RaftGroup g, TestStateMachine sm) {
+        RaftCluster.waitFor("a lease read on the leader", () -> {
+            long before = g.readCounters()[0];
+            RaftCluster.join(g.read(ReadKind.LEASE_READ, 5_000, sm::count));
+            return g.readCounters()[0] > before;
+        });
+    }
+
+    private static void waitUntilCaughtUp(RaftGroup g, int target) {
+        RaftCluster.waitFor("the leader to know node " + target + " has every entry", () -> {
+            GroupStatus st = RaftCluster.join(g.detailedStatus());
+            for (GroupStatus.Follower f : st.followers()) {
+                if (f.nodeId() == target) {
+                    return f.lag() == 0;
+                }
+            }
+            return false;
+        });
     }
 
     @Test
