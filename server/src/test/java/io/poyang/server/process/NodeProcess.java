@@ -48,11 +48,17 @@ final class NodeProcess implements AutoCloseable {
     }
 
     NodeProcess start(String[] args) throws IOException {
+        return start(new ArrayList<>(), args);
+    }
+
+    /** Starts the node with {@code jvmOptions} (a {@code -D...} setting) before the main class. */
+    NodeProcess start(List<String> jvmOptions, String[] args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaBin());
         cmd.add("-Xmx256m");
         cmd.add("-XX:+UseSerialGC");
         cmd.add("-XX:TieredStopAtLevel=1");
+        cmd.addAll(jvmOptions);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(ServerCommand.class.getName());
