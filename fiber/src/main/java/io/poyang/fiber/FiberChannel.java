@@ -69,7 +69,12 @@ public final class FiberChannel<T> {
         offer0(item);
     }
 
-    /** Adds an item from any thread. Items from one thread arrive in the order offered. */
+    /**
+     * Adds an item from any thread. Items from one thread arrive in the order offered. One dispatcher
+     * task drains a burst of offers from all threads, so the item is not ordered against this
+     * thread's later {@code fire*} calls on other objects: a fiber those wake may find the channel
+     * still without the item (its drain task may not be posted yet). Wait for items with a take.
+     */
     public void fireOffer(T item) {
         if (item == null) {
             throw new IllegalArgumentException("a channel carries items, not null");
