@@ -63,7 +63,8 @@ public final class BenchOptions {
                 "",
                 "  --op put|get|mixed|raft|raft-read|rpc|fiber|log  what to measure (default put)",
                 "  --nodes 1|3               local servers: DtKV node processes for put/get/mixed (default 1)",
-                "  --servers h:p,h:p         use an existing cluster (service ports): nothing is started or stopped",
+                "  --servers [id=]h:p,...    use an existing cluster (service ports): nothing is started or stopped;",
+                "                            ids default to 1, 2, 3 ... in order",
                 "  --in-process              put/get/mixed: run the local nodes in this JVM, not as child processes",
                 "  --value-size BYTES        body or value size (default 256; 128 for --op rpc)",
                 "  --keys N                  distinct keys (default 10000 for put/get/mixed, 100000 for raft)",
@@ -140,9 +141,16 @@ public final class BenchOptions {
                     o.servers = new ArrayList<>();
                     for (String s : value.split(",")) {
                         String t = s.trim();
-                        String problem = io.poyang.net.HostPort.problem(t, false);
+                        String problem = io.poyang.net.HostPort.problem(ServerProbe.hostPortOf(t), false);
+                        int idEnd = t.indexOf('=');
+                        if (problem == null && idEnd >= 0) {
+                            String id = t.substring(0, idEnd).trim();
+                            if (!id.matches("[0-9]{1,9}") || Integer.parseInt(id) == 0) {
+                                problem = "a node id is a positive number, got '" + id + "' in '" + t + "'";
+                            }
+                        }
                         if (problem != null) {
-                            throw new UsageException("--servers takes host:port,host:port...: " + problem);
+                            throw new UsageException("--servers takes [id=]host:port,[id=]host:port...: " + problem);
                         }
                         o.servers.add(t);
                     }

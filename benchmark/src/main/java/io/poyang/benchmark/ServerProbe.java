@@ -110,7 +110,14 @@ public final class ServerProbe {
     }
 
     /** "host:port", "[v6]:port": the address, resolved when the host name can be. */
-    private static InetSocketAddress address(String hostPort) {
+    /** The address part of a --servers entry, "id=host:port" or "host:port". */
+    static String hostPortOf(String entry) {
+        int eq = entry.indexOf('=');
+        return eq < 0 ? entry : entry.substring(eq + 1).trim();
+    }
+
+    private static InetSocketAddress address(String entry) {
+        String hostPort = hostPortOf(entry);
         int colon = hostPort.lastIndexOf(':');
         String host = hostPort.substring(0, colon);
         if (host.startsWith("[") && host.endsWith("]")) {

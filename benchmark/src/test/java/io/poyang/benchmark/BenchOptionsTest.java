@@ -65,10 +65,20 @@ class BenchOptionsTest {
         assertMessage("--duration takes a time", "--duration", "0x1p3");
         assertMessage("--duration must be positive", "--duration", "0");
         assertMessage("--fsync takes true or false", "--fsync", "maybe");
-        assertMessage("--servers takes host:port", "--servers", "localhost");
+        assertMessage("--servers takes [id=]host:port", "--servers", "localhost");
         assertMessage("out of range", "--servers", "h:99999");
+        assertMessage("a node id is a positive number, got 'x'", "--servers", "x=h:1");
+        assertMessage("a node id is a positive number, got '0'", "--servers", "0=h:1");
+        assertMessage("out of range", "--servers", "4=h:99999");
         assertMessage("unexpected argument 'rpc'", "rpc");
         assertMessage("--read-kind must be lease, read-index or follower", "--read-kind", "dirty");
+    }
+
+    @Test
+    void serversMayNameTheirNodeIds() throws Exception {
+        BenchOptions o = BenchOptions.parse("--servers", "4=a:1, 5=b:2,6=c:3");
+        assertEquals(Arrays.asList("4=a:1", "5=b:2", "6=c:3"), o.servers);
+        assertEquals(3, o.clusterNodes());
     }
 
     @Test

@@ -43,6 +43,16 @@ class ServerProbeTest {
     }
 
     @Test
+    void entriesWithNodeIdsAreProbedAtTheirAddresses() throws Exception {
+        try (ServerSocket a = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            List<String> servers = Arrays.asList("7=" + loopback(a.getLocalPort()), "9=" + loopback(closedPort()));
+            String[] problems = ServerProbe.problems(servers, 1_000);
+            assertEquals(null, problems[0]);
+            assertTrue(problems[1] != null, "the closed port of node 9 was not reported");
+        }
+    }
+
+    @Test
     void onlyTheUnreachableAddressesAreNamedWithWhyAndWhatToCheck() throws Exception {
         try (ServerSocket live = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             String up = loopback(live.getLocalPort());
