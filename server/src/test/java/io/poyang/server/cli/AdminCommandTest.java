@@ -17,6 +17,9 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -236,6 +239,50 @@ class AdminCommandTest {
         assertEquals(AdminCommand.EXIT_UNREACHABLE, r.exitCode, r.toString());
         assertTrue(r.stdout.contains("node 4 (127.0.0.1:" + dead + "): unreachable: "), r.stdout);
         assertTrue(r.stdout.contains("voters 1,2,3"), "the others are still listed: " + r.stdout);
+    }
+
+    /**
+     * A node that answers while one of its groups does not (its dispatcher is held by a task that
+     * waits, so the group's status is never taken) is a part of the table missing, as a node not
+     * reached is: its row says "no answer" and the command exits 4 (it exited 0).
+     */
+    @Test
+    void aGroupThatDoesNotAnswerOnANodeThatDoesIsReportedWithExitFour() throws Exception {
+        PoyangNode leader = cluster.awaitLeader(null, 60_000);
+        PoyangNode follower = nodes.get(leader == nodes.get(0) ? 1 : 0);
+        int stalled = follower.config().nodeId;
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        // with one dispatcher per node this holds every group of the follower, not its node status,
+        // which the node answers from its network thread
+        CompletableFuture<Boolean> hold = follower.raftServer().group(1).callInGroup(() -> {
+            held.countDown();
+            return resume.await(60, TimeUnit.SECONDS);
+        });
+        try {
+            assertTrue(held.await(30, TimeUnit.SECONDS), "the follower's dispatcher is held");
+            CommandRun r = CommandRun.adminInProcess("--servers", admin, "--timeout", "3000", "status");
+            assertEquals(AdminCommand.EXIT_UNREACHABLE, r.exitCode, r.toString());
+            String row = Arrays.stream(r.stdout.split("\n")).filter(l -> l.matches("1\\s+" + stalled + "\\s.*"))
+                    .findFirst().orElseThrow(() -> new AssertionError("no row for node " + stalled + ": " + r.stdout));
+            assertTrue(row.matches("1\\s+" + stalled + "\\s+\\?\\s+no answer: .*"), row);
+            assertFalse(r.stdout.contains("unreachable"), "the node itself answered: " + r.stdout);
+            assertEquals(3, Arrays.stream(r.stdout.split("\n")).filter(l -> l.matches("1\\s+\\d+\\s.*")).count(),
+                    "every node's row is printed: " + r.stdout);
+            CommandRun json = CommandRun.adminInProcess("--servers", admin, "--timeout", "3000", "--json", "status");
+            assertEquals(AdminCommand.EXIT_UNREACHABLE, json.exitCode, json.toString());
+            assertTrue(json.stdout.contains("{\"group\":1,\"node\":" + stalled + ",\"error\":"), json.stdout);
+        } finally {
+            resume.countDown();
+        }
+        assertTrue(hold.get(30, TimeUnit.SECONDS));
+        // the held follower catches up before the other tests look at the table
+        Await.until("node " + stalled + " to answer its status again, following a leader", 60_000,
+                () -> {
+                    CommandRun r = admin("status");
+                    return r.exitCode == AdminCommand.EXIT_OK
+                            && r.stdout.lines().anyMatch(l -> l.matches("1\\s+" + stalled + "\\s+FOLLOWER\\s.*"));
+                });
     }
 
     @Test
