@@ -424,9 +424,17 @@ final class Replicator extends FiberFrame<Void> {
      */
     final WarningThrottle snapshotSendFailures = new WarningThrottle(TimeUnit.SECONDS.toNanos(10));
 
-    /** The follower answered a snapshot chunk sent at {@code sendNanos}. */
-    void onSnapshotAck(long sendNanos) {
+    /**
+     * The follower answered, in this leader's term, a snapshot chunk sent at {@code sendNanos} with
+     * the lease stamp and read round of that moment: proof of leadership at the send time, as an
+     * append's answer is. A follower receiving a long snapshot gets no heartbeats meanwhile; without
+     * this its answers would confirm no read round and hold no lease, and a leader whose only other
+     * reachable voter is that follower would time out every linearizable read until the transfer ends.
+     */
+    void onSnapshotAck(long sendNanos, long leaseStamp, long readRound) {
         g.commitManager.onFollowerAck(peerId, sendNanos);
+        g.leaseReads.onAck(peerId, leaseStamp);
+        g.reads.onAck(peerId, readRound);
     }
 
     int term() {

@@ -30,7 +30,10 @@ final class SnapshotSender extends FiberFrame<Boolean> {
     private long offset;
     private int length;
     private boolean last;
+    /** When the chunk in flight left, its lease stamp and its read round (what its answer proves). */
     private long sendNanos;
+    private long leaseStamp;
+    private long readRound;
     private boolean acquired;
 
     SnapshotSender(RaftGroup g, Replicator replicator, SnapshotFiles.Snapshot snapshot) {
@@ -86,6 +89,8 @@ final class SnapshotSender extends FiberFrame<Boolean> {
                 snapshot.meta.format());
         FiberFuture<InstallSnapshotResponse> answer = g.fiberGroup.newFuture("snapshot-chunk");
         sendNanos = g.nowNanos();
+        leaseStamp = g.leaseReads.sendStamp(sendNanos);
+        readRound = g.reads.currentRound();
         g.transport.send(replicator.peerId, RaftCommands.INSTALL_SNAPSHOT, req, InstallSnapshotResponse.DECODER,
                 g.config.replicationTimeoutMillis(), new RpcCallback<InstallSnapshotResponse>() {
                     @Override
@@ -115,7 +120,7 @@ final class SnapshotSender extends FiberFrame<Boolean> {
         if (resp.term == replicator.term()) {
             // it took this leader's term: proof of leadership at the send time (a failed follower
             // answers in its own, older term and proves nothing, as in Replicator)
-            replicator.onSnapshotAck(sendNanos);
+            replicator.onSnapshotAck(sendNanos, leaseStamp, readRound);
         }
         if (!resp.success) {
             WarningThrottle refusals = replicator.snapshotRefusals;

@@ -9,6 +9,7 @@ import io.poyang.raft.core.ReadTask;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -212,6 +213,59 @@ class ReadTest {
             assertInstanceOf(NotLeaderException.class, failureOf(g.read(ReadKind.LEASE_READ, 1_000, sm::count)));
             c.faults.heal();
             c.write(1, 2);
+            c.checkIdentical(1);
+        }
+    }
+
+    @Test
+    void readsAreAnsweredWhileTheLeadersOnlyReachableVoterReceivesASnapshot() throws Exception {
+        // the follower writes each chunk slowly (a slow disk): the transfer lasts seconds
+        io.poyang.raft.store.FaultyFileIo fileIo = new io.poyang.raft.store.FaultyFileIo();
+        fileIo.hook = new io.poyang.raft.store.FaultyFileIo.Hook() {
+            @Override
+            public void beforeWrite(Path file, long position, int length) {
+                if (file.getFileName().toString().equals("receiving.tmp")) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+                }
+            }
+        };
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1},
+                rc -> rc.logFileIo(fileIo).segmentBytes(64 * 1024).snapshotChunkBytes(2 * 1024)).start()) {
+            int leader = c.waitForLeader(1);
+            int follower = leader % 3 + 1;
+            int third = 6 - leader - follower;
+            c.write(1, 1);
+            c.faults.isolate(follower);
+            LoadGenerator load = new LoadGenerator(c, 1, 100, 1_000_000);
+            load.awaitAcknowledged(4_000);
+            load.close();
+            long missed = c.group(follower, 1).lastLogIndex() + 1;
+            RaftGroup g = c.group(leader, 1);
+            assertTrue(RaftCluster.join(g.takeSnapshot()).lastIndex() > missed);
+            RaftCluster.waitFor("the leader's log to start after the follower's", () -> g.firstLogIndex() > missed);
+            // the follower comes back and the third node goes: the leader's majority is the follower,
+            // which needs the snapshot and gets no heartbeat until it has it
+            c.faults.heal();
+            c.faults.isolate(third);
+            Path partial = dir.resolve("node-" + follower).resolve("group-1").resolve("snapshot").resolve("receiving.tmp");
+            RaftCluster.waitFor("the transfer to start", () -> Files.exists(partial));
+            TestStateMachine sm = c.machine(leader, 1);
+            long[] before = g.readCounters();
+            int seen = RaftCluster.join(g.read(ReadKind.READ_INDEX, 2_000, sm::count));
+            assertTrue(seen >= load.acknowledgedCount() + 1, "the read saw " + seen + " of the acknowledged writes");
+            RaftCluster.waitFor("a lease read served under the lease", () -> {
+                long leaseReads = g.readCounters()[0];
+                RaftCluster.join(g.read(ReadKind.LEASE_READ, 2_000, sm::count));
+                return g.readCounters()[0] > leaseReads;
+            });
+            assertTrue(g.readCounters()[1] > before[1], "no read was confirmed by a round");
+            assertTrue(Files.exists(partial) && c.group(follower, 1).firstLogIndex() <= missed,
+                    "the reads were answered during the transfer, not after it");
+            assertTrue(g.isLeader());
+            RaftGroup fg = c.group(follower, 1);
+            RaftCluster.waitFor("the follower to install the snapshot", () -> fg.firstLogIndex() > missed);
+            c.faults.heal();
+            c.write(1, 2_000_000);
             c.checkIdentical(1);
         }
     }
