@@ -26,6 +26,8 @@ import java.util.Set;
  *   <tr><td>dispatchers, logIoThreads, serviceIoThreads, replicationIoThreads, fsyncPermits</td><td>threads</td></tr>
  *   <tr><td>segmentBytes</td><td>log segment size</td></tr>
  *   <tr><td>shutdownTimeoutMillis, drainTimeoutMillis</td><td>graceful stop bounds</td></tr>
+ *   <tr><td>groupStartTimeoutSeconds</td><td>how long each group may take to recover and replay its log at start (600)</td></tr>
+ *   <tr><td>maxWatchesPerConnection</td><td>keys and directories one client connection may watch per group (100,000)</td></tr>
  * </table>
  */
 public final class NodeConfig {
@@ -42,7 +44,8 @@ public final class NodeConfig {
             "electionTimeoutMillis", "heartbeatIntervalMillis", "syncForce",
             "snapshotIntervalMillis", "snapshotEveryEntries", "snapshotsToKeep", "snapshotOnStop",
             "dispatchers", "logIoThreads", "serviceIoThreads", "replicationIoThreads", "fsyncPermits",
-            "segmentBytes", "shutdownTimeoutMillis", "drainTimeoutMillis")));
+            "segmentBytes", "shutdownTimeoutMillis", "drainTimeoutMillis", "groupStartTimeoutSeconds",
+            "maxWatchesPerConnection")));
 
     /** Where the settings came from (null: built-in defaults). */
     public final Path file;
@@ -62,13 +65,17 @@ public final class NodeConfig {
     public final long shutdownTimeoutMillis;
     /** How long a stop waits for writes already taken to be answered before it stops the groups. */
     public final long drainTimeoutMillis;
+    /** How long each group may take at start to recover its log, then to replay it, before the start fails. */
+    public final long groupStartTimeoutSeconds;
+    /** The keys and directories one client connection may watch in one group (TOO_MANY_WATCHES beyond). */
+    public final int maxWatchesPerConnection;
     /** The raft settings built from the timing, durability and snapshot keys. */
     public final RaftConfig raft;
 
     private NodeConfig(Path file, int nodeId, String host, int replicationPort, int servicePort, int metricsPort,
                        Path dataDir, int dispatchers, int logIoThreads, int serviceIoThreads, int replicationIoThreads,
                        int fsyncPermits, boolean snapshotOnStop, long shutdownTimeoutMillis, long drainTimeoutMillis,
-                       RaftConfig raft) {
+                       long groupStartTimeoutSeconds, int maxWatchesPerConnection, RaftConfig raft) {
         this.file = file;
         this.nodeId = nodeId;
         this.host = host;
@@ -84,6 +91,8 @@ public final class NodeConfig {
         this.snapshotOnStop = snapshotOnStop;
         this.shutdownTimeoutMillis = shutdownTimeoutMillis;
         this.drainTimeoutMillis = drainTimeoutMillis;
+        this.groupStartTimeoutSeconds = groupStartTimeoutSeconds;
+        this.maxWatchesPerConnection = maxWatchesPerConnection;
         this.raft = raft;
     }
 
@@ -148,6 +157,8 @@ public final class NodeConfig {
             throw p.invalid("drainTimeoutMillis", "must be shorter than shutdownTimeoutMillis ("
                     + shutdownTimeoutMillis + "): the drain is one step of the graceful stop");
         }
+        long groupStartTimeoutSeconds = s.longValue("groupStartTimeoutSeconds", 600, 1, 7L * 24 * 3600);
+        int maxWatchesPerConnection = s.intValue("maxWatchesPerConnection", 100_000, 1, Integer.MAX_VALUE);
 
         RaftConfig raft = new RaftConfig();
         s.apply("electionTimeoutMillis", () -> raft.electionTimeoutMillis(s.longValue("electionTimeoutMillis",
@@ -171,7 +182,7 @@ public final class NodeConfig {
         }
         return new NodeConfig(p.path(), nodeId, host, replicationPort, servicePort, metricsPort, dataDir, dispatchers,
                 logIoThreads, serviceIoThreads, replicationIoThreads, fsyncPermits, snapshotOnStop,
-                shutdownTimeoutMillis, drainTimeoutMillis, raft);
+                shutdownTimeoutMillis, drainTimeoutMillis, groupStartTimeoutSeconds, maxWatchesPerConnection, raft);
     }
 
     /**

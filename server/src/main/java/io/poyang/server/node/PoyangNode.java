@@ -1,6 +1,7 @@
 package io.poyang.server.node;
 
 import io.poyang.dtkv.server.DtKvService;
+import io.poyang.dtkv.server.KvConfig;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
 import io.poyang.raft.core.Members;
@@ -41,7 +42,6 @@ public final class PoyangNode {
 
     private static final PoyangLog log = PoyangLogs.get(PoyangNode.class);
     /** How long start waits for the groups to recover their logs and snapshots. */
-    private static final long GROUP_START_TIMEOUT_SECONDS = 600;
 
     private final NodeConfig config;
     private final ServersConfig servers;
@@ -220,7 +220,7 @@ public final class PoyangNode {
                 .raftConfig(config.raft)
                 .serviceExtension(kv)
                 // groups added at runtime (AdminClient.addGroup, e.g. a node joining a group) are DtKV groups too
-                .stateMachineFactory(g -> kv.stateMachine(g).get())
+                .stateMachineFactory(g -> kv.stateMachine(g, kvConfig()).get())
                 // a group added or removed at runtime is in servers.properties before the command is
                 // answered: a crash right after it must not lose it (the timer alone is a second late)
                 .layoutListener(() -> {
@@ -274,17 +274,27 @@ public final class PoyangNode {
         }
     }
 
+    private static final String RAISE_START_TIMEOUT = "; raise groupStartTimeoutSeconds in config.properties to give"
+            + " it longer, and keep snapshots on so the log after the last one stays short";
+
+    /** The DtKV settings of this node's groups (the group id is set per group). */
+    private KvConfig kvConfig() {
+        KvConfig c = new KvConfig();
+        c.maxWatchesPerConnection = config.maxWatchesPerConnection;
+        return c;
+    }
+
     private void startGroups() {
         List<ServersConfig.Group> mine = servers.groupsOf(config.nodeId);
         noteDataOfOtherGroups(mine);
         List<CompletableFuture<RaftGroup>> starts = new ArrayList<>();
         for (ServersConfig.Group g : mine) {
-            starts.add(raft.addGroup(g.id, kv.stateMachine(g.id), new Members(g.members, g.observers)));
+            starts.add(raft.addGroup(g.id, kv.stateMachine(g.id, kvConfig()), new Members(g.members, g.observers)));
         }
         for (int i = 0; i < starts.size(); i++) {
             int groupId = mine.get(i).id;
             try {
-                starts.get(i).get(GROUP_START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                starts.get(i).get(config.groupStartTimeoutSeconds, TimeUnit.SECONDS);
             } catch (ExecutionException e) {
                 Throwable c = e.getCause();
                 LogCorruptedException corrupt = causeOf(c, LogCorruptedException.class);
@@ -296,7 +306,7 @@ public final class PoyangNode {
                         + dataDir.path().resolve("group-" + groupId) + ")", c);
             } catch (TimeoutException e) {
                 throw new NodeStartException("group " + groupId + " did not finish recovering its log within "
-                        + GROUP_START_TIMEOUT_SECONDS + " s");
+                        + config.groupStartTimeoutSeconds + " s" + RAISE_START_TIMEOUT);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new NodeStartException("interrupted while group " + groupId + " was starting");
@@ -315,11 +325,12 @@ public final class PoyangNode {
      */
     private void awaitReplay(RaftGroup g) {
         long target = g.commitIndex();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(GROUP_START_TIMEOUT_SECONDS);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(config.groupStartTimeoutSeconds);
         while (g.failure() == null && g.lastApplied() < target) {
             if (System.nanoTime() - deadline > 0) {
                 throw new NodeStartException("group " + g.groupId() + " did not replay its log up to index " + target
-                        + " within " + GROUP_START_TIMEOUT_SECONDS + " s (applied " + g.lastApplied() + ")");
+                        + " within " + config.groupStartTimeoutSeconds + " s (applied " + g.lastApplied() + ")"
+                        + RAISE_START_TIMEOUT);
             }
             sleepMillis(2);
         }
