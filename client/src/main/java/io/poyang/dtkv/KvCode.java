@@ -12,7 +12,7 @@ public enum KvCode {
     /** The key (or lock) does not exist. */
     NOT_FOUND(1, "the key does not exist"),
     /** The key breaks the key rules (empty, empty segment, leading or trailing dot, control character, too deep). */
-    INVALID_KEY(2, "the key breaks the key rules (empty segment, leading/trailing dot, control character, too many segments)"),
+    INVALID_KEY(2, "the key breaks the key rules (empty segment, leading/trailing dot, control character, half of a surrogate pair, too many segments)"),
     /** The key is longer than {@link KvKeys#MAX_KEY_BYTES} bytes of UTF-8. */
     KEY_TOO_LONG(3, "the key is longer than 8192 bytes of UTF-8"),
     /** The value is larger than {@link KvKeys#MAX_VALUE_BYTES}. */

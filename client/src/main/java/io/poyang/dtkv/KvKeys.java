@@ -44,7 +44,8 @@ public final class KvKeys {
     /**
      * The most children a page of a list holds when its request gives no limit: the page is then
      * the first of them by key, picked with a heap of this size, so a page of a large directory
-     * neither sorts all of it nor holds the apply thread for long.
+     * does not sort all of it (it does visit every child: a page costs time in proportion to the
+     * directory's size).
      */
     public static final int DEFAULT_LIST_PAGE_NODES = 10_000;
     /** Longest TTL or lock lease: 30 days. */
@@ -83,6 +84,13 @@ public final class KvKeys {
                 segments++;
             } else if (c < 0x20 || c == 0x7F) {
                 return KvCode.INVALID_KEY;
+            } else if (Character.isSurrogate(c)) {
+                // UTF-8 has no form for half a pair: it would go on the wire as '?', and two keys would be one
+                if (!Character.isHighSurrogate(c) || i + 1 == n || !Character.isLowSurrogate(key.charAt(i + 1))) {
+                    return KvCode.INVALID_KEY;
+                }
+                i++;
+                c = key.charAt(i);
             }
             prev = c;
         }
@@ -127,6 +135,14 @@ public final class KvKeys {
             if (c < 0x20 || c == 0x7F) {
                 return "a key must not hold control characters (found U+" + String.format("%04X", (int) c)
                         + " at " + i + ")";
+            }
+            if (Character.isSurrogate(c)) {
+                if (Character.isHighSurrogate(c) && i + 1 < key.length() && Character.isLowSurrogate(key.charAt(i + 1))) {
+                    i++;
+                } else {
+                    return "a key must be valid Unicode (found half of a UTF-16 surrogate pair, U+"
+                            + String.format("%04X", (int) c) + ", at " + i + ")";
+                }
             }
         }
         return "a key has at most " + MAX_DEPTH + " segments";

@@ -28,6 +28,17 @@ class KvKeysTest {
     }
 
     @Test
+    void halfOfASurrogatePairIsInvalidSinceUtf8CannotCarryIt() {
+        // each would reach the server as "a?": two different keys would name one node
+        for (String k : new String[]{"a\uD800", "\uDC00b", "a\uD800.b", "a\uDE00\uD83D", "x.\uD83D\uD83D"}) {
+            assertEquals(KvCode.INVALID_KEY, KvKeys.check(k), k);
+            assertTrue(KvKeys.explain(KvCode.INVALID_KEY, k).contains("surrogate"), KvKeys.explain(KvCode.INVALID_KEY, k));
+        }
+        assertEquals(KvCode.SUCCESS, KvKeys.check("a\uD83D\uDE00"));
+        assertEquals(KvCode.SUCCESS, KvKeys.check("\uD83D\uDE00.\uD83D\uDE01"));
+    }
+
+    @Test
     void depthLimit() {
         StringBuilder sb = new StringBuilder("a");
         for (int i = 1; i < KvKeys.MAX_DEPTH; i++) {

@@ -112,6 +112,7 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
 
     /** Like {@link #stateMachine(int)} with settings ({@code config.groupId} is set to {@code groupId}). */
     public java.util.function.Supplier<DtKvStateMachine> stateMachine(int groupId, KvConfig config) {
+        config.validate();   // here, where the embedding configures, not when raft first builds the machine
         return () -> {
             KvConfig c = copy(config);
             c.groupId = groupId;

@@ -80,6 +80,12 @@ public final class DtKvStateMachine implements StateMachine {
     private static final PoyangLog log = PoyangLogs.get(DtKvStateMachine.class);
     /** How long an expiry proposal may wait in raft before it is dropped (the TtlManager proposes it again). */
     private static final long EXPIRE_PROPOSAL_TIMEOUT_MILLIS = 5_000;
+    /**
+     * The largest chunk a snapshot file may hold: what readSnapshot accepts, and what the writer
+     * refuses to exceed (a chunk is about {@code KvConfig.snapshotChunkBytes}, one node or session
+     * answer more at most).
+     */
+    static final int MAX_SNAPSHOT_CHUNK_BYTES = 256 << 20;
     /** Most expiries proposed in one round of the expiry fiber (the next round follows at once). */
     private static final int EXPIRE_BATCH = 1_000;
     /** The expiry fiber looks at the deadlines at least this often even with nothing due (cheap). */
@@ -104,6 +110,7 @@ public final class DtKvStateMachine implements StateMachine {
     private final ArrayList<Object> taken = new ArrayList<>();
 
     DtKvStateMachine(DtKvService service, KvConfig config) {
+        config.validate();
         this.service = service;
         this.config = config;
         this.store = new KvStore(config);
@@ -256,6 +263,12 @@ public final class DtKvStateMachine implements StateMachine {
                     throw new IOException("making a DtKV snapshot chunk failed: " + e, e);
                 }
                 byte[] bytes = (byte[]) r[0];
+                if (bytes.length > MAX_SNAPSHOT_CHUNK_BYTES) {
+                    // readSnapshot would refuse the file, after raft deleted the log below it
+                    throw new IOException("a DtKV snapshot chunk came to " + bytes.length + " bytes, over the "
+                            + MAX_SNAPSHOT_CHUNK_BYTES + " a snapshot may hold; this snapshot is not written"
+                            + " (the older one and the log stay)");
+                }
                 d.writeInt(bytes.length);
                 d.write(bytes);
                 if ((Boolean) r[1]) {
@@ -284,7 +297,7 @@ public final class DtKvStateMachine implements StateMachine {
             } catch (EOFException e) {
                 throw new IOException("the DtKV snapshot of " + meta + " ended before its last chunk", e);
             }
-            if (len < 0 || len > (256 << 20)) {
+            if (len < 0 || len > MAX_SNAPSHOT_CHUNK_BYTES) {
                 throw new IOException("the DtKV snapshot of " + meta + " holds a chunk of " + len + " bytes; it is damaged");
             }
             byte[] b = new byte[len];

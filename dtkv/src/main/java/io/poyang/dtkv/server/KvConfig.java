@@ -29,4 +29,33 @@ public final class KvConfig {
      * covers any number of keys under it for the price of one.
      */
     public int maxWatchesPerConnection = 100_000;
+
+    /**
+     * Checks the settings before a state machine uses them: a zero sweep interval would fail every
+     * apply on every replica, and a chunk size of zero would write empty snapshot chunks forever.
+     *
+     * @throws IllegalArgumentException naming the first setting out of range
+     */
+    public void validate() {
+        positive("sessionIdleMillis", sessionIdleMillis);
+        positive("sessionSweepIntervalMillis", sessionSweepIntervalMillis);
+        positive("sessionWindowMax", sessionWindowMax);
+        positive("expireRetryMillis", expireRetryMillis);
+        positive("maxEventsPerNotify", maxEventsPerNotify);
+        positive("maxNotifyBytes", maxNotifyBytes);
+        positive("maxWatchesPerConnection", maxWatchesPerConnection);
+        if (snapshotChunkBytes <= 0 || snapshotChunkBytes > MAX_SNAPSHOT_CHUNK_TARGET_BYTES) {
+            throw new IllegalArgumentException("KvConfig.snapshotChunkBytes must be 1.." + MAX_SNAPSHOT_CHUNK_TARGET_BYTES
+                    + ", got " + snapshotChunkBytes);
+        }
+    }
+
+    /** The largest snapshotChunkBytes: a chunk may exceed it by one node or answer, and stays readable. */
+    static final int MAX_SNAPSHOT_CHUNK_TARGET_BYTES = 64 << 20;
+
+    private static void positive(String name, long value) {
+        if (value <= 0) {
+            throw new IllegalArgumentException("KvConfig." + name + " must be positive, got " + value);
+        }
+    }
 }

@@ -38,6 +38,32 @@ final class KvSessionRecord implements Encodable {
         return new KvSessionRecord(s.most, s.least, s.ackedBelow, s.lastActiveMillis, rs);
     }
 
+    /**
+     * This record as parts of at most about {@code maxBytes} each (at least one answer per part), all
+     * with the session's fields: a session may hold 65,536 answers of several KiB, far more than one
+     * snapshot chunk should. The restorer merges parts of one client into one session.
+     */
+    List<KvSessionRecord> split(int maxBytes) {
+        if (size <= maxBytes || results.size() <= 1) {
+            return java.util.Collections.singletonList(this);
+        }
+        List<KvSessionRecord> parts = new ArrayList<>();
+        List<Result> part = new ArrayList<>();
+        int bytes = 0;
+        for (Result r : results) {
+            int n = r.encodedSize() + 8;
+            if (!part.isEmpty() && bytes + n > maxBytes) {
+                parts.add(new KvSessionRecord(most, least, ackedBelow, lastActiveMillis, part));
+                part = new ArrayList<>();
+                bytes = 0;
+            }
+            part.add(r);
+            bytes += n;
+        }
+        parts.add(new KvSessionRecord(most, least, ackedBelow, lastActiveMillis, part));
+        return parts;
+    }
+
     @Override
     public int encodedSize() {
         return size;

@@ -8,8 +8,8 @@ import java.util.List;
 /**
  * A snapshot of the state at one raft index, read chunk by chunk while applies go on (on the same
  * thread, between calls). The tree keeps the versions this snapshot sees until it is closed;
- * locks and sessions, which are small, are copied when it opens. Close it (also when abandoned),
- * or older versions pile up.
+ * locks and sessions are copied when it opens, a session with many recorded answers in parts of
+ * about a chunk each. Close it (also when abandoned), or older versions pile up.
  */
 public final class KvSnapshot implements AutoCloseable {
 
@@ -37,7 +37,7 @@ public final class KvSnapshot implements AutoCloseable {
         }
         this.sessions = new ArrayList<>(store.sessions.size());
         for (ClientSession s : store.sessions.all()) {
-            sessions.add(KvSessionRecord.of(s));
+            sessions.addAll(KvSessionRecord.of(s).split(chunkBytes));
         }
         // last, so nothing above can fail and leave versions kept for a snapshot nobody will close
         store.tree.openSnapshot(index);
@@ -79,7 +79,9 @@ public final class KvSnapshot implements AutoCloseable {
             bytes += l.encodedSize() + 8;
         }
         List<KvSessionRecord> chunkSessions = new ArrayList<>();
-        while (nextSession < sessions.size() && bytes < chunkBytes) {
+        // a session record (or part) may be as large as a chunk: one goes in only if it fits
+        while (nextSession < sessions.size()
+                && (bytes == 0 || bytes + sessions.get(nextSession).encodedSize() + 8 <= chunkBytes)) {
             KvSessionRecord r = sessions.get(nextSession++);
             chunkSessions.add(r);
             bytes += r.encodedSize() + 8;

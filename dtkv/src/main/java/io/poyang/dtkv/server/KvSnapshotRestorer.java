@@ -38,7 +38,11 @@ public final class KvSnapshotRestorer {
             store.locks.restore(l.toLock());
         }
         for (KvSessionRecord r : chunk.sessions()) {
-            ClientSession s = store.sessions.create(r.most, r.least, r.ackedBelow);
+            // a session with many answers comes in several parts (KvSessionRecord.split)
+            ClientSession s = store.sessions.get(r.most, r.least);
+            if (s == null) {
+                s = store.sessions.create(r.most, r.least, r.ackedBelow);
+            }
             s.lastActiveMillis = r.lastActiveMillis;
             for (KvSessionRecord.Result res : r.results) {
                 if (s.fits(res.seq, Integer.MAX_VALUE)) {

@@ -738,6 +738,8 @@ public final class KvStore {
         return 1 + PbUtil.sizeOfUnsignedVarint32(len) + len;
     }
 
+    private static final java.util.Comparator<KvNode> NODES_BY_KEY = java.util.Comparator.comparing(KvNode::key);
+
     /** The children of a directory ("" is the root), sorted by key, values included. */
     public KvResp list(String dirKey) {
         KvResp refused = checkListable(dirKey);
@@ -745,19 +747,21 @@ public final class KvStore {
             return refused;
         }
         KvEntry e = tree.live(dirKey);
-        List<KvEntry> children = KvTree.sortedChildren(e);
-        List<KvNode> nodes = new ArrayList<>(children.size());
+        // sorted only once they are known to fit: a directory too large for one answer is refused
+        // after one pass, not after sorting all of it
+        List<KvNode> nodes = new ArrayList<>(Math.min(e.childCount, 1 << 16));
         long bytes = 0;
-        for (KvEntry child : children) {
+        for (KvEntry child = e.firstChild; child != null; child = child.nextSibling) {
             KvNode node = child.latest.toNode(child.key);
             bytes += nodeFieldBytes(node);
             if (bytes > KvKeys.MAX_ANSWER_BYTES) {
-                return KvResp.fail(KvCode.ANSWER_TOO_LARGE, lastAppliedIndex, "the " + children.size()
+                return KvResp.fail(KvCode.ANSWER_TOO_LARGE, lastAppliedIndex, "the " + e.childCount
                         + " children of directory '" + dirKey + "' take more than the " + KvKeys.MAX_ANSWER_BYTES
                         + " bytes one answer may carry; list it in pages (listPage)");
             }
             nodes.add(node);
         }
+        nodes.sort(NODES_BY_KEY);
         return KvResp.success(lastAppliedIndex).nodes(nodes);
     }
 
@@ -795,8 +799,9 @@ public final class KvStore {
             return refused;
         }
         KvEntry e = tree.live(dirKey);
+        int[] afterCount = new int[1];
         List<KvEntry> after = KvTree.sortedChildrenAfter(e, startAfter,
-                limit == 0 ? KvKeys.DEFAULT_LIST_PAGE_NODES : limit);
+                limit == 0 ? KvKeys.DEFAULT_LIST_PAGE_NODES : limit, afterCount);
         List<KvNode> nodes = new ArrayList<>(after.size());
         long bytes = 0;
         for (KvEntry child : after) {
@@ -807,7 +812,7 @@ public final class KvStore {
             }
             nodes.add(node);
         }
-        boolean more = nodes.size() < KvTree.countChildrenAfter(e, startAfter);
+        boolean more = nodes.size() < afterCount[0];
         return KvResp.success(lastAppliedIndex).nodes(nodes).more(more);
     }
 

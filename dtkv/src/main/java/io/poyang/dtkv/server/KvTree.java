@@ -252,17 +252,21 @@ final class KvTree {
 
     /**
      * The first {@code limit} (above 0) children of {@code dir} whose key sorts after
-     * {@code startAfter} (null: all), by key. One pass over the children and a heap of
-     * {@code limit} entries: a page of a large directory does not sort all of it.
+     * {@code startAfter} (null: all), by key; {@code afterCount[0]} is set to how many children sort
+     * after it. One pass over the children and a heap of {@code limit} entries: a page of a large
+     * directory does not sort all of it, but it does visit every child, so a page costs time in
+     * proportion to the directory's size (children are not kept in key order).
      */
-    static List<KvEntry> sortedChildrenAfter(KvEntry dir, String startAfter, int limit) {
+    static List<KvEntry> sortedChildrenAfter(KvEntry dir, String startAfter, int limit, int[] afterCount) {
         // the `limit` smallest keys after startAfter: a max-heap whose head is the largest kept
         PriorityQueue<KvEntry> kept = new PriorityQueue<>(Math.min(limit, Math.max(1, dir.childCount)),
                 BY_KEY.reversed());
+        int count = 0;
         for (KvEntry c = dir.firstChild; c != null; c = c.nextSibling) {
             if (startAfter != null && c.key.compareTo(startAfter) <= 0) {
                 continue;
             }
+            count++;
             if (kept.size() < limit) {
                 kept.add(c);
             } else if (c.key.compareTo(kept.peek().key) < 0) {
@@ -270,23 +274,10 @@ final class KvTree {
                 kept.add(c);
             }
         }
+        afterCount[0] = count;
         ArrayList<KvEntry> out = new ArrayList<>(kept);
         out.sort(BY_KEY);
         return out;
-    }
-
-    /** How many children of {@code dir} sort after {@code startAfter} (null: all of them). */
-    static int countChildrenAfter(KvEntry dir, String startAfter) {
-        if (startAfter == null) {
-            return dir.childCount;
-        }
-        int n = 0;
-        for (KvEntry c = dir.firstChild; c != null; c = c.nextSibling) {
-            if (c.key.compareTo(startAfter) > 0) {
-                n++;
-            }
-        }
-        return n;
     }
 
     /** Every live node under {@code dir} (any depth), parents before children, siblings by key. */

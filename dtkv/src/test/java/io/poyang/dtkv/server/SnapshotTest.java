@@ -263,4 +263,59 @@ class SnapshotTest {
         assertEquals(KvCode.SUCCESS, r.code());
         assertTrue(restored.locks.get("l").heldBy(2, 2));
     }
+
+    @Test
+    void aSessionWithManyLargeAnswersComesInChunksOfAboutTheBudgetAndIsRestoredWhole() {
+        KvLog log = new KvLog();
+        String parent = "p".repeat(4_000);   // never created: each put fails PARENT_NOT_FOUND naming both keys
+        for (long seq = 1; seq <= 2_000; seq++) {
+            KvResp r = log.apply(KvReq.put(parent + ".k" + seq, b("v")).session(7, 7).seq(seq, 1));
+            assertEquals(KvCode.PARENT_NOT_FOUND, r.code());
+        }
+        int budget = 1 << 20;
+        log.store.config().snapshotChunkBytes = budget;
+        KvStore restored = new KvStore();
+        int largest = 0;
+        int chunks = 0;
+        try (KvSnapshot snap = log.store.openSnapshot()) {
+            KvSnapshotRestorer r = restored.beginRestore();
+            KvSnapshotChunk c;
+            do {
+                byte[] bytes = EncodeContext.encodeToArray(snap.nextChunk());
+                largest = Math.max(largest, bytes.length);
+                chunks++;
+                c = PbParser.parse(bytes, new KvSnapshotChunk.Decoder());
+                r.accept(c);
+            } while (!c.isLast());
+            r.finish(log.store.lastAppliedTerm());
+        }
+        // the session's answers hold some 16 MB; one answer is about 8 KB
+        assertTrue(largest <= budget + (64 << 10), "a chunk of " + largest + " bytes for a budget of " + budget);
+        assertTrue(chunks >= 10, chunks + " chunks");
+        assertEquals(log.store.describeState(), restored.describeState(), "every answer of the session is restored");
+        // a repeat of an early and of a late seq gets the recorded answer on both replicas
+        long index = log.index;
+        for (long seq : new long[]{1, 2_000}) {
+            KvReq again = KvReq.put(parent + ".k" + seq, b("v")).session(7, 7).seq(seq, 1);
+            index++;
+            KvResp original = log.store.apply(index, log.term, log.clockMillis, again);
+            KvResp copy = restored.apply(index, log.term, log.clockMillis, again);
+            assertEquals(original, copy);
+            assertEquals(KvCode.PARENT_NOT_FOUND, copy.code());
+        }
+    }
+
+    @Test
+    void settingsThatWouldFailEveryApplyOrNeverEndASnapshotAreRefused() {
+        KvConfig sweep = new KvConfig();
+        sweep.sessionSweepIntervalMillis = 0;
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new DtKvService().stateMachine(1, sweep));
+        assertTrue(e.getMessage().contains("sessionSweepIntervalMillis"), e.getMessage());
+        KvConfig chunk = new KvConfig();
+        chunk.snapshotChunkBytes = 0;
+        e = assertThrows(IllegalArgumentException.class, () -> new DtKvService().stateMachine(1, chunk));
+        assertTrue(e.getMessage().contains("snapshotChunkBytes"), e.getMessage());
+        new KvConfig().validate();   // the defaults pass
+    }
 }

@@ -479,8 +479,10 @@ final class ApplyManager extends FiberFrame<Void> {
         SnapshotMeta meta = MembershipManager.meta(s.lastApplied, s.lastAppliedTerm, g.membership.configAt(s.lastApplied),
                 SnapshotMeta.FORMAT_WITH_RAFT_SECTION);
         SnapshotWriter w;
+        SnapshotWriter taken = null;
         try {
             SnapshotWriter smWriter = sm.takeSnapshot(meta);
+            taken = smWriter;
             byte[] sessionTable = g.sessions.serialize();
             w = new SnapshotWriter() {
                 @Override
@@ -497,6 +499,14 @@ final class ApplyManager extends FiberFrame<Void> {
                 }
             };
         } catch (Throwable e) {
+            if (taken != null) {
+                // the state machine's capture is open (a DtKV one keeps old versions while it is): end it
+                try {
+                    taken.release();
+                } catch (Throwable r) {
+                    e.addSuppressed(r);
+                }
+            }
             f.completeExceptionally(e);
             return;
         }
