@@ -75,6 +75,12 @@ public final class RaftServer extends LifeCycle {
     private final Map<Integer, GroupStart> startedWith = new java.util.HashMap<>();
     /** Restarts in progress, by group id. Guarded by this. */
     private final Map<Integer, CompletableFuture<RaftGroup>> restarts = new java.util.HashMap<>();
+    /**
+     * Groups taken off the registry by {@link #removeGroup} whose file operations may still run, by
+     * id (guarded by this): no group starts on their directory, and a repeated removal waits for
+     * their files again before it deletes anything.
+     */
+    private final Map<Integer, RaftGroup> removing = new java.util.HashMap<>();
 
     /** What a group is started with, and started with again by {@link #restartGroup}. */
     private static final class GroupStart {
@@ -233,9 +239,29 @@ public final class RaftServer extends LifeCycle {
             if (existing != null) {
                 return existing.startedFuture().thenApply(v -> existing);
             }
+            if (removing.containsKey(groupId)) {
+                // its predecessor may still write to the directory: two stores on one log
+                CompletableFuture<RaftGroup> refused = new CompletableFuture<>();
+                refused.completeExceptionally(new IllegalStateException("raft group " + groupId + " on node "
+                        + config.nodeId + " is still being removed (its files are in use, a slow or hung disk?);"
+                        + " add it again once the removal has completed"));
+                return refused;
+            }
             RaftGroup[] added = new RaftGroup[1];
-            CompletableFuture<Void> started = startGroup(groupId, stateMachine, members);
+            CompletableFuture<Void> begun = startGroup(groupId, stateMachine, members);
             added[0] = registry.get(groupId);
+            RaftGroup g = added[0];
+            // A group whose start failed is not left listed (it would swallow every request sent to it,
+            // and an addGroup made once the cause is fixed would get the old failure): the caller hears
+            // of the failure once the group is unlisted and its files are released.
+            CompletableFuture<Void> started = new CompletableFuture<>();
+            begun.whenComplete((v, e) -> {
+                if (e == null) {
+                    started.complete(null);
+                } else {
+                    forgetFailedStart(groupId, g).whenComplete((x, y) -> started.completeExceptionally(e));
+                }
+            });
             log.info("raft node {}: added group {} with configuration {}", config.nodeId, groupId, members);
             if (config.layoutListener == null) {
                 return started.thenApply(v -> added[0]);
@@ -245,6 +271,25 @@ public final class RaftServer extends LifeCycle {
                 return added[0];
             }, logIo);
         }
+    }
+
+    /** Unlists a group added at runtime whose start failed, and completes once its files are released. */
+    private CompletableFuture<Void> forgetFailedStart(int groupId, RaftGroup g) {
+        synchronized (this) {
+            if (registry.get(groupId) != g) {
+                return CompletableFuture.completedFuture(null);   // removed or replaced meanwhile
+            }
+            registry.remove(groupId);
+            startedWith.remove(groupId);
+            removing.put(groupId, g);
+        }
+        log.warn("raft node {}: group {} failed to start and is not added; fix the cause and add it again",
+                config.nodeId, groupId);
+        return filesReleased(g, "unlisting the failed start of").thenRun(() -> {
+            synchronized (this) {
+                removing.remove(groupId, g);
+            }
+        });
     }
 
     private void layoutChanged(String what, int groupId) {
@@ -265,10 +310,18 @@ public final class RaftServer extends LifeCycle {
         checkRunning();
         RaftGroup g;
         CompletableFuture<RaftGroup> restart;
+        boolean first;
         synchronized (this) {
             g = registry.remove(groupId);
             startedWith.remove(groupId);
             restart = restarts.remove(groupId);
+            first = g != null;
+            if (g != null) {
+                removing.put(groupId, g);
+            } else {
+                // removed already, but perhaps not done: wait for its files again
+                g = removing.get(groupId);
+            }
         }
         if (restart != null) {
             // the removal wins; failed now, so an addGroup made next starts the group anew instead
@@ -278,9 +331,14 @@ public final class RaftServer extends LifeCycle {
         }
         // Done when the group's last file operation ended, not only its fibers: the caller may add
         // the group again on the same directory next, or the directory is deleted below.
+        RaftGroup old = g;
         CompletableFuture<Void> stopped = g == null ? CompletableFuture.completedFuture(null)
-                : filesReleased(g, "removing");
-        if (g != null && config.layoutListener != null) {
+                : filesReleased(g, "removing").thenRun(() -> {
+                    synchronized (this) {
+                        removing.remove(groupId, old);
+                    }
+                });
+        if (first && config.layoutListener != null) {
             stopped = stopped.thenRunAsync(() -> layoutChanged("removing", groupId), logIo);
         }
         if (!deleteData) {

@@ -7,6 +7,7 @@ import io.poyang.codec.PbParser;
 import io.poyang.codec.PbWireType;
 import io.poyang.net.ReqContext;
 import io.poyang.net.ReqProcessor;
+import io.poyang.net.ResponseCode;
 import io.poyang.net.WritePacket;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.store.ByteBody;
@@ -43,10 +44,16 @@ final class WriteProcessor implements ReqProcessor<WriteProcessor.Decoder> {
         Encodable body = w.body;
         if (body instanceof ByteBody && w.decodeLater) {
             // The body came before the group or type it belongs to (fields out of order): decode it now.
-            PbCallback<? extends Encodable> d = g.newBodyDecoder(w.bizType);
-            if (d != null) {
-                ByteBody raw = (ByteBody) body;
-                body = PbParser.parse(ByteBuffer.wrap(raw.array(), raw.offset(), raw.length()), d);
+            try {
+                PbCallback<? extends Encodable> d = g.newBodyDecoder(w.bizType);
+                if (d != null) {
+                    ByteBody raw = (ByteBody) body;
+                    body = PbParser.parse(ByteBuffer.wrap(raw.array(), raw.offset(), raw.length()), d);
+                }
+            } catch (RuntimeException e) {
+                // nothing was applied: a bad request, not an error of unknown outcome (SYS_ERROR)
+                return WritePacket.error(ResponseCode.BAD_REQUEST, "the body of a write of biz type " + w.bizType
+                        + " to raft group " + w.groupId + " does not decode: " + e.getMessage());
             }
         }
         g.acceptWrite(context, w.bizType, body, w.bodyBytes, w.sessionId, w.sessionSeq);

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -161,6 +162,64 @@ class GroupRestartTest {
                 c.write(1, v);
             }
             assertEquals(150, c.checkIdentical(1).length);
+        }
+    }
+
+    @Test
+    void whileARemovalWaitsForTheGroupsFilesItCannotBeAddedAgainAndARepeatedRemovalWaitsToo() throws Exception {
+        StatusRenameGate gate = new StatusRenameGate();
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(gate.io)).start()) {
+            int follower = c.waitForLeader(1) % 3 + 1;
+            RaftServer server = c.server(follower);
+            for (long v = 1; v <= 100; v++) {
+                c.write(1, v);
+            }
+            Path groupDir = dir.resolve("node-" + follower).resolve("group-1");
+            gate.arm(groupDir);
+            CompletableFuture<Void> removal = server.removeGroup(1, false);
+            assertTrue(gate.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the old group saved no status");
+            // the old group's last status save is held: its files are in use
+            assertNull(server.group(1));
+            CompletableFuture<Void> again = server.removeGroup(1, false);
+            assertFalse(again.isDone(), "a repeated removal answered before the group's files were released");
+            CompletableFuture<RaftGroup> readd = server.addGroup(1, TestStateMachine::new,
+                    new Members(new int[]{1, 2, 3}, new int[0]));
+            ExecutionException refused = assertThrows(ExecutionException.class,
+                    () -> readd.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
+            assertTrue(refused.getCause() instanceof IllegalStateException
+                    && refused.getCause().getMessage().contains("still being removed"), String.valueOf(refused.getCause()));
+            assertNull(server.group(1), "a second group started on the directory the old one still writes to");
+
+            gate.arm(null);
+            gate.release.countDown();
+            removal.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            again.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            assertTrue(Files.exists(groupDir.resolve("status")), "the kept data went");
+            // now it can come back on its kept files, and catches up
+            RaftGroup back = c.addGroup(follower, 1, new Members(new int[]{1, 2, 3}, new int[0]));
+            assertNotNull(back);
+            for (long v = 101; v <= 150; v++) {
+                c.write(1, v);
+            }
+            assertEquals(150, c.checkIdentical(1).length);
+        }
+    }
+
+    @Test
+    void aGroupWhoseStartFailedIsNotLeftListedAndCanBeAddedOnceTheCauseIsGone() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 1, 1).start()) {
+            RaftServer server = c.server(1);
+            Path group2 = Files.createDirectories(dir.resolve("node-1").resolve("group-2"));
+            Files.write(group2.resolve("status"), new byte[]{1, 2, 3, 4, 5, 6, 7, 8});   // not a status file
+            Members one = new Members(new int[]{1}, new int[0]);
+            CompletableFuture<RaftGroup> failed = server.addGroup(2, TestStateMachine::new, one);
+            assertThrows(ExecutionException.class, () -> failed.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
+            assertNull(server.group(2), "a group whose start failed stays listed (and swallows requests)");
+            Files.delete(group2.resolve("status"));
+            RaftGroup added = c.addGroup(1, 2, one);
+            assertSame(added, server.group(2));
+            c.write(2, 7);
+            assertEquals(1, c.checkIdentical(2).length);
         }
     }
 

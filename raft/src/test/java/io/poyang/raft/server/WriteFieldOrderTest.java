@@ -74,6 +74,8 @@ class WriteFieldOrderTest {
                     varint(2, TestStateMachine.TYPED_BIZ_TYPE));
             ExecutionException e = assertThrows(ExecutionException.class, () -> send(client, p, bad));
             assertTrue(e.getCause() instanceof RemoteException, e.getCause().toString());
+            // nothing was applied: BAD_REQUEST, not SYS_ERROR (which clients read as "outcome unknown")
+            assertEquals(ResponseCode.BAD_REQUEST, ((RemoteException) e.getCause()).responseCode(), e.getCause().toString());
 
             byte[] ok = concat(varint(1, GROUP), varint(2, TestStateMachine.TYPED_BIZ_TYPE), bytes(3, typedBody(8)));
             assertEquals(8, send(client, p, ok).length, "the group goes on");
