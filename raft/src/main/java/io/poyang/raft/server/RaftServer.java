@@ -81,6 +81,8 @@ public final class RaftServer extends LifeCycle {
      * their files again before it deletes anything.
      */
     private final Map<Integer, RaftGroup> removing = new java.util.HashMap<>();
+    /** Serializes address changes, so that two ids cannot take one address at once. */
+    private final Object addressLock = new Object();
 
     /** What a group is started with, and started with again by {@link #restartGroup}. */
     private static final class GroupStart {
@@ -643,7 +645,21 @@ public final class RaftServer extends LifeCycle {
         if (nodeId == config.nodeId) {
             throw new IllegalArgumentException("node " + nodeId + " is this node; its address is fixed at start");
         }
-        transport.setAddress(nodeId, hostPort);
+        synchronized (addressLock) {
+            // Replication messages do not name the node they are meant for: two ids at one address
+            // would make that node's votes and acknowledgements count twice.
+            if (hostPort.equals(selfAddress()) || hostPort.equals(config.nodes.get(config.nodeId))) {
+                throw new IllegalArgumentException(hostPort + " is the address of node " + config.nodeId
+                        + ", the node asked; node " + nodeId + " needs an address of its own");
+            }
+            for (Map.Entry<Integer, String> e : transport.addresses().entrySet()) {
+                if (e.getKey() != nodeId && e.getValue().equals(hostPort)) {
+                    throw new IllegalArgumentException(hostPort + " is already the address of node " + e.getKey()
+                            + "; one address cannot serve two nodes (remove node " + e.getKey() + " first if it moved)");
+                }
+            }
+            transport.setAddress(nodeId, hostPort);
+        }
     }
 
     private static InetSocketAddress parse(String hostPort) {

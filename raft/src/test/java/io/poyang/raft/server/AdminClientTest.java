@@ -141,6 +141,11 @@ class AdminClientTest {
                 for (int n = 1; n <= 4; n++) {
                     admin.addNode(n, 4, c.adminAddress(4));   // idempotent: the harness told them already
                 }
+                // one address cannot serve two ids (that node's votes and acks would count twice)
+                refused(AdminError.BAD_ARGUMENT, () -> admin.addNode(1, 5, c.adminAddress(4)));
+                refused(AdminError.BAD_ARGUMENT, () -> admin.addNode(1, 5, c.adminAddress(1)));
+                refused(AdminError.BAD_ARGUMENT, () -> admin.addNode(1, 3, c.adminAddress(2)));
+                assertEquals(c.adminAddress(3), c.server(1).nodeAddresses().get(3), "a refused change changed nothing");
                 admin.addGroup(4, 1, new int[]{1, 2, 3}, NONE);
                 admin.addGroup(4, 1, new int[]{1, 2, 3}, NONE);   // idempotent
 
