@@ -156,12 +156,7 @@ class GroupRestartTest {
             assertTrue(notHosted.getMessage().contains("does not host raft group 1"), notHosted.getMessage());
 
             // its files were kept: added back, it recovers them and catches up
-            RaftGroup back = c.addGroup(follower, 1, new Members(new int[]{1, 2, 3}, new int[0]));
-            assertNotNull(back);
-            for (long v = 101; v <= 150; v++) {
-                c.write(1, v);
-            }
-            assertEquals(150, c.checkIdentical(1).length);
+            addedBackCatchesUp(c, follower);
         }
     }
 
@@ -196,12 +191,7 @@ class GroupRestartTest {
             again.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
             assertTrue(Files.exists(groupDir.resolve("status")), "the kept data went");
             // now it can come back on its kept files, and catches up
-            RaftGroup back = c.addGroup(follower, 1, new Members(new int[]{1, 2, 3}, new int[0]));
-            assertNotNull(back);
-            for (long v = 101; v <= 150; v++) {
-                c.write(1, v);
-            }
-            assertEquals(150, c.checkIdentical(1).length);
+            addedBackCatchesUp(c, follower);
         }
     }
 
@@ -282,6 +272,16 @@ class GroupRestartTest {
      * Writes 100 values, then restarts group 1 on {@code node} while {@code gate} holds the old
      * group's status save (its stop): the restart returned is not done.
      */
+    /** Adds group 1 (100 values written) back on {@code node} from its kept files; 50 more writes reach every node. */
+    private static void addedBackCatchesUp(RaftCluster c, int node) {
+        RaftGroup back = c.addGroup(node, 1, new Members(new int[]{1, 2, 3}, new int[0]));
+        assertNotNull(back);
+        for (long v = 101; v <= 150; v++) {
+            c.write(1, v);
+        }
+        assertEquals(150, c.checkIdentical(1).length);
+    }
+
     private CompletableFuture<RaftGroup> restartHeldAtTheOldGroupsStatusSave(RaftCluster c, StatusRenameGate gate,
                                                                             int node) throws InterruptedException {
         for (long v = 1; v <= 100; v++) {
