@@ -645,6 +645,14 @@ public final class RaftServer extends LifeCycle {
         if (nodeId == config.nodeId) {
             throw new IllegalArgumentException("node " + nodeId + " is this node; its address is fixed at start");
         }
+        if (nodeId <= 0) {
+            throw new IllegalArgumentException("node ids are positive: " + nodeId);
+        }
+        String problem = io.poyang.net.HostPort.problem(hostPort, false);
+        if (problem != null) {
+            // checked before anything changes: the transport would drop the old peer first
+            throw new IllegalArgumentException("the replication address of node " + nodeId + ": " + problem);
+        }
         synchronized (addressLock) {
             // Replication messages do not name the node they are meant for: two ids at one address
             // would make that node's votes and acknowledgements count twice.

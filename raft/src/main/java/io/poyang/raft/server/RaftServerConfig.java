@@ -273,6 +273,12 @@ public final class RaftServerConfig {
             check(serviceIoThreads >= 1 && replicationIoThreads >= 1, "I/O thread counts must be at least 1");
             check(fsyncPermits >= 0, "fsyncPermits must not be negative: " + fsyncPermits);
             check(servicePort >= 0 && servicePort <= 65535, "servicePort out of range: " + servicePort);
+            for (Map.Entry<Integer, String> n : nodes.entrySet()) {
+                check(n.getKey() > 0, "node ids are positive: node(" + n.getKey() + ", \"" + n.getValue() + "\")");
+                // port 0: an address not known yet (a node started on a free port tells the others later)
+                String problem = io.poyang.net.HostPort.problem(n.getValue(), true);
+                check(problem == null, "the replication address of node " + n.getKey() + ": " + problem);
+            }
             raft.validate();
             List<Integer> seen = new ArrayList<>();
             for (GroupSpec g : groups) {
