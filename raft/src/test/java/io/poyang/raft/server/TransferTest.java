@@ -80,12 +80,7 @@ class TransferTest {
             CompletableFuture<Void> transfer = g.transferLeadership(target, 1_000);
             // a write during the transfer waits, then goes in when the transfer gives up
             CompletableFuture<?> during = g.submit(0, TestStateMachine.body(3), 10_000);
-            try {
-                transfer.get(10, TimeUnit.SECONDS);
-                throw new AssertionError("a transfer to an unreachable node succeeded");
-            } catch (ExecutionException e) {
-                assertTrue(e.getCause() instanceof PoyangTimeoutException, "got " + e.getCause());
-            }
+            timedOut(transfer, "a transfer to an unreachable node succeeded");
             during.get(10, TimeUnit.SECONDS);
             assertTrue(g.isLeader(), "the leader stopped leading after a failed transfer");
             c.faults.heal();
@@ -124,24 +119,16 @@ class TransferTest {
     @Test
     void aLeaderWhoseHandOverFailedAfterTimeoutNowServesNoLeaseReadInItsTerm() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
-            int leader = c.waitForLeader(1);
-            c.write(1, 1);
+            int leader = leaderUnderLeaseWithTargetCaughtUp(c);
             RaftGroup g = c.group(leader, 1);
             TestStateMachine sm = c.machine(leader, 1);
-            waitForALeaseRead(g, sm);
             int target = leader % 3 + 1;
             int third = 6 - leader - target;
-            waitUntilCaughtUp(g, target);
             // the target hears the leader (TIMEOUT_NOW arrives) but nothing it sends gets through:
             // it stands, and cannot win
             c.faults.block(target, leader).block(target, third);
             int term = g.term();
-            try {
-                g.transferLeadership(target, 5_000).get(10, TimeUnit.SECONDS);
-                throw new AssertionError("a transfer to a node that cannot be heard succeeded");
-            } catch (ExecutionException e) {
-                assertTrue(e.getCause() instanceof PoyangTimeoutException, "got " + e.getCause());
-            }
+            timedOut(g.transferLeadership(target, 5_000), "a transfer to a node that cannot be heard succeeded");
             assertTrue(g.isLeader(), "the leader stopped leading after a failed transfer");
             assertEquals(term, g.term());
             RaftCluster.waitFor("the target to stand (its TIMEOUT_NOW arrived)", () -> c.group(target, 1).term() > term);
@@ -162,23 +149,16 @@ class TransferTest {
     @Test
     void aTimeoutNowThatCouldNotBeSentFailsTheTransferAtOnceAndLeavesTheLeaseAlone() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
-            int leader = c.waitForLeader(1);
-            c.write(1, 1);
+            int leader = leaderUnderLeaseWithTargetCaughtUp(c);
             RaftGroup g = c.group(leader, 1);
             TestStateMachine sm = c.machine(leader, 1);
-            waitForALeaseRead(g, sm);
             int target = leader % 3 + 1;
-            waitUntilCaughtUp(g, target);
             // the target has every entry, but nothing the leader sends it leaves the leader: the send fails at once
             c.faults.block(leader, target);
             long start = System.nanoTime();
-            try {
-                g.transferLeadership(target, 5_000).get(10, TimeUnit.SECONDS);
-                throw new AssertionError("a transfer whose TIMEOUT_NOW could not be sent succeeded");
-            } catch (ExecutionException e) {
-                assertTrue(e.getCause() instanceof PoyangTimeoutException, "got " + e.getCause());
-                assertTrue(e.getCause().getMessage().contains("could not be sent"), e.getCause().getMessage());
-            }
+            PoyangTimeoutException notSent = timedOut(g.transferLeadership(target, 5_000),
+                    "a transfer whose TIMEOUT_NOW could not be sent succeeded");
+            assertTrue(notSent.getMessage().contains("could not be sent"), notSent.getMessage());
             long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             assertTrue(tookMillis < RaftCluster.ELECTION_TIMEOUT_MILLIS, "the transfer failed after " + tookMillis
                     + " ms, not at once (the election timeout is " + RaftCluster.ELECTION_TIMEOUT_MILLIS + " ms)");
@@ -193,6 +173,29 @@ class TransferTest {
             c.write(1, 2);
             assertEquals(2, c.checkIdentical(1).length);
         }
+    }
+
+    /**
+     * Writes one value, waits until the leader of group 1 serves lease reads and knows that node
+     * {@code leader % 3 + 1} (the transfer target) has every entry; returns the leader.
+     */
+    private static int leaderUnderLeaseWithTargetCaughtUp(RaftCluster c) {
+        int leader = c.waitForLeader(1);
+        c.write(1, 1);
+        waitForALeaseRead(c.group(leader, 1), c.machine(leader, 1));
+        waitUntilCaughtUp(c.group(leader, 1), leader % 3 + 1);
+        return leader;
+    }
+
+    /** Waits for a transfer that must fail with a timeout, and returns that failure. */
+    private static PoyangTimeoutException timedOut(CompletableFuture<Void> transfer, String ifItSucceeds) throws Exception {
+        try {
+            transfer.get(10, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            assertTrue(e.getCause() instanceof PoyangTimeoutException, "got " + e.getCause());
+            return (PoyangTimeoutException) e.getCause();
+        }
+        throw new AssertionError(ifItSucceeds);
     }
 
     private static void waitForALeaseRead(RaftGroup g, TestStateMachine sm) {
