@@ -14,7 +14,8 @@ public final class Handshake implements Encodable {
     /** "POYANGRP" in ASCII. */
     public static final long MAGIC = 0x504F59414E475250L;
     public static final int MAJOR_VERSION = 1;
-    public static final int MINOR_VERSION = 0;
+    /** 1 added the node ids (fields 9 and 10). */
+    public static final int MINOR_VERSION = 1;
 
     final long magic;
     final int majorVersion;
@@ -24,9 +25,20 @@ public final class Handshake implements Encodable {
     final int maxFrameBytes;
     final int maxInFlightRequests;
     final long maxInFlightBytes;
+    /** The sender's node id in its cluster; 0 when it is no cluster node (a client). */
+    final int nodeId;
+    /** The node id the sender meant to reach (client to server only); 0 when any node will do. */
+    final int expectedNodeId;
 
     public Handshake(long magic, int majorVersion, int minorVersion, long uuidMost, long uuidLeast,
                      int maxFrameBytes, int maxInFlightRequests, long maxInFlightBytes) {
+        this(magic, majorVersion, minorVersion, uuidMost, uuidLeast, maxFrameBytes, maxInFlightRequests,
+                maxInFlightBytes, 0, 0);
+    }
+
+    public Handshake(long magic, int majorVersion, int minorVersion, long uuidMost, long uuidLeast,
+                     int maxFrameBytes, int maxInFlightRequests, long maxInFlightBytes, int nodeId,
+                     int expectedNodeId) {
         this.magic = magic;
         this.majorVersion = majorVersion;
         this.minorVersion = minorVersion;
@@ -35,6 +47,14 @@ public final class Handshake implements Encodable {
         this.maxFrameBytes = maxFrameBytes;
         this.maxInFlightRequests = maxInFlightRequests;
         this.maxInFlightBytes = maxInFlightBytes;
+        this.nodeId = nodeId;
+        this.expectedNodeId = expectedNodeId;
+    }
+
+    /** This handshake, saying the sender means to reach node {@code nodeId} (0: any node). */
+    Handshake expecting(int nodeId) {
+        return new Handshake(magic, majorVersion, minorVersion, uuidMost, uuidLeast, maxFrameBytes,
+                maxInFlightRequests, maxInFlightBytes, this.nodeId, nodeId);
     }
 
     public long magic() {
@@ -69,6 +89,16 @@ public final class Handshake implements Encodable {
         return maxInFlightBytes;
     }
 
+    /** The sender's node id; 0 when it is no cluster node or speaks minor version 0. */
+    public int nodeId() {
+        return nodeId;
+    }
+
+    /** The node id the sender meant to reach; 0 when any node will do. */
+    public int expectedNodeId() {
+        return expectedNodeId;
+    }
+
     /** Null when acceptable, else why not. */
     String incompatibility() {
         if (magic != MAGIC) {
@@ -80,7 +110,22 @@ public final class Handshake implements Encodable {
         if (maxFrameBytes < 0 || maxInFlightRequests < 0 || maxInFlightBytes < 0) {
             return "negative limits in the handshake";
         }
+        if (nodeId < 0 || expectedNodeId < 0) {
+            return "negative node id in the handshake";
+        }
         return null;
+    }
+
+    /**
+     * Null when a connection whose other side sent this handshake may reach the node with id
+     * {@code localNodeId} (0: this side is no cluster node and accepts any); else why not, for
+     * both sides' logs.
+     */
+    String misaddressedTo(int localNodeId) {
+        if (expectedNodeId == 0 || localNodeId == 0 || expectedNodeId == localNodeId) {
+            return null;
+        }
+        return "this is node " + localNodeId + ", not node " + expectedNodeId;
     }
 
     @Override
@@ -92,7 +137,9 @@ public final class Handshake implements Encodable {
                 + PbUtil.sizeOfFixed64Field(5, uuidLeast)
                 + PbUtil.sizeOfInt32Field(6, maxFrameBytes)
                 + PbUtil.sizeOfInt32Field(7, maxInFlightRequests)
-                + PbUtil.sizeOfInt64Field(8, maxInFlightBytes);
+                + PbUtil.sizeOfInt64Field(8, maxInFlightBytes)
+                + PbUtil.sizeOfInt32Field(9, nodeId)
+                + PbUtil.sizeOfInt32Field(10, expectedNodeId);
     }
 
     @Override
@@ -139,6 +186,16 @@ public final class Handshake implements Encodable {
                     return false;
                 }
                 // fall through
+            case 8:
+                if (!c.int32Field(dest, 9, nodeId)) {
+                    return false;
+                }
+                // fall through
+            case 9:
+                if (!c.int32Field(dest, 10, expectedNodeId)) {
+                    return false;
+                }
+                // fall through
             default:
                 return true;
         }
@@ -147,7 +204,9 @@ public final class Handshake implements Encodable {
     @Override
     public String toString() {
         return "Handshake(v" + majorVersion + "." + minorVersion + ", maxFrameBytes=" + maxFrameBytes
-                + ", maxInFlightRequests=" + maxInFlightRequests + ", maxInFlightBytes=" + maxInFlightBytes + ")";
+                + ", maxInFlightRequests=" + maxInFlightRequests + ", maxInFlightBytes=" + maxInFlightBytes
+                + (nodeId != 0 ? ", node " + nodeId : "") + (expectedNodeId != 0 ? ", to node " + expectedNodeId : "")
+                + ")";
     }
 
     /** Decodes a Handshake. */
@@ -163,6 +222,8 @@ public final class Handshake implements Encodable {
         private int maxFrameBytes;
         private int maxInFlightRequests;
         private long maxInFlightBytes;
+        private int nodeId;
+        private int expectedNodeId;
 
         @Override
         protected int wireTypeOf(int field) {
@@ -176,6 +237,8 @@ public final class Handshake implements Encodable {
                 case 6:
                 case 7:
                 case 8:
+                case 9:
+                case 10:
                     return PbWireType.VARINT;
                 default:
                     return PbWireType.UNKNOWN;
@@ -217,6 +280,12 @@ public final class Handshake implements Encodable {
                 case 8:
                     maxInFlightBytes = value;
                     break;
+                case 9:
+                    nodeId = (int) value;
+                    break;
+                case 10:
+                    expectedNodeId = (int) value;
+                    break;
                 default:
                     break;
             }
@@ -225,7 +294,7 @@ public final class Handshake implements Encodable {
         @Override
         protected Handshake end() {
             return new Handshake(magic, majorVersion, minorVersion, uuidMost, uuidLeast,
-                    maxFrameBytes, maxInFlightRequests, maxInFlightBytes);
+                    maxFrameBytes, maxInFlightRequests, maxInFlightBytes, nodeId, expectedNodeId);
         }
     }
 }

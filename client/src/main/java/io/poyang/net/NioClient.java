@@ -46,7 +46,7 @@ public final class NioClient extends NioNode {
     protected void doStart() throws Exception {
         startWorkers();
         for (String s : clientConfig.servers) {
-            addPeerNow(parse(s));
+            addPeerNow(parse(s), 0);
         }
         log.info("{} started with {} I/O threads and {} servers", describe(), workers.length, peers.size());
     }
@@ -59,23 +59,40 @@ public final class NioClient extends NioNode {
 
     /** Adds a server given as "host:port" and starts connecting to it. */
     public Peer addPeer(String hostPort) {
-        return addPeer(parse(hostPort));
+        return addPeer(parse(hostPort), 0);
     }
 
     public Peer addPeer(InetSocketAddress address) {
-        checkRunning();
-        return addPeerNow(address);
+        return addPeer(address, 0);
     }
 
-    private synchronized Peer addPeerNow(InetSocketAddress address) {
+    /**
+     * A peer that must be node {@code expectedNodeId} (0: any server): the handshake names it, a
+     * server with another node id refuses the connection ({@link ResponseCode#WRONG_NODE}), and a
+     * server that says it is another node is disconnected. Either way the peer keeps reconnecting
+     * with back-off, its requests fail as not connected, and {@link Peer#wrongNode()} says why.
+     */
+    public Peer addPeer(String hostPort, int expectedNodeId) {
+        return addPeer(parse(hostPort), expectedNodeId);
+    }
+
+    public Peer addPeer(InetSocketAddress address, int expectedNodeId) {
+        if (expectedNodeId < 0) {
+            throw new IllegalArgumentException("expectedNodeId must not be negative: " + expectedNodeId);
+        }
+        checkRunning();
+        return addPeerNow(address, expectedNodeId);
+    }
+
+    private synchronized Peer addPeerNow(InetSocketAddress address, int expectedNodeId) {
         for (Peer p : peers) {
-            if (p.address.equals(address)) {
+            if (p.address.equals(address) && p.expectedNodeId == expectedNodeId) {
                 return p;
             }
         }
         NioWorker w = workers[nextWorker];
         nextWorker = (nextWorker + 1) % workers.length;
-        Peer peer = new Peer(address, w);
+        Peer peer = new Peer(address, expectedNodeId, w);
         peer.status = Peer.Status.CONNECTING;
         peers.add(peer);
         w.execute(() -> w.addPeer(peer));

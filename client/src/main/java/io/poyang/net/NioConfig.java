@@ -14,6 +14,14 @@ public abstract class NioConfig {
     /** Number of I/O worker threads. */
     public int ioThreads;
 
+    /**
+     * This side's node id in its cluster, sent in every handshake; 0 (the default) when it is no
+     * cluster node, as a client. A server with a node id refuses a connection meant for another
+     * node ({@link NioClient#addPeer(String, int)}); a client refuses a server that says it is
+     * another node than the one it meant to reach.
+     */
+    public int nodeId;
+
     /** Largest frame (length prefix excluded) this side accepts; a larger one closes the connection. */
     public int maxFrameBytes = 8 * 1024 * 1024;
 
@@ -69,6 +77,7 @@ public abstract class NioConfig {
 
     void validate() {
         check(ioThreads >= 1, "ioThreads must be at least 1: " + ioThreads);
+        check(nodeId >= 0, "nodeId must not be negative: " + nodeId);
         check(maxFrameBytes >= 1024, "maxFrameBytes must be at least 1024: " + maxFrameBytes);
         check(maxInFlightRequests >= 1, "maxInFlightRequests must be at least 1: " + maxInFlightRequests);
         check(maxInFlightBytes >= 1, "maxInFlightBytes must be at least 1: " + maxInFlightBytes);

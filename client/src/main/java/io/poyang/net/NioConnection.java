@@ -28,6 +28,11 @@ public final class NioConnection {
     boolean connecting;
     long connectDeadlineNanos;
     boolean handshakeDone;
+    /**
+     * Set when this side refused the other's handshake and queued the answer saying why: the
+     * connection closes, with this reason, once that answer is written; nothing else is read.
+     */
+    String closeWhenWritten;
     int handshakeSeq;
     volatile Handshake remoteHandshake;
     int remoteMaxFrameBytes;

@@ -341,6 +341,9 @@ final class NioWorker implements Runnable {
     }
 
     private void onPacketBeforeHandshake(NioConnection c, PacketReader r) {
+        if (c.closeWhenWritten != null) {
+            return;   // refused: only the refusal is left to write
+        }
         if (c.peer == null) {
             if (r.type != PacketType.REQUEST || r.command != Commands.HANDSHAKE) {
                 close(c, "the first packet was " + PacketType.name(r.type) + " of command " + r.command
@@ -357,6 +360,18 @@ final class NioWorker implements Runnable {
             String why = hs.incompatibility();
             if (why != null) {
                 close(c, "handshake refused: " + why, null);
+                return;
+            }
+            String wrongNode = hs.misaddressedTo(node.config.nodeId);
+            if (wrongNode != null) {
+                // answered, so the connecting side logs why (a bare close would say only "closed")
+                // the detail field carries this node's id, for the other side's log and health
+                WritePacket refusal = WritePacket.error(ResponseCode.WRONG_NODE, node.config.nodeId, wrongNode);
+                refusal.command = Commands.HANDSHAKE;
+                refusal.seq = r.seq;
+                c.closeWhenWritten = "handshake refused: " + wrongNode + " (the other side's address for node "
+                        + hs.expectedNodeId + " reaches this one)";
+                enqueue(c, refusal);
                 return;
             }
             c.handshakeDone = true;
@@ -701,6 +716,10 @@ final class NioWorker implements Runnable {
         if (c.isClosed()) {
             return;
         }
+        if (c.closeWhenWritten != null && !blocked && c.queueHead == null && !c.hasUnwritten()) {
+            close(c, c.closeWhenWritten, null);
+            return;
+        }
         if (blocked) {
             // The peer is slow: turn what is queued into bytes up to the backlog cap, so the cap
             // (and the read pause below) accounts for everything owed to this peer.
@@ -1042,7 +1061,8 @@ final class NioWorker implements Runnable {
         Peer peer = c.peer;
         peer.status = Peer.Status.HANDSHAKING;
         NioClientConfig cc = (NioClientConfig) config;
-        WritePacket hs = WritePacket.request(Commands.HANDSHAKE, node.localHandshake);
+        WritePacket hs = WritePacket.request(Commands.HANDSHAKE,
+                peer.expectedNodeId == 0 ? node.localHandshake : node.localHandshake.expecting(peer.expectedNodeId));
         hs.connection = c;
         hs.decoder = Handshake.Decoder.FACTORY;
         hs.callbackOnIoThread = true;
@@ -1056,7 +1076,11 @@ final class NioWorker implements Runnable {
 
             @Override
             public void onFailure(Throwable error) {
-                close(c, "handshake failed: " + error.getMessage(), null);
+                if (error instanceof RemoteException && ((RemoteException) error).responseCode() == ResponseCode.WRONG_NODE) {
+                    onWrongNode(c, ((RemoteException) error).bizCode());   // the detail: the id of the node there
+                } else {
+                    close(c, "handshake failed: " + error.getMessage(), null);
+                }
             }
         };
         enqueue(c, hs);
@@ -1074,15 +1098,21 @@ final class NioWorker implements Runnable {
             close(c, "server handshake refused: " + why, null);
             return;
         }
+        Peer peer = c.peer;
+        // a server of minor version 0 sends no node id (0) and is taken at its address
+        if (peer.expectedNodeId != 0 && hs.nodeId != 0 && hs.nodeId != peer.expectedNodeId) {
+            onWrongNode(c, hs.nodeId);
+            return;
+        }
         c.handshakeDone = true;
         c.remoteHandshake = hs;
         if (hs.maxFrameBytes > 0) {
             c.remoteMaxFrameBytes = hs.maxFrameBytes;
         }
-        Peer peer = c.peer;
         peer.remoteHandshake = hs;
         peer.backoffMillis = 0;
         peer.lastFailure = null;
+        peer.wrongNode = null;
         peer.status = Peer.Status.CONNECTED;
         WritePacket p = peer.takeWaiting();
         while (p != null) {
@@ -1093,6 +1123,24 @@ final class NioWorker implements Runnable {
         }
         node.fireConnected(c);
         node.onPeerStatusChanged();
+    }
+
+    /**
+     * The peer's address reaches another node than the one it must be: the connection closes and,
+     * as after any failure, the peer reconnects with back-off (the address may be corrected, or the
+     * right node come back to it), while its requests fail as not connected. A warning when the
+     * reason is new for the peer; every close is logged anyway.
+     */
+    private void onWrongNode(NioConnection c, int nodeThere) {
+        Peer peer = c.peer;
+        String reason = "the address " + peer.address.getHostString() + ":" + peer.address.getPort() + " of node "
+                + peer.expectedNodeId + " reaches " + (nodeThere > 0 ? "node " + nodeThere : "another node");
+        if (!reason.equals(peer.wrongNode)) {
+            log.warn("{}: {}; nothing is sent to node {} until its address is corrected", c, reason,
+                    peer.expectedNodeId);
+        }
+        peer.wrongNode = reason;
+        close(c, reason, null);
     }
 
     /**

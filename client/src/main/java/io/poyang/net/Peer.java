@@ -22,6 +22,8 @@ public final class Peer {
     }
 
     final InetSocketAddress address;
+    /** The node id the server at {@link #address} must have; 0: any. */
+    final int expectedNodeId;
     final NioWorker worker;
     volatile Status status = Status.NOT_CONNECTED;
     volatile Handshake remoteHandshake;
@@ -32,15 +34,39 @@ public final class Peer {
     WritePacket waitingTail;
     long backoffMillis;
     long nextConnectNanos;
-    String lastFailure;
+    volatile String lastFailure;
+    /**
+     * Why the server at {@link #address} is not node {@link #expectedNodeId} (it said so in its
+     * handshake, or refused ours), or null. Cleared by the next accepted handshake.
+     */
+    volatile String wrongNode;
 
-    Peer(InetSocketAddress address, NioWorker worker) {
+    Peer(InetSocketAddress address, int expectedNodeId, NioWorker worker) {
         this.address = address;
+        this.expectedNodeId = expectedNodeId;
         this.worker = worker;
     }
 
     public InetSocketAddress address() {
         return address;
+    }
+
+    /** The node id the server must say it has in its handshake; 0 when any server will do. */
+    public int expectedNodeId() {
+        return expectedNodeId;
+    }
+
+    /** Why the last connection closed (or could not open), or null after a handshake succeeded. */
+    public String lastFailure() {
+        return lastFailure;
+    }
+
+    /**
+     * Non-null while the address reaches another node than {@link #expectedNodeId()}: the reason,
+     * naming both ids. The client keeps retrying (with back-off) until the address is corrected.
+     */
+    public String wrongNode() {
+        return wrongNode;
     }
 
     public Status status() {
@@ -74,6 +100,6 @@ public final class Peer {
 
     @Override
     public String toString() {
-        return address.getHostString() + ":" + address.getPort();
+        return address.getHostString() + ":" + address.getPort() + (expectedNodeId != 0 ? " (node " + expectedNodeId + ")" : "");
     }
 }

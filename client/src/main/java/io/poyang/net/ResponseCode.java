@@ -20,6 +20,11 @@ public final class ResponseCode {
     public static final int BIZ_ERROR = 7;
     /** Raft: this node is not the leader of the group; field 5 holds the leader's node id (0: unknown). */
     public static final int NOT_LEADER = 8;
+    /**
+     * The handshake named a node id other than the server's: the address the client has for that
+     * node reaches another one. The server closes the connection after this answer.
+     */
+    public static final int WRONG_NODE = 9;
 
     private ResponseCode() {
     }
@@ -44,6 +49,8 @@ public final class ResponseCode {
                 return "BIZ_ERROR";
             case NOT_LEADER:
                 return "NOT_LEADER";
+            case WRONG_NODE:
+                return "WRONG_NODE";
             default:
                 return "CODE_" + code;
         }

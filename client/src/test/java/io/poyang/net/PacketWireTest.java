@@ -89,6 +89,15 @@ class PacketWireTest {
 
         assertEquals(VECTORS.get("one_way"), hex(RawConnection.encode(WritePacket.oneWay(2, null).extra(new byte[]{1, 2}))));
 
+        Handshake withIds = new Handshake(Handshake.MAGIC, 1, 1, 0x0102030405060708L, 0x1112131415161718L, 8388608,
+                100000, 536870912, 3, 0).expecting(2);
+        assertEquals(VECTORS.get("handshake_node_ids"), hex(RawConnection.encode(withIds)));
+
+        WritePacket wrongNode = WritePacket.error(ResponseCode.WRONG_NODE, 3, "this is node 3, not node 2");
+        wrongNode.command = Commands.HANDSHAKE;
+        wrongNode.seq = 1;
+        assertEquals(VECTORS.get("wrong_node"), hex(RawConnection.encode(wrongNode)));
+
         WritePacket neg = WritePacket.request(-5, null);
         neg.seq = Integer.MAX_VALUE;
         neg.timeoutNanos = 1;
@@ -122,6 +131,14 @@ class PacketWireTest {
         assertEquals(8388608, h.maxFrameBytes());
         assertEquals(100000, h.maxInFlightRequests());
         assertEquals(536870912L, h.maxInFlightBytes());
+        assertEquals(0, h.nodeId(), "minor version 0 sends no node ids");
+        assertEquals(0, h.expectedNodeId());
+
+        Handshake ids = PbParser.parse(RawConnection.hex(VECTORS.get("handshake_node_ids")), new Handshake.Decoder());
+        assertEquals(1, ids.minorVersion());
+        assertEquals(3, ids.nodeId());
+        assertEquals(2, ids.expectedNodeId());
+        assertEquals(536870912L, ids.maxInFlightBytes());
     }
 
     @Test

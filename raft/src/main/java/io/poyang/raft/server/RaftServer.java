@@ -130,6 +130,7 @@ public final class RaftServer extends LifeCycle {
 
         NioClientConfig cc = new NioClientConfig();
         cc.name = "raft-" + id + "-replication-client";
+        cc.nodeId = id;
         cc.ioThreads = config.replicationIoThreads;
         cc.reconnectMinBackoffMillis = 20;
         cc.reconnectMaxBackoffMillis = Math.max(20, Math.min(1000, config.raft.electionTimeoutMillis()));
@@ -150,6 +151,8 @@ public final class RaftServer extends LifeCycle {
             rc.maxConnections = Math.max(16, budget / 4);
         }
         rc.name = "raft-" + id + "-replication";
+        // refuses a peer (or admin client) whose address for some other node reaches this one
+        rc.nodeId = id;
         rc.host = config.replicationBindHost != null ? config.replicationBindHost : self.getHostString();
         rc.port = self.getPort();
         rc.ioThreads = config.replicationIoThreads;
@@ -165,6 +168,7 @@ public final class RaftServer extends LifeCycle {
 
         NioServerConfig sc = new NioServerConfig();
         sc.name = "raft-" + id + "-service";
+        sc.nodeId = id;
         sc.host = config.serviceHost;
         sc.port = config.servicePort;
         sc.ioThreads = config.serviceIoThreads;
@@ -485,6 +489,17 @@ public final class RaftServer extends LifeCycle {
         return transport.addresses();
     }
 
+    /**
+     * The other nodes whose replication address reaches another node (their handshake named another
+     * id, or that node refused ours), with the reason, by node id; empty when none. Nothing is sent
+     * to them until the address is corrected ({@link #setNodeAddress}), so their votes and
+     * acknowledgements never count twice. For health checks and metrics.
+     */
+    public Map<Integer, String> misaddressedNodes() {
+        ReplicationTransport t = transport;
+        return t == null ? java.util.Collections.emptyMap() : t.misaddressed();
+    }
+
     /** This node's replication address as others reach it: the configured host and the port listened on. */
     public String selfAddress() {
         String configured = config.nodes.get(config.nodeId);
@@ -654,8 +669,9 @@ public final class RaftServer extends LifeCycle {
             throw new IllegalArgumentException("the replication address of node " + nodeId + ": " + problem);
         }
         synchronized (addressLock) {
-            // Replication messages do not name the node they are meant for: two ids at one address
-            // would make that node's votes and acknowledgements count twice.
+            // The mistake caught early, with the ids in the message. An address that reaches
+            // another node under another spelling (a host name, a moved host) gets past this; the
+            // handshake catches it: it names the node meant and the node there refuses.
             if (hostPort.equals(selfAddress()) || hostPort.equals(config.nodes.get(config.nodeId))) {
                 throw new IllegalArgumentException(hostPort + " is the address of node " + config.nodeId
                         + ", the node asked; node " + nodeId + " needs an address of its own");

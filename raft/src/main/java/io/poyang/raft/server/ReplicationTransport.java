@@ -54,7 +54,10 @@ final class ReplicationTransport implements RaftTransport {
         if (oldPeer != null) {
             client.removePeer(oldPeer);
         }
-        peers.put(nodeId, client.addPeer(hostPort));
+        // the handshake names the node: an address that reaches another node (a typo, a host
+        // name that moved, a node of another cluster) is refused, so its answers never count as
+        // this node's votes or acknowledgements
+        peers.put(nodeId, client.addPeer(hostPort, nodeId));
     }
 
     /** Forgets node {@code nodeId} (it left the cluster) and closes its connection. Any thread. */
@@ -64,6 +67,18 @@ final class ReplicationTransport implements RaftTransport {
         if (old != null) {
             client.removePeer(old);
         }
+    }
+
+    /** The peers whose address reaches another node than theirs, with the reason, by node id. */
+    Map<Integer, String> misaddressed() {
+        Map<Integer, String> m = new java.util.TreeMap<>();
+        peers.forEach((id, p) -> {
+            String why = p.wrongNode();
+            if (why != null) {
+                m.put(id, why);
+            }
+        });
+        return m;
     }
 
     /** The known addresses of the other nodes, by id (a copy). */

@@ -310,6 +310,13 @@ public final class NodeMetrics {
         out.family("poyang_net_io_threads_crashed", "gauge", "I/O threads that crashed (a bug, logged as an IMPOSSIBLE"
                 + " STATE; their connections were closed): restart the node.");
         server.crashedIoThreads().forEach((p, n) -> out.sample(n, "node", node, "port", p));
+        out.family("poyang_net_peer_misaddressed", "gauge", "1 when the replication address this node has for the peer"
+                + " reaches another node (its handshake named another id): nothing is sent to that peer until"
+                + " admin add-node gives it its right address.");
+        Map<Integer, String> wrong = server.misaddressedNodes();
+        for (Integer peer : server.nodeAddresses().keySet()) {
+            out.sample(wrong.containsKey(peer) ? 1 : 0, "node", node, "peer", String.valueOf(peer));
+        }
     }
 
     interface GroupFigure {

@@ -15,6 +15,7 @@ import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -197,6 +198,14 @@ final class NodeHttpEndpoint {
         }
         StringBuilder groups = new StringBuilder();
         String problem = node.isStopped() ? "the node is stopping" : node.raftServer().ioProblem();
+        if (problem == null) {
+            // a configuration mistake that does not heal by itself, whether or not the groups run
+            for (Map.Entry<Integer, String> e : node.raftServer().misaddressedNodes().entrySet()) {
+                problem = "node " + e.getKey() + ": " + e.getValue() + "; give it its right address with"
+                        + " ./poyang admin add-node " + e.getKey() + " <host:port>";
+                break;
+            }
+        }
         List<RaftGroup> all = node.raftServer().groups();
         for (RaftGroup g : all) {
             String state = "ok";

@@ -170,6 +170,31 @@ class MetricsEndpointTest {
     }
 
     @Test
+    void aPeerAddressThatReachesAnotherNodeMakesHealth503AndShowsInTheMetrics() throws Exception {
+        startCluster();
+        awaitLeader();
+        PoyangNode one = nodes.get(0);
+        int port3 = nodes.get(2).raftServer().replicationPort();
+        String right2 = one.raftServer().nodeAddresses().get(2);
+        // node 3's address under another spelling, given as node 2's
+        one.raftServer().setNodeAddress(2, "localhost:" + port3);
+        Http h = Await.value("node 1's /health to turn 503", 30_000, () -> {
+            Http r = Http.get(one.metricsPort(), "/health");
+            return r.status == 200 ? null : r;
+        });
+        assertEquals(503, h.status, h.body);
+        assertTrue(h.body.contains("\"reason\":\"node 2: the address localhost:" + port3 + " of node 2 reaches node 3;"
+                + " give it its right address with ./poyang admin add-node 2 <host:port>\""), h.body);
+        PrometheusTextParser m = scrape(one.metricsPort());
+        assertEquals(1, m.value("poyang_net_peer_misaddressed", "node", "1", "peer", "2"));
+        assertEquals(0, m.value("poyang_net_peer_misaddressed", "node", "1", "peer", "3"));
+
+        one.raftServer().setNodeAddress(2, right2);
+        Await.until("node 1's /health to be ok again", 30_000, () -> Http.get(one.metricsPort(), "/health").status == 200);
+        assertEquals(0, scrape(one.metricsPort()).value("poyang_net_peer_misaddressed", "node", "1", "peer", "2"));
+    }
+
+    @Test
     void healthIsOkWithALeaderAndUnhealthyWithout() throws Exception {
         startCluster();
         PoyangNode leader = awaitLeader();
