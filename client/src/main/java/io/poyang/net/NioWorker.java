@@ -702,6 +702,16 @@ final class NioWorker implements Runnable {
         if (c.isClosed() || c.connecting) {
             return;
         }
+        try {
+            flushOrThrow(c);
+        } catch (OutOfMemoryError e) {
+            // no memory for this connection's out buffers (direct memory, most likely): it goes,
+            // as read() drops a connection it cannot read for; the worker and the others stay
+            close(c, "out of memory for its write buffers (" + c.outBytes + " bytes waited): " + e.getMessage(), null);
+        }
+    }
+
+    private void flushOrThrow(NioConnection c) {
         boolean blocked = c.hasUnwritten() && !writeOut(c);
         if (!blocked) {
             int budget = config.maxWriteBatchBytes;
@@ -743,10 +753,20 @@ final class NioWorker implements Runnable {
         updateInterest(c);
     }
 
+    /** The out buffer {@link #encodeQueue} goes on encoding into (see reopenLastOutBuffer), or null. */
+    private ByteBuffer reopened;
+    /** Where the unwritten bytes of {@link #reopened} begin, and where they ended when it was reopened. */
+    private int reopenedUnwrittenFrom;
+    private int reopenedHeldTo;
+
     /** Encodes queued packets into out buffers, up to about {@code budget} bytes; returns bytes encoded. */
     private int encodeQueue(NioConnection c, int budget) {
         int total = 0;
-        ByteBuffer buf = null;
+        reopened = null;   // left over only by an earlier call that ended in a close or an error
+        // Go on in the last out buffer when it has room: a connection that cannot be written to
+        // gets its answers one or a few per loop, and a fresh 64 KiB buffer for each would hold
+        // thousands of times the bytes owed, past every backlog cap (which counts bytes).
+        ByteBuffer buf = reopenLastOutBuffer(c);
         long now = ts.nanoTime();
         WritePacket p;
         // a request's callback may run here (it timed out while queued) and close the connection,
@@ -833,7 +853,30 @@ final class NioWorker implements Runnable {
         if (buf != null && !c.isClosed()) {
             sealOutBuffer(c, buf);
         }
+        reopened = null;
         return total;
+    }
+
+    /**
+     * The last out buffer of {@code c}, its limit moved to its capacity and its position to the end
+     * of the bytes it holds, when room for a frame header and some body is left in it; else null.
+     * {@link #sealOutBuffer} gives it back its unwritten range. Safe: out buffers are touched by
+     * this thread only, and only between writes.
+     */
+    private ByteBuffer reopenLastOutBuffer(NioConnection c) {
+        if (!c.hasUnwritten()) {
+            return null;
+        }
+        ByteBuffer b = c.out[c.outEnd - 1];
+        if (b.capacity() - b.limit() < 4 + EncodeContext.MIN_BUFFER_BYTES) {
+            return null;
+        }
+        reopened = b;
+        reopenedUnwrittenFrom = b.position();
+        reopenedHeldTo = b.limit();
+        b.position(b.limit());
+        b.limit(b.capacity());
+        return b;
     }
 
     /**
@@ -893,7 +936,16 @@ final class NioWorker implements Runnable {
         return b;
     }
 
-    private static void sealOutBuffer(NioConnection c, ByteBuffer b) {
+    /** Ends the encoding into {@code b}: its encoded bytes become the unwritten range, counted in outBytes. */
+    private void sealOutBuffer(NioConnection c, ByteBuffer b) {
+        if (b == reopened) {
+            int end = b.position();
+            b.limit(end);
+            b.position(reopenedUnwrittenFrom);
+            c.outBytes += end - reopenedHeldTo;
+            reopened = null;
+            return;
+        }
         b.flip();
         c.outBytes += b.remaining();
     }
@@ -1525,6 +1577,18 @@ final class NioWorker implements Runnable {
 
     long droppedExpiredForTest() {
         return droppedExpiredRequests;
+    }
+
+    /** The capacity of the buffers the connections' unwritten bytes are held in. */
+    long heldOutBufferBytesForTest() {
+        long n = 0;
+        for (int i = 0; i < connections.size(); i++) {
+            NioConnection c = connections.get(i);
+            for (int j = c.outStart; j < c.outEnd; j++) {
+                n += c.out[j].capacity();
+            }
+        }
+        return n;
     }
 
     long unwrittenBytesForTest() {
