@@ -15,7 +15,13 @@ public final class NioClientConfig extends NioConfig {
     /** First wait before reconnecting; doubles after each failure up to the max. */
     public long reconnectMinBackoffMillis = 100;
     public long reconnectMaxBackoffMillis = 5_000;
-    /** A connection with no outgoing traffic this long sends a ping, keeping it alive. 0 disables. */
+    /**
+     * A connection that sent nothing, or read nothing, this long sends a ping: it keeps an idle
+     * connection alive past the server's idle timeout, and finds a server that stopped answering
+     * while requests go out (a host cut off without a reset). The connection closes when nothing at
+     * all is read within this long after the ping; answers queued behind others are waited for as
+     * long as bytes arrive. 0 disables.
+     */
     public long heartbeatIntervalMillis = 10_000;
 
     public NioClientConfig() {

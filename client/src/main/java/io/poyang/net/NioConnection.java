@@ -62,6 +62,8 @@ public final class NioConnection {
     final long createdNanos;
     long lastReadNanos;
     long lastSendNanos;
+    /** Client side: a heartbeat ping is out and not yet answered or timed out. */
+    boolean heartbeatOut;
     long lastWriteProgressNanos;
 
     NioConnection(NioWorker worker, SocketChannel channel, int id, Peer peer, long nowNanos, int maxFrameBytes) {

@@ -1441,13 +1441,19 @@ final class NioWorker implements Runnable {
             }
         } else {
             long hb = ((NioClientConfig) config).heartbeatIntervalMillis;
-            if (hb > 0 && c.handshakeDone && !stopping && now - c.lastSendNanos > TimeUnit.MILLISECONDS.toNanos(hb)) {
+            long hbNanos = TimeUnit.MILLISECONDS.toNanos(hb);
+            // Sends alone prove nothing: a busy client keeps sending into a host that is gone, and
+            // every request would wait out its timeout on a connection still called CONNECTED.
+            if (hb > 0 && c.handshakeDone && !stopping && !c.heartbeatOut
+                    && (now - c.lastSendNanos > hbNanos || now - c.lastReadNanos > hbNanos)) {
                 sendHeartbeat(c, hb);
             }
         }
     }
 
     private void sendHeartbeat(NioConnection c, long intervalMillis) {
+        long sentNanos = ts.nanoTime();
+        c.heartbeatOut = true;
         WritePacket ping = WritePacket.request(Commands.PING, null);
         ping.connection = c;
         ping.decoder = IgnoreBodyDecoder.factory();
@@ -1457,12 +1463,16 @@ final class NioWorker implements Runnable {
         ping.callback = new RpcCallback<Object>() {
             @Override
             public void onSuccess(Object body) {
+                c.heartbeatOut = false;
             }
 
             @Override
             public void onFailure(Throwable error) {
-                if (error instanceof NetTimeoutException) {
-                    close(c, "no answer to a heartbeat within " + intervalMillis + " ms", null);
+                c.heartbeatOut = false;
+                // bytes read since the ping went out: the other side lives, and the answer waits
+                // behind others on a slow link
+                if (error instanceof NetTimeoutException && c.lastReadNanos - sentNanos < 0) {
+                    close(c, "nothing read within " + intervalMillis + " ms of a heartbeat", null);
                 }
             }
         };
