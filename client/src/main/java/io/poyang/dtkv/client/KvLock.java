@@ -31,6 +31,10 @@ import java.util.concurrent.TimeUnit;
  * arrived — the server started it when it applied the grant, a push's transit earlier, so the
  * client's view may outlast the server's by that much. Pass the fencing token to what the lock
  * protects: it is what makes a stale holder harmless.
+ *
+ * <p>One tryLock at a time per object (and the client has one object per name): a tryLock made
+ * while another has not ended — its answer has not come, or it waits in the queue — fails with
+ * IllegalStateException.
  */
 public final class KvLock {
 
@@ -135,9 +139,12 @@ public final class KvLock {
         CompletableFuture<Boolean> result = new CompletableFuture<>();
         long sent = System.nanoTime();
         synchronized (mon) {
-            if (waiting != null) {
-                result.completeExceptionally(new IllegalStateException("a tryLock of '" + name
-                        + "' is already waiting; one at a time per lock object"));
+            // One at a time, counting one still on its way: the second's answer would take the
+            // first's place as the wait, and nothing would ever end the first (a blocking tryLock
+            // would hang). The client has one object per name, so two threads may well share it.
+            if (waiting != null || requestInFlight) {
+                result.completeExceptionally(new IllegalStateException("a tryLock of '" + name + "' has not ended yet"
+                        + " (it is on its way or waiting in the queue); one at a time per lock object"));
                 return result;
             }
             requestInFlight = true;
