@@ -34,7 +34,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>One tryLock at a time per object (and the client has one object per name): a tryLock made
  * while another has not ended — its answer has not come, or it waits in the queue — fails with
- * IllegalStateException.
+ * IllegalStateException. {@link #unlock()} ends such a tryLock (it returns false).
  */
 public final class KvLock {
 
@@ -61,8 +61,11 @@ public final class KvLock {
     private long waitingLeaseMillis;
     private long waitingSentNanos;
     private ScheduledFuture<?> waitTimer;
-    /** A tryLock request is on its way (a grant push may overtake its QUEUED answer). */
-    private boolean requestInFlight;
+    /**
+     * The tryLock whose answer has not come yet (a grant push may overtake its QUEUED answer). An
+     * answer for any other future is of a tryLock that {@link #unlockAsync} ended: it takes nothing.
+     */
+    private CompletableFuture<Boolean> inFlight;
     private KvLockEvent earlyGrant;
     /** The raft index of the entry that queued the current wait: its grant has a larger token. */
     private long queuedAtIndex;
@@ -142,12 +145,12 @@ public final class KvLock {
             // One at a time, counting one still on its way: the second's answer would take the
             // first's place as the wait, and nothing would ever end the first (a blocking tryLock
             // would hang). The client has one object per name, so two threads may well share it.
-            if (waiting != null || requestInFlight) {
+            if (waiting != null || inFlight != null) {
                 result.completeExceptionally(new IllegalStateException("a tryLock of '" + name + "' has not ended yet"
                         + " (it is on its way or waiting in the queue); one at a time per lock object"));
                 return result;
             }
-            requestInFlight = true;
+            inFlight = result;
             earlyGrant = null;
         }
         client.write(KvReq.tryLock(name, leaseMillis, waitMillis), null, KvClient.RAW, new KvCallback<KvResp>() {
@@ -159,7 +162,10 @@ public final class KvLock {
             @Override
             public void onFailure(Throwable error) {
                 synchronized (mon) {
-                    requestInFlight = false;
+                    if (inFlight != result) {
+                        return;   // ended by unlock(), which completes it
+                    }
+                    inFlight = null;
                 }
                 result.completeExceptionally(error);
             }
@@ -172,7 +178,12 @@ public final class KvLock {
         boolean granted = false;
         boolean queued = false;
         synchronized (mon) {
-            requestInFlight = false;
+            if (inFlight != result) {
+                // unlock() ended this tryLock while it was on its way and completes it with false; the
+                // unlock follows it on the same session, so a grant in this answer is already given back
+                return;
+            }
+            inFlight = null;
             KvLockEvent early = earlyGrant;   // only ever for this request
             earlyGrant = null;
             if (releasedAtStop) {
@@ -194,7 +205,8 @@ public final class KvLock {
                     waitingLeaseMillis = leaseMillis;
                     waitingSentNanos = sentNanos;
                     try {
-                        waitTimer = client.shared.timer.schedule(this::onWaitOver, waitMillis, TimeUnit.MILLISECONDS);
+                        waitTimer = client.shared.timer.schedule(() -> onWaitOver(result), waitMillis,
+                                TimeUnit.MILLISECONDS);
                     } catch (RejectedExecutionException e) {
                         waiting = null;
                         queued = false;
@@ -216,16 +228,14 @@ public final class KvLock {
         leaseDeadlineNanos = sentNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
     }
 
-    /** The wait passed with no grant: leave the queue (and give back a grant that crossed it). */
-    private void onWaitOver() {
-        CompletableFuture<Boolean> w;
+    /** The wait of {@code w} passed with no grant: leave the queue (and give back a grant that crossed it). */
+    private void onWaitOver(CompletableFuture<Boolean> w) {
         synchronized (mon) {
-            w = waiting;
+            if (waiting != w) {
+                return;   // granted, or ended by unlock() (a later tryLock may wait now: not this timer's)
+            }
             waiting = null;
             waitTimer = null;
-        }
-        if (w == null) {
-            return;
         }
         client.write(KvReq.unlock(name), null, KvClient.RAW, new KvCallback<KvResp>() {
             @Override
@@ -260,7 +270,7 @@ public final class KvLock {
                         waitTimer.cancel(false);
                         waitTimer = null;
                     }
-                } else if (requestInFlight && (earlyGrant == null || e.fencingToken() > earlyGrant.fencingToken())) {
+                } else if (inFlight != null && (earlyGrant == null || e.fencingToken() > earlyGrant.fencingToken())) {
                     earlyGrant = e;   // the newest: a stale push may come too (see onTryLockAnswer)
                 }
             } else if (e.type() == KvLockEvent.LOST) {
@@ -279,7 +289,11 @@ public final class KvLock {
         }
     }
 
-    /** Releases the lock (or leaves its queue). LOCK_NOT_HELD when this client has neither. */
+    /**
+     * Releases the lock (or leaves its queue). LOCK_NOT_HELD when this client has neither. A tryLock
+     * of this object that has not ended (on its way, or waiting in the queue) ends with false once
+     * the unlock is answered: a grant that crosses the unlock is the one the unlock gives back.
+     */
     public void unlock() {
         KvClient.sync(unlockAsync());
     }
@@ -291,18 +305,39 @@ public final class KvLock {
 
     public CompletableFuture<Void> unlockAsync() {
         CompletableFuture<Void> f = new CompletableFuture<>();
+        CompletableFuture<Boolean> ended;
         synchronized (mon) {
             held = false;
             fencingToken = 0;
+            // A tryLock that has not ended ends here. The UNLOCK goes out behind it on one connection,
+            // so the server applies it after the grant or the queue place the tryLock got and undoes
+            // either: the tryLock's answer and a grant push that crosses the unlock must take nothing
+            // (they find no tryLock of theirs here; a later tryLock's wait refuses a grant from
+            // before its QUEUED entry). Only a resend after a lost connection could apply the
+            // tryLock last; then too nothing is taken here, and that grant's lease runs out.
+            ended = inFlight != null ? inFlight : waiting;
+            inFlight = null;
+            waiting = null;
+            earlyGrant = null;
+            if (waitTimer != null) {
+                waitTimer.cancel(false);
+                waitTimer = null;
+            }
         }
         client.write(KvReq.unlock(name), null, KvClient.RAW, new KvCallback<KvResp>() {
             @Override
             public void onSuccess(KvResp result) {
+                if (ended != null) {
+                    ended.complete(false);
+                }
                 f.complete(null);
             }
 
             @Override
             public void onFailure(Throwable error) {
+                if (ended != null) {
+                    ended.complete(false);
+                }
                 f.completeExceptionally(error);
             }
         }, client.shared.config.timeoutMillis);
@@ -387,7 +422,7 @@ public final class KvLock {
     void releaseOnStop() {
         synchronized (mon) {
             // a tryLock still on its way may yet be granted or queued: its unlock goes right behind it
-            if (!held && waiting == null && !requestInFlight) {
+            if (!held && waiting == null && inFlight == null) {
                 return;
             }
             held = false;
