@@ -356,14 +356,14 @@ final class LogRecovery {
                 r.spares.add(s);
             }
         }
-        if (store.config().syncForce()) {
-            // What the scan found past the trusted point may be in the page cache only (the process was
-            // killed before its fsync): it is about to be reported persisted, acknowledged to the
-            // leader and counted toward commits, so it goes to the disk first.
-            for (LogSegment s : r.live) {
-                if (s.endPos() > r.trustedNextPos && !touched.contains(s.file)) {
-                    touched.add(s.file);
-                }
+        // What the scan found past the trusted point may be in the page cache only (the process was
+        // killed before its fsync): it is about to be reported persisted, acknowledged to the leader
+        // and counted toward commits, so it goes to the disk first. Without syncForce too: the store
+        // starts with everything it read counted as fsynced, and the status file it saves next (the
+        // commit index, the trusted point) may claim any of it.
+        for (LogSegment s : r.live) {
+            if (s.endPos() > r.trustedNextPos && !touched.contains(s.file)) {
+                touched.add(s.file);
             }
         }
         for (LogFile f : touched) {

@@ -702,8 +702,8 @@ public final class LogStore {
         Map<String, String> m = new LinkedHashMap<>();
         m.put(LogRecovery.K_TERM, Integer.toString(currentTerm));
         m.put(LogRecovery.K_VOTED_FOR, Integer.toString(votedFor));
-        // Never claim a commit index beyond what is persisted: recovery refuses to start below it.
-        m.put(LogRecovery.K_COMMIT_INDEX, Long.toString(Math.min(commitIndex, persistedIndex)));
+        // Never claim a commit index beyond what is on the disk: recovery refuses to start below it.
+        m.put(LogRecovery.K_COMMIT_INDEX, Long.toString(Math.min(commitIndex, durableIndex())));
         m.put(LogRecovery.K_FIRST_INDEX, Long.toString(firstIndex));
         m.put(LogRecovery.K_FIRST_INDEX_POS, Long.toString(firstIndexPos));
         m.put(LogRecovery.K_FIRST_PREV_TERM, Integer.toString(firstPrevTerm));
@@ -738,9 +738,19 @@ public final class LogStore {
         });
     }
 
-    /** Index entries were fsynced: move the trusted point up (at most to persisted and commit) and save it. */
+    /**
+     * The last index whose item an fsync covered: {@link #persistedIndex} with {@code syncForce};
+     * without it, items count as persisted once written (the page cache), and what the status file
+     * claims (the commit index, the trusted point) must not run ahead of the disk, or one node's
+     * power loss would leave a status that names items its log no longer has. Dispatcher thread.
+     */
+    private long durableIndex() {
+        return config.syncForce() ? persistedIndex : Math.min(persistedIndex, fsync.syncedIndex());
+    }
+
+    /** Index entries were fsynced: move the trusted point up (at most to what is durable and committed) and save it. */
     void onIndexFlushed() {
-        long t = Math.min(index.flushedIndex(), Math.min(persistedIndex, commitIndex));
+        long t = Math.min(index.flushedIndex(), Math.min(durableIndex(), commitIndex));
         if (t <= trustedIndex || t < firstIndex || closed) {
             return;
         }
@@ -825,6 +835,10 @@ public final class LogStore {
     // ---------------------------------------------------------------- statistics
 
     /** fsyncs completed. */
+    long syncedIndexForTest() {
+        return fsync.syncedIndex();
+    }
+
     public long fsyncCount() {
         return fsync.fsyncCount();
     }

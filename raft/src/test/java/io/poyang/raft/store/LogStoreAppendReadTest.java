@@ -154,4 +154,40 @@ class LogStoreAppendReadTest {
             release.countDown();
         }
     }
+
+    @Test
+    void syncForceFalseSavesNoCommitIndexAheadOfTheFsyncedItems() throws Exception {
+        FaultyFileIo io = new FaultyFileIo();
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        try (StoreHarness h = new StoreHarness(dir, c -> c.syncForce(false).fileIo(io))) {
+            h.open();
+            // the log's fsyncs hang: every item is written (and counted persisted), none is on the disk
+            io.hook = new FaultyFileIo.Hook() {
+                @Override
+                public void beforeForce(Path file, boolean metadata) throws java.io.IOException {
+                    if (!metadata && file.getParent().getFileName().toString().equals("log")) {
+                        try {
+                            release.await();
+                        } catch (InterruptedException e) {
+                            throw new java.io.InterruptedIOException();
+                        }
+                    }
+                }
+            };
+            // a status save with commit 1800 (a term change saves one)
+            h.append(items(1, 1800, 1, 0, 0, 20));
+            h.awaitPersisted(1800);
+            h.call(() -> h.store.saveStatus(1, 0, 1800));
+            java.util.Map<String, String> status = StatusFile.decode(dir.resolve("status"),
+                    java.nio.file.Files.readAllBytes(dir.resolve("status")));
+            assertEquals("0", status.get(LogRecovery.K_COMMIT_INDEX), "a commit index no fsync covered: " + status);
+            release.countDown();
+            // once the fsyncs return, the same saves may claim what they covered
+            h.waitFor("an fsync to cover index 1800",
+                    (java.util.concurrent.Callable<Boolean>) () -> h.store.syncedIndexForTest() == 1800);
+            h.call(() -> h.store.saveStatus(1, 0, 1800));
+            status = StatusFile.decode(dir.resolve("status"), java.nio.file.Files.readAllBytes(dir.resolve("status")));
+            assertEquals("1800", status.get(LogRecovery.K_COMMIT_INDEX), status.toString());
+        }
+    }
 }
