@@ -217,7 +217,9 @@ public final class DtKvStateMachine implements StateMachine {
         } else {
             ttl.onLeaderEnd();
             expiryWake.signal();
-            moveWatchers();
+            // NONE: the group stops here (the node stops, or the group alone is restarted or removed,
+            // and then the clients' connections to this node stay open)
+            moveWatchers(role == RaftRole.NONE ? "stops raft group " + config.groupId : "no longer leads");
         }
     }
 
@@ -436,6 +438,7 @@ public final class DtKvStateMachine implements StateMachine {
 
         private FrameCallResult serve(Void v) {
             if (getGroup().isShouldStop()) {
+                // the watchers were told to move when the stop began (onRoleChange with NONE)
                 failWatches("the raft group is stopping");
                 service.unregister(DtKvStateMachine.this);   // a group removed at runtime leaves the service
                 return Fiber.frameReturn();
@@ -496,11 +499,12 @@ public final class DtKvStateMachine implements StateMachine {
     }
 
     /**
-     * This node stopped leading (or its replica failed as leader): its watchers are told to register
-     * with the leader and dropped. A node that no longer leads may stop applying (cut off from the
-     * others, failed), and a watch left here would then never hear of a change again.
+     * This node stopped leading (or its replica failed as leader, or the group stops here): its
+     * watchers are told to register with the leader and dropped. A node that no longer leads may
+     * stop applying (cut off from the others, failed, stopped), and a watch left here would then
+     * never hear of a change again.
      */
-    private void moveWatchers() {
+    private void moveWatchers(String why) {
         WatchManager wm = store.watchManager();
         if (watchers.size() == 0 && wm.watcherCount() == 0) {
             return;
@@ -518,8 +522,8 @@ public final class DtKvStateMachine implements StateMachine {
                         store.lastAppliedIndex(), java.util.Collections.emptyList(), true), IGNORED_ANSWER);
             }
         }
-        log.info("group {}: node {} no longer leads; told {} watcher(s) to register with the leader", config.groupId,
-                group.nodeId(), ids.size());
+        log.info("group {}: node {} {}; told {} watcher(s) to register with the leader", config.groupId,
+                group.nodeId(), why, ids.size());
     }
 
     /** The answer to a "moved" push: nothing follows from it (a lost one means a closed connection, which re-syncs too). */

@@ -348,6 +348,7 @@ public final class RaftGroup {
             RaftState s = state;
             s.stopping = true;
             s.roleEpoch++;
+            roleManager.onStop();
             String why = "raft group " + s.groupId + " on node " + s.selfId + " stopped";
             applyManager.failAllPending(why + " with the write in its log; its outcome is unknown");
             followerAppender.closeAcks();

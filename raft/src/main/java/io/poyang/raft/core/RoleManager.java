@@ -95,12 +95,28 @@ final class RoleManager {
         g.membership.onProgress();
     }
 
+    /**
+     * The group is stopping on this node (the node stops, or the group is restarted or removed on a
+     * running node): whatever role it had ends here, and the state machine is told so, last, with
+     * {@link RaftRole#NONE}. A leader's state machine would otherwise never learn that its
+     * leader-only work (timers, clients it serves as the leader) has to end: a stop changes no
+     * role, it only ends the fibers.
+     */
+    void onStop() {
+        RaftState s = g.state;
+        tellStateMachine(RaftRole.NONE, s.currentTerm, 0);
+    }
+
     private void tellStateMachine() {
         RaftState s = g.state;
+        tellStateMachine(s.role, s.currentTerm, s.leaderId);
+    }
+
+    private void tellStateMachine(RaftRole role, int term, int leaderId) {
         try {
-            g.sm.onRoleChange(s.role, s.currentTerm, s.leaderId);
+            g.sm.onRoleChange(role, term, leaderId);
         } catch (Throwable e) {
-            log.warn("group {}: the state machine's onRoleChange failed", s.groupId, e);
+            log.warn("group {}: the state machine's onRoleChange failed", g.state.groupId, e);
         }
     }
 }

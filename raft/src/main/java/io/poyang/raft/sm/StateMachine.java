@@ -98,8 +98,12 @@ public interface StateMachine {
      * thread as the change happens. When a node becomes leader it is called before the node applies
      * any entry of its term (its no-op included), so a state machine can prepare leader-only work
      * (expiry timers, say) against the state it had as a follower; {@code role} is then
-     * {@link RaftRole#LEADER} and {@code leaderId} this node. Must be quick and must not block; an
-     * exception is logged and ignored. Default: nothing.
+     * {@link RaftRole#LEADER} and {@code leaderId} this node. When the group stops on this node (the
+     * node stops, or the group is restarted or removed on a running node) it is called a last time
+     * with {@link RaftRole#NONE} and {@code leaderId} 0, whatever the role was: a leader's work ends
+     * there as at any loss of leadership (the node's client connections may still be open, as
+     * after a restart of the group alone). Must be quick and must not block; an exception is
+     * logged and ignored. Default: nothing.
      */
     default void onRoleChange(RaftRole role, int term, int leaderId) {
     }

@@ -1,5 +1,6 @@
 package io.poyang.raft.server;
 
+import io.poyang.raft.client.RaftRole;
 import io.poyang.raft.core.Members;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.store.FaultyFileIo;
@@ -66,6 +67,29 @@ class GroupRestartTest {
             DiskFullTest.checkAcknowledgedApplied(c, flood);
             assertEquals(50, c.checkIdentical(2).length);
         }
+    }
+
+    /**
+     * A stop changes no role, so the state machine of a leader whose group stops (restarted or
+     * removed on a running node, or the node stopping) was never told its leadership ended: what
+     * it did as leader (DtKV: the clients' watches it served) was left without a word.
+     */
+    @Test
+    void theStateMachineOfALeaderWhoseGroupRestartsIsToldLastThatItHasNoRole() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}).start()) {
+            int leader = c.waitForLeader(1);
+            int follower = leader % 3 + 1;
+            TestStateMachine leaderMachine = c.machine(leader, 1);
+            TestStateMachine followerMachine = c.machine(follower, 1);
+            c.server(leader).restartGroup(1).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            assertEquals(RaftRole.NONE, last(leaderMachine.roleChanges), "the roles told: " + leaderMachine.roleChanges);
+            c.removeGroup(follower, 1);
+            assertEquals(RaftRole.NONE, last(followerMachine.roleChanges), "the roles told: " + followerMachine.roleChanges);
+        }
+    }
+
+    private static RaftRole last(java.util.List<RaftRole> roles) {
+        return roles.isEmpty() ? null : roles.get(roles.size() - 1);
     }
 
     /** Holds the rename of one group's status file on one node until released. */

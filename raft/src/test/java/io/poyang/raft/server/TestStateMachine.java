@@ -2,6 +2,7 @@ package io.poyang.raft.server;
 
 import io.poyang.codec.Encodable;
 import io.poyang.codec.PbCallback;
+import io.poyang.raft.client.RaftRole;
 import io.poyang.raft.sm.ApplyBatch;
 import io.poyang.raft.sm.SnapshotMeta;
 import io.poyang.raft.sm.SnapshotWriter;
@@ -48,6 +49,14 @@ final class TestStateMachine implements StateMachine {
     /** The indexes of the raft entries (no-ops, membership changes) applied, with wantsRaftEntries. Dispatcher thread. */
     long[] raftEntryIndexes() {
         return Arrays.copyOf(raftEntryIndexes, raftEntryCount);
+    }
+
+    /** The roles onRoleChange was called with, in order (written on the dispatcher; any thread reads). */
+    final java.util.List<RaftRole> roleChanges = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    @Override
+    public void onRoleChange(RaftRole role, int term, int leaderId) {
+        roleChanges.add(role);
     }
 
     /** Set on one node's machine: its next apply throws, so the group fails on that node alone. */
