@@ -3,6 +3,7 @@ package io.poyang.dtkv.server;
 import io.poyang.codec.Encodable;
 import io.poyang.common.DaemonTimer;
 import io.poyang.dtkv.KvCommands;
+import io.poyang.dtkv.KvWatchNotify;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
 import io.poyang.net.CallOptions;
@@ -17,6 +18,7 @@ import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.server.RaftServer;
 import io.poyang.raft.server.ServiceExtension;
 
+import java.util.Collections;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -266,6 +268,35 @@ public final class DtKvService implements ServiceExtension, ConnectionListener {
                 }
             }
         });
+    }
+
+    /**
+     * Tells a connection's client that this node dropped its watches of {@code groupId} (a
+     * KV_WATCH_NOTIFY with {@code moved} set): it registers them with the leader. Nothing else
+     * would make a client whose connection stays open do so (a notification is sent again by its
+     * watcher's bookkeeping, which this node no longer has), so one that fails while the connection
+     * is open (the pending limit full, an error answer) is sent again, every
+     * {@link #FAILED_PUSH_RETRY_MILLIS}, until it is answered, the connection closes (the client
+     * re-registers then anyway) or the node stops.
+     */
+    void pushMoved(ClientConnection c, int groupId, long raftIndex) {
+        push(c, KvCommands.KV_WATCH_NOTIFY, new KvWatchNotify(groupId, raftIndex, Collections.emptyList(), true),
+                new RpcCallback<Object>() {
+                    @Override
+                    public void onSuccess(Object result) {
+                    }
+
+                    @Override
+                    public void onFailure(Throwable error) {
+                        if (c.connection.isOpen() && isInstalled()) {
+                            pushMoved(c, groupId, raftIndex);
+                        }
+                    }
+                });
+    }
+
+    private synchronized boolean isInstalled() {
+        return !uninstalled;
     }
 
     private void send(ClientConnection c, int command, Encodable body, long timeoutMillis, CallOptions options,

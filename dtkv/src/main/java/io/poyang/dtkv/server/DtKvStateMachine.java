@@ -518,24 +518,12 @@ public final class DtKvStateMachine implements StateMachine {
             DtKvService.ClientConnection c = watchers.remove(id);
             wm.removeWatcher(id);
             if (c != null && c.connection.isOpen()) {
-                service.push(c, KvCommands.KV_WATCH_NOTIFY, new KvWatchNotify(config.groupId,
-                        store.lastAppliedIndex(), java.util.Collections.emptyList(), true), IGNORED_ANSWER);
+                service.pushMoved(c, config.groupId, store.lastAppliedIndex());   // sent again if it fails
             }
         }
         log.info("group {}: node {} {}; told {} watcher(s) to register with the leader", config.groupId,
                 group.nodeId(), why, ids.size());
     }
-
-    /** The answer to a "moved" push: nothing follows from it (a lost one means a closed connection, which re-syncs too). */
-    private static final RpcCallback<Object> IGNORED_ANSWER = new RpcCallback<Object>() {
-        @Override
-        public void onSuccess(Object result) {
-        }
-
-        @Override
-        public void onFailure(Throwable error) {
-        }
-    };
 
     private static void respond(ReqContext ctx, KvResp r) {
         if (r.codeNumber() == 0) {
