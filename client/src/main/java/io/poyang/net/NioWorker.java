@@ -780,7 +780,7 @@ final class NioWorker implements Runnable {
                 long left = p.deadlineNanos - now;
                 if (left <= 0) {
                     pending.remove(key(c, p.seq));
-                    completeRequest(p, null, timeout(p, "before it could be sent"));
+                    completeRequest(p, null, timeout(p, "before it could be sent", true));
                     p.onDone();
                     continue;
                 }
@@ -837,6 +837,7 @@ final class NioWorker implements Runnable {
                         + ": " + e, e));
                 return total;
             }
+            p.encoded = true;
             total += size + 4;
             c.encodedTotalBytes += size + 4;
             boolean awaitsWrite = p.freeRoomWhenWritten && p.type == PacketType.REQUEST && p.context == null;
@@ -1318,7 +1319,7 @@ final class NioWorker implements Runnable {
         if (expired != null) {
             // after the walk: a callback may send again, to this peer too
             for (WritePacket e : expired) {
-                completeRequest(e, null, timeout(e, "while waiting for a connection"));
+                completeRequest(e, null, timeout(e, "while waiting for a connection", true));
                 e.onDone();
             }
         }
@@ -1343,13 +1344,16 @@ final class NioWorker implements Runnable {
         WritePacket[] doomed = list.toArray(new WritePacket[0]);
         list.clear();
         for (WritePacket p : doomed) {
-            completeRequest(p, null, err != null ? err : timeout(p, "waiting for the response"));
+            completeRequest(p, null, err != null ? err
+                    : p.encoded ? timeout(p, "waiting for the response", false)
+                    : timeout(p, "in the write queue, before it could be sent", true));
         }
     }
 
-    private NetTimeoutException timeout(WritePacket p, String where) {
+    private NetTimeoutException timeout(WritePacket p, String where, boolean neverSent) {
         String to = p.connection != null ? String.valueOf(p.connection) : String.valueOf(p.peer);
-        return new NetTimeoutException(p + " to " + to + " timed out " + where);
+        return new NetTimeoutException(p + " to " + to + " timed out " + where + (neverSent ? " (never sent)" : ""),
+                neverSent);
     }
 
     private static void closeQuietly(SocketChannel ch) {

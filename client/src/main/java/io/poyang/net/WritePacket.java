@@ -54,6 +54,8 @@ public class WritePacket implements Encodable {
     WritePacket nextAwaitingWrite;
     /** True once a request was answered, failed or timed out (it may still sit in a write queue). */
     boolean completed;
+    /** True once a request was encoded into its connection's out buffers: it may have left. */
+    boolean encoded;
     /** Target: a connection (server push, handshake) or a peer (client). */
     NioConnection connection;
     Peer peer;

@@ -124,6 +124,7 @@ class ConnectionTest {
             Throwable t = causeOf(client.sendRequest(null, echo(new byte[1]), BytesDecoder.FACTORY, 200), 5000);
             long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             assertInstanceOf(NetTimeoutException.class, t);
+            assertTrue(((NetTimeoutException) t).neverSent(), "it waited for the connection: never sent");
             assertTrue(tookMillis < 4000, "failed after " + tookMillis + " ms, not at its 200 ms deadline");
         }
     }

@@ -554,8 +554,10 @@ public final class RaftClient extends LifeCycle {
                         return;
                 }
             }
-            if (error instanceof NetNotSentException) {
-                // never left this process (the connection closed with it still queued): not applied
+            if (error instanceof NetNotSentException
+                    || error instanceof NetTimeoutException && ((NetTimeoutException) error).neverSent()) {
+                // never left this process (the connection closed with it still queued, or its deadline
+                // passed while it waited for a connection or in the write queue): not applied
                 leaders.remove(groupId, node);
                 lastRefusal = error.getMessage();
                 retryLater();

@@ -9,6 +9,7 @@ import io.poyang.fiber.FrameCallResult;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
 import io.poyang.net.NetNotSentException;
+import io.poyang.net.NetTimeoutException;
 import io.poyang.net.ReqContext;
 import io.poyang.net.RpcCallback;
 import io.poyang.net.WritePacket;
@@ -217,11 +218,12 @@ final class LeaderTransfer {
                         @Override
                         public void onFailure(Throwable error) {
                             sendError = error.toString();
-                            // A failure during the send call itself (no address, not connected, stopped) or
-                            // a request still queued when its connection closed never reached the target.
-                            // Any other (a timeout, a connection lost after the write) may have arrived and
-                            // started an election: wait the full time.
-                            if (sendCaller == Thread.currentThread() || error instanceof NetNotSentException) {
+                            // A failure during the send call itself (no address, not connected, stopped), a
+                            // request still queued when its connection closed, or one whose deadline passed
+                            // before it was sent never reached the target. Any other (a timeout, a connection
+                            // lost after the write) may have arrived and started an election: wait the full time.
+                            if (sendCaller == Thread.currentThread() || error instanceof NetNotSentException
+                                    || error instanceof NetTimeoutException && ((NetTimeoutException) error).neverSent()) {
                                 notSent = true;
                             }
                         }

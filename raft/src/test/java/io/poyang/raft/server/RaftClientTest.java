@@ -262,6 +262,47 @@ class RaftClientTest {
         }
     }
 
+    /**
+     * The leader's connection stops taking bytes (a frozen proxy): big writes fill the kernel buffers
+     * and then the client's out buffers up to their cap, and a small write after them times out in
+     * the write queue, never encoded. Its failure says not applied, not "may or may not be".
+     */
+    @Test
+    void aWriteThatTimesOutBeforeItLeftTheClientIsReportedAsNotApplied() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            FreezableProxy[] proxies = new FreezableProxy[4];
+            try {
+                clientThroughProxies(c, proxies);
+                assertTrue(write(client, 1, 3_000) > 0);
+                proxies[leader].freeze();
+                byte[] big = new byte[1 << 20];
+                java.util.List<java.util.concurrent.CompletableFuture<byte[]>> ahead = new java.util.ArrayList<>();
+                for (int i = 0; i < 48; i++) {   // 48 MiB: past the kernel buffers and the 16 MiB backlog cap
+                    ahead.add(client.write(1, 0, new io.poyang.net.BytesBody(big), BytesDecoder.FACTORY, 2_000));
+                }
+                ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                        () -> write(client, 2, 500));
+                assertInstanceOf(PoyangTimeoutException.class, e.getCause());
+                assertFalse(e.getCause() instanceof RaftOutcomeUnknownException,
+                        "it never left the client: " + e.getCause());
+                for (java.util.concurrent.CompletableFuture<byte[]> f : ahead) {
+                    try {
+                        f.get(10, TimeUnit.SECONDS);
+                    } catch (ExecutionException expected) {
+                        // timed out on the frozen connection, one way or the other
+                    }
+                }
+            } finally {
+                for (FreezableProxy p : proxies) {
+                    if (p != null) {
+                        p.close();
+                    }
+                }
+            }
+        }
+    }
+
     @Test
     void anExactlyOnceWriteIsResentAfterNoAnswerAndAppliedOnce() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
