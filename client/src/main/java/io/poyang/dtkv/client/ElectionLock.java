@@ -21,6 +21,10 @@ import java.util.concurrent.TimeUnit;
  * timer). The server frees the lock no earlier (see {@link KvLock} for a grant after waiting), so
  * {@link #isLeader()} is false before another client can be granted it. After a loss it asks for
  * the lock again. {@link #close()} stops, releasing the lock if held (no onLost for that).
+ *
+ * <p>Stopping the client stops the election lock too: a leader stops claiming it at once
+ * ({@link #isLeader()} false) and hears onLost, before the client releases the lock, which lets the
+ * next candidate lead; a candidate stops asking.
  */
 public final class ElectionLock implements AutoCloseable {
 
@@ -67,6 +71,7 @@ public final class ElectionLock implements AutoCloseable {
             return;
         }
         started = true;
+        client.shared.electionLocks.add(this);
         acquire();
     }
 
@@ -257,9 +262,35 @@ public final class ElectionLock implements AutoCloseable {
         }
     }
 
+    /**
+     * The client stops, before it releases its locks: stop competing, and if leading, stop claiming
+     * it now and tell the listener. The release that follows lets the next candidate lead at once;
+     * until this, {@link #isLeader()} would have stayed true for up to a lease. The client then
+     * releases the lock, or leaves its queue, itself ({@link KvLock#releaseOnStop()}). Not asking
+     * again matters too: a tryLock sent after that release would queue a client that is gone.
+     */
+    void onClientStop() {
+        boolean wasLeading;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            wasLeading = leading;
+            leading = false;
+            generation++;
+            cancelTimers();
+        }
+        if (wasLeading) {
+            log.info("election lock '{}': leadership ends: the client stops", lock.name());
+            client.shared.eventExecutor.execute(listener::onLost);
+        }
+    }
+
     /** Stops competing; releases the lock if held (or once a grant its waiting tryLock gets arrives). */
     @Override
     public void close() {
+        client.shared.electionLocks.remove(this);
         boolean wasLeading;
         synchronized (this) {
             if (closed) {

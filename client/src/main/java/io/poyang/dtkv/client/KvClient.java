@@ -31,6 +31,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -95,6 +96,8 @@ public final class KvClient implements AutoCloseable {
         final ConcurrentHashMap<Integer, KvSession> sessions = new ConcurrentHashMap<>();
         final KvWatches watches;
         final KvLocks locks;
+        /** The started election locks not closed yet: stopping the client ends their leadership first. */
+        final Set<ElectionLock> electionLocks = ConcurrentHashMap.newKeySet();
         final ScheduledExecutorService timer;
         /** The raft client's node ids (a view, filled when it starts), for follower reads. */
         final List<Integer> nodeIds;
@@ -184,12 +187,17 @@ public final class KvClient implements AutoCloseable {
     }
 
     /**
-     * Stops the client: locks it holds are released and lock queues it waits in are left (best
-     * effort, answered within the network's stop timeout), connections close, pending operations
-     * fail. Views made by {@link #forGroup} stop with it.
+     * Stops the client: its election locks stop competing (a leader hears {@code onLost}), locks it
+     * holds are released and lock queues it waits in are left (best effort, answered within the
+     * network's stop timeout), connections close, pending operations fail. Views made by
+     * {@link #forGroup} stop with it.
      */
     public void stop() {
         if (root) {
+            // before the release lets another candidate lead: a leader here must stop claiming it first
+            for (ElectionLock e : shared.electionLocks) {
+                e.onClientStop();
+            }
             shared.locks.releaseAll();
             shared.locks.closeAll();
             List<Runnable> dropped = shared.timer.shutdownNow();
@@ -514,7 +522,7 @@ public final class KvClient implements AutoCloseable {
      * A lock for leader election that this client keeps trying to take and, once held, renews every
      * third of its lease; the listener hears {@code onAcquired(fencingToken)} and {@code onLost()}
      * on the callback executor. Call {@link ElectionLock#start()}; {@link ElectionLock#close()}
-     * releases it.
+     * releases it, and so does stopping this client (which also reports {@code onLost()} to a leader).
      */
     public ElectionLock electionLock(String name, long leaseMillis, ElectionLock.Listener listener) {
         return new ElectionLock(this, name, leaseMillis, listener);
