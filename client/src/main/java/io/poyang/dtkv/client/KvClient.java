@@ -35,7 +35,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -91,7 +90,8 @@ public final class KvClient implements AutoCloseable {
         final KvClientConfig config;
         final RaftClient raft;
         final UUID clientId;
-        final Executor callbackExecutor;
+        /** The application's executor, with the client's own threads for what it rejects. */
+        final CallbackExecutor callbackExecutor;
         final SerialExecutor eventExecutor;
         final ConcurrentHashMap<Integer, KvSession> sessions = new ConcurrentHashMap<>();
         final KvWatches watches;
@@ -109,7 +109,8 @@ public final class KvClient implements AutoCloseable {
             config.raft.callbackOnIoThread = true;   // this client delivers on its own executor
             this.raft = new RaftClient(config.raft);
             this.clientId = raft.clientUuid();
-            this.callbackExecutor = config.callbackExecutor != null ? config.callbackExecutor : ForkJoinPool.commonPool();
+            this.callbackExecutor = new CallbackExecutor(
+                    config.callbackExecutor != null ? config.callbackExecutor : ForkJoinPool.commonPool(), config.raft.net.name);
             this.eventExecutor = new SerialExecutor(callbackExecutor);
             this.timer = DaemonTimer.create(config.raft.net.name + "-kv-timer");
             this.watches = new KvWatches(this);
@@ -950,11 +951,7 @@ public final class KvClient implements AutoCloseable {
             invoke(callback, result, error);
             return;
         }
-        try {
-            shared.callbackExecutor.execute(() -> invoke(callback, result, error));
-        } catch (RejectedExecutionException e) {
-            invoke(callback, result, error);
-        }
+        shared.callbackExecutor.execute(() -> invoke(callback, result, error));
     }
 
     /** Completes {@code f} where {@link #deliver} would run a caller's callback (its dependents run there). */

@@ -14,7 +14,14 @@ public final class KvClientConfig {
     public int groupId = 1;
     /** Deadline of an operation unless given per call. */
     public long timeoutMillis = 5_000;
-    /** Where callbacks, futures, watch listeners and lock listeners run. Null: ForkJoinPool.commonPool(). */
+    /**
+     * Where callbacks, futures, watch listeners and lock listeners run. Null: ForkJoinPool.commonPool().
+     * A task it rejects (a bounded pool that is full, or one shut down before the client) runs on a
+     * thread of the client's own ({@code <name>-kv-overflow-N}, logged as a warning at most once a
+     * minute): never on the network thread, and events still run one at a time and in order. It must
+     * not run tasks on the calling thread (a caller-runs policy, {@code Runnable::run}): for answers
+     * and pushes that is the network thread, which must never block.
+     */
     public Executor callbackExecutor;
     /**
      * Run operation callbacks and futures on the network I/O thread: fastest, but a callback must be
