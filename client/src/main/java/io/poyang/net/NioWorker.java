@@ -476,12 +476,18 @@ final class NioWorker implements Runnable {
         } else {
             try {
                 e.executor.execute(new ProcessTask(e, ctx, body));
-            } catch (RejectedExecutionException ex) {
+            } catch (RuntimeException ex) {
+                // rejected (full, shut down), or an executor that failed otherwise: answered, never
+                // thrown into the read loop (which would take the worker and its connections)
+                boolean rejected = ex instanceof RejectedExecutionException;
+                if (!rejected) {
+                    log.error("the executor of command {} failed to take {}", r.command, ctx, ex);
+                }
                 if (oneWay) {
                     onContextFinished(ctx);
                 } else {
-                    ctx.respond(WritePacket.error(ResponseCode.FLOW_CONTROL, "the executor of command "
-                            + r.command + " refused the request: " + ex.getMessage()));
+                    ctx.respond(WritePacket.error(rejected ? ResponseCode.FLOW_CONTROL : ResponseCode.SYS_ERROR,
+                            "the executor of command " + r.command + " refused the request: " + ex));
                 }
             }
         }
@@ -499,6 +505,13 @@ final class NioWorker implements Runnable {
         if (ctx.isOneWay()) {
             ctx.finishWithoutResponse();
         } else if (resp != null) {
+            if (resp.type != PacketType.RESPONSE) {
+                // a bug in the processor: its caller hears of it, and the I/O thread goes on
+                log.error("processor of command {} returned {} for {}, not a response; answered SYS_ERROR", e.command,
+                        resp, ctx);
+                resp = WritePacket.error(ResponseCode.SYS_ERROR, "processor of command " + e.command
+                        + " returned a packet that is not a response");
+            }
             ctx.respond(resp);
         }
     }
@@ -616,9 +629,15 @@ final class NioWorker implements Runnable {
     private void enqueue(NioConnection c, WritePacket p) {
         if (p.type == PacketType.REQUEST && p.context == null) {
             int seq = c.nextSeq();
+            WritePacket earlier;
+            // after 2^31 requests on one connection the seq wraps: one still pending (a long server-side
+            // wait) keeps its seq, which put returned, and this one takes the next free seq instead
+            while ((earlier = pending.put(key(c, seq), p)) != null) {
+                pending.put(key(c, seq), earlier);
+                seq = c.nextSeq();
+            }
             p.seq = seq;
             p.connection = c;
-            pending.put(key(c, seq), p);
         }
         c.lastSendNanos = ts.nanoTime();
         c.append(p);
@@ -1428,7 +1447,11 @@ final class NioWorker implements Runnable {
             }
             return;
         }
-        if (c.hasUnwritten() && now - c.lastWriteProgressNanos > TimeUnit.MILLISECONDS.toNanos(config.writeStallTimeoutMillis)) {
+        // On the side that connected, bytes read count as progress too: the other side pauses its
+        // reads on purpose while it owes this one a backlog, and sends it meanwhile.
+        long progressNanos = c.peer != null && c.lastReadNanos - c.lastWriteProgressNanos > 0 ? c.lastReadNanos
+                : c.lastWriteProgressNanos;
+        if (c.hasUnwritten() && now - progressNanos > TimeUnit.MILLISECONDS.toNanos(config.writeStallTimeoutMillis)) {
             close(c, "the other side read nothing for " + config.writeStallTimeoutMillis + " ms while "
                     + c.outBytes + " bytes waited to be written", null);
             return;

@@ -17,8 +17,8 @@ public interface ReqProcessor<T> {
     /**
      * Processes a request or one-way message. Returns the response, or null to answer later with
      * {@link ReqContext#respond} from any thread (a request must be answered exactly once; the
-     * return value of a one-way message is ignored). A thrown exception becomes a
-     * {@link ResponseCode#SYS_ERROR} response.
+     * return value of a one-way message is ignored). A thrown exception, or a returned packet that
+     * is not a response, becomes a {@link ResponseCode#SYS_ERROR} response.
      */
     WritePacket process(ReqContext context, T body);
 }
