@@ -60,6 +60,9 @@ class KvMessagesTest {
                         Collections.singletonList(KvNode.of("d.k", b("v"), false, 2, 2))))));
         m.put("notify_part", new KvWatchNotify(1, 120, Collections.singletonList(new KvWatchEvent("d", null, true,
                 Collections.singletonList(KvNode.of("d.k", b("v"), false, 2, 2)), true))));
+        m.put("notify_continued", new KvWatchNotify(1, 121, Collections.singletonList(new KvWatchEvent("d", null, true,
+                Collections.singletonList(KvNode.of("d.m", b("w"), false, 3, 3)), true, true))));
+        m.put("notify_moved", new KvWatchNotify(2, 300, Collections.emptyList(), true));
         m.put("lock_event", new KvLockEvent(0, "l", KvLockEvent.GRANTED, 500, 1700000000000L, 3, 4));
         return m;
     }
