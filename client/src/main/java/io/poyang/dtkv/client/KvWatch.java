@@ -11,6 +11,11 @@ public final class KvWatch implements AutoCloseable {
     final KvWatchListener listener;
     private final KvWatches owner;
     volatile boolean closed;
+    /**
+     * Its start ran on the event executor (it was given the client's copy of its keys): until then
+     * notifications only update that copy, which the start reads. Guarded by the KvWatches monitor.
+     */
+    boolean started;
 
     KvWatch(KvWatches owner, int groupId, List<String> keys, KvWatchListener listener) {
         this.owner = owner;

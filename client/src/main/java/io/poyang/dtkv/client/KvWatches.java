@@ -101,7 +101,7 @@ final class KvWatches implements ConnectionListener {
         }
         KvWatch w = new KvWatch(this, groupId, new ArrayList<>(Arrays.asList(keys)), listener);
         List<String> fresh = new ArrayList<>();
-        List<KvNode> cached = new ArrayList<>();
+        long[] known;
         synchronized (this) {
             GroupWatches g = groups.computeIfAbsent(groupId, id -> new GroupWatches());
             g.handles.add(w);
@@ -114,9 +114,37 @@ final class KvWatches implements ConnectionListener {
                     g.refCounts.put(k, n + 1);
                 }
             }
-            // What the client already has under the new keys (another handle watches them, or a
-            // directory above them): the server sends only what is newer than that, so this handle
-            // starts from the client's copy. seenAt holds only keys some watch covers (accept, unwatch).
+            known = new long[fresh.size()];
+            for (int i = 0; i < known.length; i++) {
+                Long s = g.seenAt.get(fresh.get(i));
+                known[i] = s == null ? 0 : s;
+            }
+        }
+        // What the client already has under the new keys (another handle watches them, or a directory
+        // above them): the server sends only what is newer than that, so this handle starts from the
+        // client's copy. The copy is read on the event executor, behind every notification queued
+        // before this call: read here, it could be older than one of those, which reach this handle
+        // too, and it would then be delivered after them.
+        shared.eventExecutor.execute(() -> start(w));
+        if (!fresh.isEmpty()) {
+            send(groupId, new KvWatchReq(groupId, false, false, fresh, known));
+        }
+        return w;
+    }
+
+    /**
+     * Event executor: gives a new handle the client's copy of what it watches (seenAt holds only keys
+     * some watch covers: accept, unwatch) and from then on lets notifications reach it. Notifications
+     * run on the same executor, so the copy includes every one before it and none after it.
+     */
+    private void start(KvWatch w) {
+        List<KvNode> cached = new ArrayList<>();
+        synchronized (this) {
+            w.started = true;
+            GroupWatches g = groups.get(w.groupId);
+            if (w.closed || g == null) {
+                return;
+            }
             for (Map.Entry<String, Long> e : g.seenAt.entrySet()) {
                 if (w.coveringKey(e.getKey()) != null) {
                     KvNode node = g.latest.get(e.getKey());
@@ -124,28 +152,15 @@ final class KvWatches implements ConnectionListener {
                 }
             }
         }
-        if (!cached.isEmpty()) {
-            // already watched by another handle: this one starts from what the client has
-            shared.eventExecutor.execute(() -> {
-                for (KvNode n : cached) {
-                    if (!w.closed) {
-                        w.listener.onChange(w.coveringKey(n.key()), n);
-                    }
-                }
-            });
-        }
-        if (!fresh.isEmpty()) {
-            long[] known = new long[fresh.size()];
-            synchronized (this) {
-                GroupWatches g = groups.get(groupId);
-                for (int i = 0; i < known.length; i++) {
-                    Long s = g.seenAt.get(fresh.get(i));
-                    known[i] = s == null ? 0 : s;
+        for (KvNode n : cached) {
+            if (!w.closed) {
+                try {
+                    w.listener.onChange(w.coveringKey(n.key()), n);
+                } catch (Throwable t) {
+                    log.warn("a watch listener threw", t);
                 }
             }
-            send(groupId, new KvWatchReq(groupId, false, false, fresh, known));
         }
-        return w;
     }
 
     void unwatch(KvWatch w) {
@@ -447,7 +462,9 @@ final class KvWatches implements ConnectionListener {
         for (KvWatch w : g.handles) {
             String wk = w.coveringKey(key);
             if (wk != null) {
-                calls.add(new Object[]{w, wk, node});
+                if (w.started) {
+                    calls.add(new Object[]{w, wk, node});
+                }   // else its start, queued behind this notification, delivers the state recorded below
                 covered = true;
             }
         }
