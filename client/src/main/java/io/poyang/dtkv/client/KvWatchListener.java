@@ -16,9 +16,12 @@ public interface KvWatchListener {
 
     /**
      * The node refused to watch keys of this watch ({@link io.poyang.dtkv.KvCode#TOO_MANY_WATCHES}: the
-     * connection watches as many keys of the group as the node allows). Those keys hear nothing
-     * until watches are closed and the refused ones registered again (a reconnect or failover
-     * retries them and may be refused again). The client logs it at error level in any case.
+     * connection watches as many keys of the group as the node allows). Those keys hear nothing:
+     * the client leaves them out when it registers its watches again after a reconnect or failover
+     * (the node refuses a registration whole, so the others go on), and only a new watch of such a
+     * key asks the node again (close this one). Also called for every watch of the group when even
+     * that re-registration is refused (a leader with a lower limit). The client logs it at error
+     * level in any case.
      */
     default void onError(KvException error) {
     }

@@ -69,6 +69,14 @@ final class KvWatches implements ConnectionListener {
          * parts (a directory too large for one notification); gone once the last part came.
          */
         final Map<String, ResyncParts> resyncParts = new HashMap<>();
+        /**
+         * Watched keys the leader refused to add (TOO_MANY_WATCHES): left out of full re-syncs, which
+         * the node would refuse whole, silencing every watch of the group. A new watch of such a key
+         * asks for it again; closing its last watch forgets it.
+         */
+        final Set<String> refused = new HashSet<>();
+        /** The last full re-sync answered was refused (an add refused since may explain it: then it is sent again). */
+        boolean syncAllRefused;
         boolean needsSync;
     }
 
@@ -112,6 +120,9 @@ final class KvWatches implements ConnectionListener {
                     g.refCounts.put(k, 1);
                 } else {
                     g.refCounts.put(k, n + 1);
+                    if (g.refused.remove(k)) {
+                        fresh.add(k);   // refused before: this watch asks again (and is told if refused again)
+                    }
                 }
             }
             known = new long[fresh.size()];
@@ -174,7 +185,9 @@ final class KvWatches implements ConnectionListener {
                 int n = g.refCounts.get(k) - 1;
                 if (n == 0) {
                     g.refCounts.remove(k);
-                    gone.add(k);
+                    if (!g.refused.remove(k)) {
+                        gone.add(k);   // (a refused key is not watched on the node)
+                    }
                 } else {
                     g.refCounts.put(k, n);
                 }
@@ -210,6 +223,9 @@ final class KvWatches implements ConnectionListener {
                     new RpcCallback<KvResp>() {
                         @Override
                         public void onSuccess(KvResp result) {
+                            if (req.isSyncAll()) {
+                                syncAllAccepted(groupId);
+                            }
                         }
 
                         @Override
@@ -235,19 +251,36 @@ final class KvWatches implements ConnectionListener {
     /**
      * The leader refused a registration (nothing of it was applied there). Asking again would be
      * refused again, so the handles it covered are told instead (and it is logged): a full re-sync
-     * covers all of the group's handles, an added set the handles watching one of its keys.
+     * covers all of the group's handles, an added set the handles watching one of its keys. The keys
+     * of a refused add are left out of later full re-syncs (the node refuses a registration whole).
+     * A full re-sync that carried such a key, refused before or after it, is sent again without.
      */
     private void refused(int groupId, KvWatchReq req, RemoteException refusal) {
         String why = refusal.remoteMessage() == null ? "" : refusal.remoteMessage();
-        KvException error = new KvException(refusal.bizCode(), req.keys().get(0), "watching " + req.keys().size()
-                + " key(s) of group " + groupId + (req.isSyncAll() ? " (all of this client's, again)" : "")
+        KvException error = new KvException(refusal.bizCode(), req.keys().isEmpty() ? "" : req.keys().get(0),
+                "watching " + req.keys().size() + " key(s) of group " + groupId
+                + (req.isSyncAll() ? " (all of this client's, again)" : "")
                 + " was refused by the leader" + (why.isEmpty() ? "" : ": " + why));
-        log.error("{}", error.getMessage());
         List<KvWatch> told = new ArrayList<>();
+        boolean again = false;
         synchronized (this) {
             GroupWatches g = groups.get(groupId);
             if (g == null) {
                 return;
+            }
+            if (req.isSyncAll()) {
+                g.syncAllRefused = true;
+                for (String k : req.keys()) {
+                    again |= g.refused.contains(k);   // its add was refused after this re-sync was taken
+                }
+            } else {
+                for (String k : req.keys()) {
+                    if (g.refCounts.containsKey(k)) {
+                        g.refused.add(k);
+                    }
+                }
+                // the last re-sync was refused, perhaps for these keys: it may go through without them
+                again = g.syncAllRefused;
             }
             Set<String> keys = new HashSet<>(req.keys());
             for (KvWatch w : g.handles) {
@@ -260,6 +293,14 @@ final class KvWatches implements ConnectionListener {
                 }
             }
         }
+        if (again) {
+            markNeedsSync(groupId);
+        }
+        if (again && req.isSyncAll()) {
+            log.info("{}; registering the group's watches again without the keys refused before", error.getMessage());
+            return;
+        }
+        log.error("{}", error.getMessage());
         shared.eventExecutor.execute(() -> {
             for (KvWatch w : told) {
                 if (!w.closed) {
@@ -271,6 +312,16 @@ final class KvWatches implements ConnectionListener {
                 }
             }
         });
+    }
+
+    /** A full re-sync was applied (I/O thread). */
+    private void syncAllAccepted(int groupId) {
+        synchronized (this) {
+            GroupWatches g = groups.get(groupId);
+            if (g != null) {
+                g.syncAllRefused = false;
+            }
+        }
     }
 
     private void markNeedsSync(int groupId) {
@@ -340,7 +391,12 @@ final class KvWatches implements ConnectionListener {
                 }
                 g.needsSync = false;
                 g.resyncParts.clear(); // the server starts every directory's resync again
-                List<String> keys = new ArrayList<>(g.refCounts.keySet());
+                List<String> keys = new ArrayList<>(g.refCounts.size());
+                for (String k : g.refCounts.keySet()) {
+                    if (!g.refused.contains(k)) {
+                        keys.add(k);
+                    }
+                }
                 long[] known = new long[keys.size()];
                 for (int i = 0; i < keys.size(); i++) {
                     Long s = g.seenAt.get(keys.get(i));

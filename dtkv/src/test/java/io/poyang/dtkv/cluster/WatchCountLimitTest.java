@@ -13,6 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -66,6 +67,36 @@ class WatchCountLimitTest {
             assertTrue(within.errors.isEmpty(), "the watch within the limit was told of an error: " + within.errors);
             second.close();
             first.close();
+        }
+    }
+
+    /**
+     * A refused registration must not be sent again with the client's others when they are all
+     * registered again (here after a restart of the group on its only node, whose new state machine
+     * has no watch): the node refuses a registration whole, and every watch would go silent.
+     */
+    @Test
+    void theWatchesWithinTheLimitGoOnAfterALeaderChangeWhenAnotherWasRefused() throws Exception {
+        KvConfig kv = new KvConfig();
+        kv.maxWatchesPerConnection = 3;
+        try (KvTestCluster c = new KvTestCluster(dir, 1, KvTestCluster.testConfig(), kv).start()) {
+            KvClient client = c.client();
+            Recorder within = new Recorder();
+            client.watch(within, "a", "b");
+            KvTestCluster.waitFor("the current state of a and b", 10, () -> within.changes.size() == 2);
+            Recorder over = new Recorder();
+            client.watch(over, "c", "d");   // 4 keys on one connection: over the limit of 3
+            KvTestCluster.waitFor("the refusal to reach the listener", 10, () -> !over.errors.isEmpty());
+
+            // the watches move: the client registers them all again with the (new) state machine
+            c.cluster.server(1).restartGroup(1).get(KvTestCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            c.leader();
+            client.put("a", "1");
+            KvTestCluster.waitFor("the change of a, or an error", () -> within.changes.contains("a=1")
+                    || !within.errors.isEmpty());
+            assertTrue(within.errors.isEmpty(), "the watch within the limit was refused after the restart: "
+                    + within.errors);
+            assertTrue(over.changes.isEmpty(), "the refused watch heard " + over.changes);
         }
     }
 }
