@@ -77,6 +77,12 @@ final class KvWatches implements ConnectionListener {
         final Set<String> refused = new HashSet<>();
         /** The last full re-sync answered was refused (an add refused since may explain it: then it is sent again). */
         boolean syncAllRefused;
+        /**
+         * Adds and removes sent so far. A full re-sync replaces the node's watches with its list, so an
+         * add or remove sent after the list was taken and applied before it would be undone: a re-sync
+         * answered while this moved since it was taken is sent again.
+         */
+        long registrationsSent;
         boolean needsSync;
     }
 
@@ -130,6 +136,9 @@ final class KvWatches implements ConnectionListener {
                 Long s = g.seenAt.get(fresh.get(i));
                 known[i] = s == null ? 0 : s;
             }
+            if (!fresh.isEmpty()) {
+                g.registrationsSent++;
+            }
         }
         // What the client already has under the new keys (another handle watches them, or a directory
         // above them): the server sends only what is newer than that, so this handle starts from the
@@ -138,7 +147,7 @@ final class KvWatches implements ConnectionListener {
         // too, and it would then be delivered after them.
         shared.eventExecutor.execute(() -> start(w));
         if (!fresh.isEmpty()) {
-            send(groupId, new KvWatchReq(groupId, false, false, fresh, known));
+            send(groupId, new KvWatchReq(groupId, false, false, fresh, known), 0);
         }
         return w;
     }
@@ -192,6 +201,9 @@ final class KvWatches implements ConnectionListener {
                     g.refCounts.put(k, n);
                 }
             }
+            if (!gone.isEmpty()) {
+                g.registrationsSent++;
+            }
             // forget states no watch covers any more (and the indexes they were seen at: a later watch
             // of such a key must get its current state from the server, not "nothing newer")
             for (Iterator<String> it = g.seenAt.keySet().iterator(); it.hasNext(); ) {
@@ -203,7 +215,7 @@ final class KvWatches implements ConnectionListener {
             }
         }
         if (!gone.isEmpty()) {
-            send(w.groupId, new KvWatchReq(w.groupId, true, false, gone, new long[gone.size()]));
+            send(w.groupId, new KvWatchReq(w.groupId, true, false, gone, new long[gone.size()]), 0);
         }
     }
 
@@ -216,15 +228,18 @@ final class KvWatches implements ConnectionListener {
         return false;
     }
 
-    /** Sends a registration to the group's leader; a failure makes the whole set be sent again. */
-    private void send(int groupId, KvWatchReq req) {
+    /**
+     * Sends a registration to the group's leader; a failure makes the whole set be sent again.
+     * {@code sentBefore}: for a full re-sync, the group's {@code registrationsSent} when it was taken.
+     */
+    private void send(int groupId, KvWatchReq req, long sentBefore) {
         try {
             shared.raft.callLeader(groupId, KvCommands.KV_WATCH, req, KvResp.Decoder::new, shared.config.timeoutMillis,
                     new RpcCallback<KvResp>() {
                         @Override
                         public void onSuccess(KvResp result) {
                             if (req.isSyncAll()) {
-                                syncAllAccepted(groupId);
+                                syncAllAccepted(groupId, sentBefore);
                             }
                         }
 
@@ -314,14 +329,25 @@ final class KvWatches implements ConnectionListener {
         });
     }
 
-    /** A full re-sync was applied (I/O thread). */
-    private void syncAllAccepted(int groupId) {
+    /**
+     * A full re-sync was applied (I/O thread). An add or remove sent since it was taken may have been
+     * applied before it and undone by it (an add made while it was on its way, or one routed faster
+     * while the client looked for the leader): then the group is registered again, as it is now.
+     * (Mostly it came after, and the second re-sync only repeats states.)
+     */
+    private void syncAllAccepted(int groupId, long sentBefore) {
         synchronized (this) {
             GroupWatches g = groups.get(groupId);
-            if (g != null) {
-                g.syncAllRefused = false;
+            if (g == null) {
+                return;
             }
+            g.syncAllRefused = false;
+            if (g.registrationsSent == sentBefore) {
+                return;
+            }
+            g.needsSync = true;
         }
+        scheduleResync(RESYNC_DELAY_MILLIS);
     }
 
     private void markNeedsSync(int groupId) {
@@ -381,7 +407,24 @@ final class KvWatches implements ConnectionListener {
     }
 
     private void resync() {
-        Map<Integer, KvWatchReq> reqs = new HashMap<>();
+        sendSyncAlls(takeSyncAlls());
+    }
+
+    /** A full re-sync of one group: what the client watches there, taken under the monitor and sent after. */
+    static final class SyncAll {
+        final KvWatchReq req;
+        /** The group's {@code registrationsSent} when it was taken. */
+        final long sentBefore;
+
+        SyncAll(KvWatchReq req, long sentBefore) {
+            this.req = req;
+            this.sentBefore = sentBefore;
+        }
+    }
+
+    /** The full re-syncs of the groups that need one (package-private: a test sends them late). */
+    List<SyncAll> takeSyncAlls() {
+        List<SyncAll> syncs = new ArrayList<>();
         synchronized (this) {
             resyncScheduled = false;
             for (Map.Entry<Integer, GroupWatches> e : groups.entrySet()) {
@@ -402,11 +445,15 @@ final class KvWatches implements ConnectionListener {
                     Long s = g.seenAt.get(keys.get(i));
                     known[i] = s == null ? 0 : s;
                 }
-                reqs.put(e.getKey(), new KvWatchReq(e.getKey(), false, true, keys, known));
+                syncs.add(new SyncAll(new KvWatchReq(e.getKey(), false, true, keys, known), g.registrationsSent));
             }
         }
-        for (Map.Entry<Integer, KvWatchReq> e : reqs.entrySet()) {
-            send(e.getKey(), e.getValue());
+        return syncs;
+    }
+
+    void sendSyncAlls(List<SyncAll> syncs) {
+        for (SyncAll s : syncs) {
+            send(s.req.groupId(), s.req, s.sentBefore);
         }
     }
 
