@@ -508,7 +508,8 @@ public final class KvClient implements AutoCloseable {
      * then every change, in order, on the callback executor. Changes coalesce: a slow listener gets
      * the latest state of each changed key. After a reconnect or a failover the watch is registered
      * again with the index of the last state seen, so the listener always ends with the latest
-     * state. Close the returned handle to stop.
+     * state; the server then sends what changed, and watched directories whole and missing keys as
+     * absent again, so the listener may get those states twice. Close the returned handle to stop.
      */
     public KvWatch watch(KvWatchListener listener, String... keys) {
         return shared.watches.watch(groupId, listener, keys);

@@ -40,9 +40,11 @@ import java.util.concurrent.TimeUnit;
  * <p>Guarantee: a node may push a state older than one already seen (after failing over to a
  * lagging replica), so a state is passed on only when it was read at a higher index than the one
  * the client has for that key; re-registration sends those indexes, and the server sends whatever
- * is newer (a directory whole). So every listener ends with the latest state of every key it
- * watches. Events go to listeners on one serial executor, in order; a notification is acknowledged
- * to the server once its listeners ran, so a slow listener makes the server coalesce, not queue.
+ * is newer, every directory whole and every missing key as absent. So every listener ends with the
+ * latest state of every key it watches; after a re-registration it may get the states of
+ * directories and missing keys again (read at a newer index, they are passed on). Events go to
+ * listeners on one serial executor, in order; a notification is acknowledged to the server once
+ * its listeners ran, so a slow listener makes the server coalesce, not queue.
  *
  * <p>State is guarded by this object's monitor (watch traffic is small next to reads and writes).
  */
@@ -380,7 +382,8 @@ final class KvWatches implements ConnectionListener {
     @Override
     public void onClosed(NioConnection connection) {
         // The node holding our watches may be gone (or its connection only): register everything
-        // again with the leader; the indexes we send make the server send only what is newer.
+        // again with the leader; the indexes we send make the server send only what is newer (but
+        // directories whole and missing keys as absent again).
         synchronized (this) {
             if (groups.isEmpty()) {
                 return;
