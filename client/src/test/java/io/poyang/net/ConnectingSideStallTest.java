@@ -41,12 +41,7 @@ class ConnectingSideStallTest {
         try (ServerSocket fake = new ServerSocket(0, 10, java.net.InetAddress.getLoopbackAddress())) {
             CompletableFuture<Void> serverSide = CompletableFuture.runAsync(() -> {
                 try (RawConnection raw = new RawConnection(fake.accept())) {
-                    RawConnection.Decoded hs = raw.readPacket();
-                    WritePacket answer = WritePacket.response(new Handshake(Handshake.MAGIC, Handshake.MAJOR_VERSION,
-                            Handshake.MINOR_VERSION, 1, 2, 1 << 20, 1000, 1 << 20));
-                    answer.command = Commands.HANDSHAKE;
-                    answer.seq = hs.seq;
-                    raw.sendPacket(answer);
+                    raw.answerHandshake();
                     // from now on it reads nothing, and sends an answer nobody waits for every 30 ms
                     while (sending.get()) {
                         WritePacket stray = WritePacket.response(new BytesBody(new byte[100]));

@@ -47,23 +47,13 @@ class HeartbeatTest {
         return c;
     }
 
-    /** Answers the handshake of the connection {@code raw} was accepted for. */
-    private static void answerHandshake(RawConnection raw) throws IOException {
-        RawConnection.Decoded hs = raw.readPacket();
-        WritePacket answer = WritePacket.response(new Handshake(Handshake.MAGIC, Handshake.MAJOR_VERSION,
-                Handshake.MINOR_VERSION, 1, 2, 1 << 20, 1000, 1 << 20));
-        answer.command = Commands.HANDSHAKE;
-        answer.seq = hs.seq;
-        raw.sendPacket(answer);
-    }
-
     @Test
     void aBusyClientClosesAConnectionOnWhichNothingArrivesAnyMore() throws Exception {
         try (ServerSocket fake = new ServerSocket(0, 10, java.net.InetAddress.getLoopbackAddress())) {
             // a server host cut off without a reset: it reads, it never answers
             CompletableFuture<Void> serverSide = CompletableFuture.runAsync(() -> {
                 try (RawConnection raw = new RawConnection(fake.accept())) {
-                    answerHandshake(raw);
+                    raw.answerHandshake();
                     raw.closedByPeer(30_000);   // reads and drops everything until the client hangs up
                 } catch (IOException e) {
                     throw new AssertionError(e);
@@ -94,7 +84,7 @@ class HeartbeatTest {
             // and the pings sent meanwhile are answered only after it
             CompletableFuture<Void> serverSide = CompletableFuture.runAsync(() -> {
                 try (RawConnection raw = new RawConnection(fake.accept())) {
-                    answerHandshake(raw);
+                    raw.answerHandshake();
                     RawConnection.Decoded req = raw.readPacket();
                     WritePacket answer = WritePacket.response(new BytesBody(big));
                     answer.command = req.command;

@@ -93,6 +93,16 @@ final class RawConnection implements AutoCloseable {
         return d;
     }
 
+    /** Server side: reads the client's handshake and answers it with a plain one (1 MiB frames, no node id). */
+    void answerHandshake() throws IOException {
+        Decoded hs = readPacket();
+        WritePacket answer = WritePacket.response(new Handshake(Handshake.MAGIC, Handshake.MAJOR_VERSION,
+                Handshake.MINOR_VERSION, 1, 2, 1 << 20, 1000, 1 << 20));
+        answer.command = Commands.HANDSHAKE;
+        answer.seq = hs.seq;
+        sendPacket(answer);
+    }
+
     byte[] readFrame() throws IOException {
         int len = in.readInt();
         byte[] b = new byte[len];

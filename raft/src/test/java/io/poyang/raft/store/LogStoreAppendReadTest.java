@@ -130,24 +130,29 @@ class LogStoreAppendReadTest {
         }
     }
 
+    /** A hook that holds every fsync of a log segment until {@code release} opens. */
+    private static FaultyFileIo.Hook logFsyncsHeldUntil(java.util.concurrent.CountDownLatch release) {
+        return new FaultyFileIo.Hook() {
+            @Override
+            public void beforeForce(Path file, boolean metadata) throws java.io.IOException {
+                if (!metadata && file.getParent().getFileName().toString().equals("log")) {
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        throw new java.io.InterruptedIOException();
+                    }
+                }
+            }
+        };
+    }
+
     @Test
     void syncForceFalseReportsPersistedAfterTheWrite() {
         FaultyFileIo io = new FaultyFileIo();
         try (StoreHarness h = new StoreHarness(dir, c -> c.syncForce(false).fileIo(io))) {
             h.open();
             java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-            io.hook = new FaultyFileIo.Hook() {
-                @Override
-                public void beforeForce(Path file, boolean metadata) throws java.io.IOException {
-                    if (!metadata && file.getParent().getFileName().toString().equals("log")) {
-                        try {
-                            release.await();
-                        } catch (InterruptedException e) {
-                            throw new java.io.InterruptedIOException();
-                        }
-                    }
-                }
-            };
+            io.hook = logFsyncsHeldUntil(release);
             h.append(items(1, 50, 1, 0, 0, 10));
             h.awaitPersisted(50);   // no fsync has returned: persisted came from the writes
             assertEquals(0, (long) h.on(h.store::fsyncCount));
@@ -162,18 +167,7 @@ class LogStoreAppendReadTest {
         try (StoreHarness h = new StoreHarness(dir, c -> c.syncForce(false).fileIo(io))) {
             h.open();
             // the log's fsyncs hang: every item is written (and counted persisted), none is on the disk
-            io.hook = new FaultyFileIo.Hook() {
-                @Override
-                public void beforeForce(Path file, boolean metadata) throws java.io.IOException {
-                    if (!metadata && file.getParent().getFileName().toString().equals("log")) {
-                        try {
-                            release.await();
-                        } catch (InterruptedException e) {
-                            throw new java.io.InterruptedIOException();
-                        }
-                    }
-                }
-            };
+            io.hook = logFsyncsHeldUntil(release);
             // a status save with commit 1800 (a term change saves one)
             h.append(items(1, 1800, 1, 0, 0, 20));
             h.awaitPersisted(1800);
