@@ -270,16 +270,9 @@ public final class ElectionLock implements AutoCloseable {
      * again matters too: a tryLock sent after that release would queue a client that is gone.
      */
     void onClientStop() {
-        boolean wasLeading;
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            wasLeading = leading;
-            leading = false;
-            generation++;
-            cancelTimers();
+        Boolean wasLeading = markClosed();
+        if (wasLeading == null) {
+            return;
         }
         if (wasLeading) {
             log.info("election lock '{}': leadership ends: the client stops", lock.name());
@@ -287,20 +280,29 @@ public final class ElectionLock implements AutoCloseable {
         }
     }
 
+    /**
+     * Marks this election lock closed and ends its timers and leadership: whether it was leading,
+     * or null when it was closed already (by {@link #close} or {@link #onClientStop}).
+     */
+    private synchronized Boolean markClosed() {
+        if (closed) {
+            return null;
+        }
+        closed = true;
+        boolean wasLeading = leading;
+        leading = false;
+        generation++;
+        cancelTimers();
+        return wasLeading;
+    }
+
     /** Stops competing; releases the lock if held (or once a grant its waiting tryLock gets arrives). */
     @Override
     public void close() {
         client.shared.electionLocks.remove(this);
-        boolean wasLeading;
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            wasLeading = leading;
-            leading = false;
-            generation++;
-            cancelTimers();
+        Boolean wasLeading = markClosed();
+        if (wasLeading == null) {
+            return;
         }
         lock.lossListener = null;
         if (wasLeading) {
