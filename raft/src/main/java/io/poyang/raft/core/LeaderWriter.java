@@ -186,9 +186,11 @@ final class LeaderWriter extends FiberFrame<Void> {
         try {
             store.append(items);
         } catch (RuntimeException e) {
-            // The store refused (it failed, or it is closing): nothing of this batch was written.
+            // The store refused (it failed, or it is closing): nothing of this batch was written, or,
+            // when encoding an entry failed, nothing after its lastIndex(). The writes before that
+            // were issued (their outcome is unknown: g.fail answers them).
             log.error("group {}: the log refused an append at index {}", s.groupId, items.get(0).getIndex(), e);
-            apply.failPendingFrom(items.get(0).getIndex(), ResponseCode.NOT_LEADER,
+            apply.failPendingFrom(Math.max(items.get(0).getIndex(), store.lastIndex() + 1), ResponseCode.NOT_LEADER,
                     "the log of node " + s.selfId + " refused the write: " + e.getMessage());
             g.fail(e);
             return;

@@ -153,58 +153,107 @@ final class LogAppender {
         encodeAndSubmit();
     }
 
-    /** Encodes pending items into as few writes as the segment and {@code maxWriteBytes} allow, and issues them. */
+    /**
+     * Encodes pending items into as few writes as the segment and {@code maxWriteBytes} allow, and
+     * issues them. Anything thrown while sizing or encoding them (an {@code Encodable} of the state
+     * machine whose {@code encodedSize()} differs from what it writes, the direct memory running
+     * out) fails the store: see {@link #onEncodeFailed}.
+     */
     void encodeAndSubmit() {
         while (!pending.isEmpty() && !store.isFailed()) {
-            LogSegment seg = segments.current();
-            long room = seg == null ? -1 : seg.endPos() - nextPos;
-            // How many items fit in this segment and in one write.
-            int count = 0;
-            int bytes = 0;
-            boolean segmentFull = false;
-            for (Iterator<LogItem> it = pending.iterator(); it.hasNext(); ) {
-                LogItem item = it.next();
-                int size = LogItemCodec.sizeOf(LogItemCodec.encodedSizeOf(item.getHeader()),
-                        LogItemCodec.encodedSizeOf(item.getBody()));
-                if (bytes + size > room) {
-                    segmentFull = true;
-                    break;
-                }
-                if (count > 0 && bytes + size > maxWriteBytes) {
-                    break;
-                }
-                bytes += size;
-                count++;
-            }
-            if (count == 0) {
-                if (!rollSegment(seg, room)) {
-                    return;  // resumed by the spare-ready callback
-                }
-                continue;
-            }
-            boolean withMarker = segmentFull && !segmentEnded && room - bytes >= LogItemCodec.HEADER_BYTES;
-            int length = bytes + (withMarker ? LogItemCodec.HEADER_BYTES : 0);
-            ByteBuffer buf = pool.borrow(length);
+            // (what the catch needs; the try costs nothing while nothing throws)
             long pos = nextPos;
-            for (int i = 0; i < count; i++) {
-                LogItem item = pending.poll();
-                index.ring.add(nextPos);
-                if (seg.firstIndex < 0) {
-                    seg.firstIndex = item.getIndex();
+            ByteBuffer buf = null;
+            LogSegment seg;
+            int count = 0;
+            int length;
+            try {
+                seg = segments.current();
+                long room = seg == null ? -1 : seg.endPos() - nextPos;
+                // How many items fit in this segment and in one write.
+                int bytes = 0;
+                boolean segmentFull = false;
+                for (Iterator<LogItem> it = pending.iterator(); it.hasNext(); ) {
+                    LogItem item = it.next();
+                    int size = LogItemCodec.sizeOf(LogItemCodec.encodedSizeOf(item.getHeader()),
+                            LogItemCodec.encodedSizeOf(item.getBody()));
+                    if (bytes + size > room) {
+                        segmentFull = true;
+                        break;
+                    }
+                    if (count > 0 && bytes + size > maxWriteBytes) {
+                        break;
+                    }
+                    bytes += size;
+                    count++;
                 }
-                int start = buf.position();
-                codec.encode(item, LogItemCodec.encodedSizeOf(item.getHeader()), LogItemCodec.encodedSizeOf(item.getBody()), buf);
-                nextPos += buf.position() - start;
-                encodedIndex = item.getIndex();
-            }
-            if (withMarker) {
-                codec.encodeSegmentEnd(encodedIndex + 1, buf);
-                nextPos += LogItemCodec.HEADER_BYTES;
-                segmentEnded = true;
+                if (count == 0) {
+                    if (!rollSegment(seg, room)) {
+                        return;  // resumed by the spare-ready callback
+                    }
+                    continue;
+                }
+                boolean withMarker = segmentFull && !segmentEnded && room - bytes >= LogItemCodec.HEADER_BYTES;
+                length = bytes + (withMarker ? LogItemCodec.HEADER_BYTES : 0);
+                buf = pool.borrow(length);
+                for (int i = 0; i < count; i++) {
+                    LogItem item = pending.poll();
+                    index.ring.add(nextPos);
+                    if (seg.firstIndex < 0) {
+                        seg.firstIndex = item.getIndex();
+                    }
+                    int start = buf.position();
+                    codec.encode(item, LogItemCodec.encodedSizeOf(item.getHeader()), LogItemCodec.encodedSizeOf(item.getBody()), buf);
+                    nextPos += buf.position() - start;
+                    encodedIndex = item.getIndex();
+                }
+                if (withMarker) {
+                    codec.encodeSegmentEnd(encodedIndex + 1, buf);
+                    nextPos += LogItemCodec.HEADER_BYTES;
+                    segmentEnded = true;
+                }
+            } catch (Throwable e) {
+                onEncodeFailed(e, pos, buf);
+                return;
             }
             submit(new WriteTask(this, seg, pos, buf, length, encodedIndex, count));
         }
         index.maybeFlush();
+    }
+
+    /**
+     * Sizing or encoding items failed before their write was issued. The store cannot go on past a
+     * hole in the log, so it fails; the log is cut back to the last item whose write was issued, so
+     * {@link #lastIndex()} says which of the items appended are not written (and never will be).
+     * {@link LogStore#append} throws the failure; when the items waited for a spare segment (no
+     * caller), raft hears of it through the store's failure listener. Nothing is left pending, and
+     * a failed store's close does not wait for anything. Dispatcher thread.
+     */
+    private void onEncodeFailed(Throwable e, long pos, ByteBuffer buf) {
+        if (buf != null) {
+            pool.release(buf);
+        }
+        WriteTask lastIssued = inFlight.peekLast();
+        long issued = lastIssued != null ? lastIssued.lastIndex : writtenIndex;
+        long firstLost = issued + 1;
+        LogSegment seg = segments.current();
+        pending.clear();
+        index.ring.truncateFrom(firstLost);
+        if (seg != null && seg.firstIndex >= firstLost) {
+            seg.firstIndex = -1;
+        }
+        nextPos = pos;
+        encodedIndex = issued;
+        lastIndex = issued;
+        store.terms().truncateFrom(firstLost);
+        lastTerm = store.termOf(issued);
+        store.fail(new LogStoreFailedException(store.name() + ": encoding the items from index " + firstLost + " for "
+                + (seg != null ? seg.path() : store.config().dir().resolve("log")) + " failed (" + e + "); they were"
+                + " not written and the store refuses further appends. "
+                + (e instanceof OutOfMemoryError ? "Give the JVM more direct memory (-XX:MaxDirectMemorySize) or lower"
+                + " the store's bufferPoolBytes and maxWriteBytes"
+                : "An entry whose encode() writes other than its encodedSize() bytes (or throws) is a bug in the state"
+                + " machine's codec: fix it") + ", then restart the group or its node", e));
     }
 
     /** Moves to the next segment, ending the current one with a marker. False when no spare is ready yet. */

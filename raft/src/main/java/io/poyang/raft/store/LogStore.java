@@ -185,7 +185,10 @@ public final class LogStore {
      * Appends items with consecutive indexes from {@code lastIndex() + 1}, each with prevLogTerm
      * equal to the term before it. Returns at once: the items are encoded into write buffers and
      * their writes issued before this returns (unless the next segment is still being
-     * preallocated). Throws {@link LogStoreFailedException} after an unrecoverable I/O error,
+     * preallocated). Throws {@link LogStoreFailedException} after an unrecoverable I/O error, and
+     * when encoding an item fails (its {@code Encodable} writes other than its
+     * {@code encodedSize()} bytes, or the direct memory runs out): the store then fails, and
+     * {@link #lastIndex()} tells which items of the batch were written; throws
      * {@link IllegalArgumentException} for items that do not follow the log, and
      * {@link IllegalStateException} while closing or truncating. Dispatcher thread.
      */
@@ -196,6 +199,7 @@ public final class LogStore {
         }
         appender.checkAppendable(items);
         appender.append(items);
+        checkFailed();  // encoding an item failed: the store failed in append
     }
 
     public long firstIndex() {
