@@ -13,6 +13,7 @@ import io.poyang.fiber.FrameCallResult;
 import io.poyang.log.ImpossibleStates;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
+import io.poyang.log.WarningThrottle;
 import io.poyang.net.ResponseCode;
 import io.poyang.raft.sm.ApplyBatch;
 import io.poyang.raft.sm.SnapshotMeta;
@@ -20,11 +21,13 @@ import io.poyang.raft.sm.SnapshotWriter;
 import io.poyang.raft.sm.StateMachine;
 import io.poyang.raft.store.ByteBody;
 import io.poyang.raft.store.LogItem;
+import io.poyang.raft.store.LogStoreFailedException;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The one fiber that applies committed entries to the state machine, in index order, in batches
@@ -76,6 +79,8 @@ final class ApplyManager extends FiberFrame<Void> {
     private final FrameCall<Boolean> afterIdleWait = this::afterIdleWait;
     /** How often writes stuck past their deadline are looked for. */
     private static final long SWEEP_NANOS = 100_000_000L;
+    /** Failed reads of entries to apply (retried every 50 ms): logged once per interval, not at each. */
+    private final WarningThrottle loadFailures = new WarningThrottle(TimeUnit.SECONDS.toNanos(10));
     private long nextSweepNanos;
     private long appliedSinceSnapshot;
     private FiberFuture<SnapshotCapture> captureRequest;
@@ -262,11 +267,31 @@ final class ApplyManager extends FiberFrame<Void> {
             return loop(null);   // which ends the loop, failing the snapshot requests that wait for it
         }
         if (!a.ok()) {
-            if (installSnapshot == null) {
-                log.warn("group {} on node {}: reading entries from {} to apply failed; retrying", s.groupId, s.selfId,
-                        s.lastApplied + 1, a.error);
+            LogStoreFailedException storeFailure = g.store.failure();
+            if (storeFailure != null) {
+                // Damaged data (the store fails when a read finds it) or a failed store: retrying would
+                // read it again every 50 ms for ever (at start, until the start timed out). The group
+                // fails once, with the store's error naming the file and offset.
+                g.fail(storeFailure);
+                return loop(null);
+            }
+            // anything else (an I/O error) is retried: warn at once, then once per interval with a count
+            if (installSnapshot == null && loadFailures.occurred(System.nanoTime())) {
+                if (loadFailures.isFirstOfRun()) {
+                    log.warn("group {} on node {}: reading entries from {} to apply failed; retrying every 50 ms",
+                            s.groupId, s.selfId, s.lastApplied + 1, a.error);
+                } else {
+                    log.warn("group {} on node {}: reading entries from {} to apply still fails ({} more failed"
+                                    + " attempts in the last {} ms): {}", s.groupId, s.selfId, s.lastApplied + 1,
+                            loadFailures.notLoggedBefore() + 1,
+                            TimeUnit.NANOSECONDS.toMillis(loadFailures.nanosSinceLastLogged()), a.error.toString());
+                }
             }
             return wakeCondition.await(50, this::afterRetryWait);
+        }
+        if (loadFailures.inRun()) {
+            log.info("group {} on node {}: reading entries to apply works again after {} failed attempts", s.groupId,
+                    s.selfId, loadFailures.endRun());
         }
         List<LogItem> loaded = a.value;
         items.clear();

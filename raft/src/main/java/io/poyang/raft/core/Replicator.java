@@ -264,6 +264,11 @@ final class Replicator extends FiberFrame<Void> {
         if (!a.ok()) {
             if (g.store.firstIndex() > nextIndex) {
                 needSnapshot = true;
+            } else if (g.store.failure() != null) {
+                // this leader's log is damaged (a read that finds it fails the store) or its store failed:
+                // the group fails once and the leader steps down, instead of reading it again and warning
+                // at every heartbeat
+                g.fail(g.store.failure());
             } else {
                 log.warn("group {}: reading entries from {} for follower {} failed", g.state.groupId, nextIndex, peerId,
                         a.error);

@@ -5,7 +5,7 @@ import java.nio.file.Path;
 /**
  * Data the store must trust is damaged: an item at or below the commit index fails its CRC or
  * breaks the index or term chain, or the log ends before the commit index. The store refuses to
- * start (or the read fails) and leaves every file untouched, so an operator can copy them away,
+ * start (or the read fails, and the store with it) and leaves every file untouched, so an operator can copy them away,
  * restore the node from a snapshot or a peer, and keep the damaged files for analysis.
  */
 public class LogCorruptedException extends LogStoreException {

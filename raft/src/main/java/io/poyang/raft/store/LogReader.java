@@ -23,6 +23,8 @@ final class LogReader extends FiberFrame<List<LogItem>> {
     private final int maxItems;
     private final int maxBytes;
     private LogSegment segment;
+    /** {@link LogStore#truncations()} when the read started. */
+    private long truncationsAtStart;
 
     LogReader(LogStore store, long startIndex, int maxItems, int maxBytes) {
         this.store = store;
@@ -34,6 +36,7 @@ final class LogReader extends FiberFrame<List<LogItem>> {
     @Override
     public FrameCallResult execute(Object input) {
         store.checkReady();
+        truncationsAtStart = store.truncations();
         if (maxItems < 1 || maxBytes < 1) {
             throw new IllegalArgumentException("load needs maxItems and maxBytes of at least 1");
         }
@@ -67,6 +70,20 @@ final class LogReader extends FiberFrame<List<LogItem>> {
 
     private FrameCallResult afterRead(List<LogItem> items) {
         return Fiber.frameReturn(items);
+    }
+
+    /**
+     * Damaged data fails the store (once; see {@link LogStore#onReadCorrupted}), unless a truncation
+     * or reset overlapped the read: it may have zeroed or rewritten what was read, which is no
+     * damage. The caller gets the {@link LogCorruptedException} either way.
+     */
+    @Override
+    protected FrameCallResult handle(Throwable ex) throws Throwable {
+        if (ex instanceof LogCorruptedException && !store.isTruncating()
+                && store.truncations() == truncationsAtStart) {
+            store.onReadCorrupted(startIndex, (LogCorruptedException) ex);
+        }
+        throw ex;
     }
 
     @Override

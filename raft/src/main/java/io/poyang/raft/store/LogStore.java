@@ -75,6 +75,8 @@ public final class LogStore {
     private boolean closing;
     private boolean closed;
     private boolean truncating;
+    /** Truncations and resets started: a read that overlapped one may find zeros where items were. */
+    private long truncations;
     private LogStoreFailedException failure;
 
     private long firstIndex = 1;
@@ -270,7 +272,8 @@ public final class LogStore {
      * (but returning at least one item), never past {@link #writtenIndex()} or a segment boundary.
      * Items come from disk (raft keeps its own cache of recent items); their header and body are
      * {@link ByteBody}s. Fails with {@link IllegalArgumentException} below {@link #firstIndex()} (the
-     * entries are in a snapshot) and with {@link LogCorruptedException} when an item fails its CRC.
+     * entries are in a snapshot) and with {@link LogCorruptedException} when an item fails its CRC;
+     * the store then fails too ({@link #onReadCorrupted}), unless a truncation overlapped the read.
      */
     public FiberFrame<List<LogItem>> load(long startIndex, int maxItems, int maxBytes) {
         return new LogReader(this, startIndex, maxItems, maxBytes);
@@ -348,6 +351,7 @@ public final class LogStore {
                 return Fiber.frameReturn();
             }
             truncating = true;
+            truncations++;
             return waitQuiet(null);
         }
 
@@ -466,6 +470,7 @@ public final class LogStore {
                 throw new IllegalArgumentException("bad snapshot (index " + snapshotIndex + ", term " + snapshotTerm + ")");
             }
             truncating = true;
+            truncations++;
             return waitQuiet(null);
         }
 
@@ -648,6 +653,27 @@ public final class LogStore {
         if (!list.isEmpty()) {
             config.fileIo().syncDirectory(logDir);
         }
+    }
+
+    /** Truncations and resets started so far (a reader compares it across its read). Dispatcher thread. */
+    long truncations() {
+        return truncations;
+    }
+
+    /** A truncation or reset is running. Dispatcher thread. */
+    boolean isTruncating() {
+        return truncating;
+    }
+
+    /**
+     * A read found an item (or index entry) that fails its CRC or is not where the log says it is,
+     * and no truncation overlapped the read: data the store reported persisted is damaged. That
+     * does not heal, so the store fails, once, naming the file and offset (raft's group fails with
+     * it), instead of every caller retrying the read forever. Dispatcher thread.
+     */
+    void onReadCorrupted(long startIndex, LogCorruptedException e) {
+        fail(new LogStoreFailedException(name + ": reading the log from index " + startIndex + " found damaged data"
+                + " the store had reported persisted; it refuses further appends and reads: " + e.getMessage(), e));
     }
 
     /** A reader finished with {@code s}. */
