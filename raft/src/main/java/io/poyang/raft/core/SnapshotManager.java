@@ -263,8 +263,9 @@ final class SnapshotManager {
 
         private FrameCallResult afterDelete(Attempt<Void> a) {
             if (!a.ok()) {
-                log.warn("group {} on node {}: deleting the log below the oldest snapshot failed; it is retried after the"
-                        + " next snapshot", g.state.groupId, g.state.selfId, a.error);
+                log.warn("group {} on node {}: deleting the log below the oldest snapshot failed; segments it took out"
+                        + " are deleted after the next status save that succeeds (or at the next start), later ones"
+                        + " after the next snapshot", g.state.groupId, g.state.selfId, a.error);
             }
             g.publishProgress();
             return finish(written.meta);

@@ -99,7 +99,8 @@ public final class LogStore {
         this.config = config;
         this.logDir = config.dir().resolve("log");
         this.idxDir = config.dir().resolve("idx");
-        this.statusFile = new StatusFile(config.dir(), config.fileIo(), config.ioExecutor(), group, this::statusContent);
+        this.statusFile = new StatusFile(config.dir(), config.fileIo(), config.ioExecutor(), group, this::statusContent,
+                this::onStatusSaved);
         this.segments = new SegmentQueue(this, logDir, config.segmentBytes(), config.zeroFillSegments());
         this.index = new IndexFiles(this, idxDir, config.indexEntriesPerFile(), config.indexFlushEntries());
         this.fsync = new FsyncScheduler(this);
@@ -510,6 +511,7 @@ public final class LogStore {
 
         private FrameCallResult afterSave(Void v) {
             checkFailed();
+            deleting = true;
             // no I/O of the doomed segments is under way: waitQuiet waited for it, and appends are
             // refused while the reset runs (unlike deleteBelow, which must wait for it itself)
             List<LogSegment> now = new ArrayList<>();
@@ -546,8 +548,14 @@ public final class LogStore {
                         + " failed (" + ex + "); the store refuses further appends: check the disk, then restart the"
                         + " group or its node (it finds the snapshot and resets the log again)", ex));
             }
+            if (doomed != null && !deleting) {
+                keepLeftovers(doomed, firstIndex);  // out of the live list: close must still close them
+            }
             throw ex;
         }
+
+        /** The doomed segments were handed to the deletion. */
+        private boolean deleting;
 
         @Override
         protected FrameCallResult doFinally() {
@@ -605,8 +613,98 @@ public final class LogStore {
 
         private FrameCallResult afterSave(Void v) {
             checkFailed();
+            handedOver = true;
+            return Fiber.call(new DeleteSegmentsFrame(doomed, newFirst), this::afterDelete);
+        }
+
+        private FrameCallResult afterDelete(Void ignored) {
+            log.info("{}: deleted {} segments below index {}; the log now starts at {}", name, doomed.size(), below,
+                    newFirst);
+            return Fiber.frameReturn();
+        }
+
+        /** The doomed segments were taken out of the live list: from here they are handed over, or kept as leftovers. */
+        private boolean handedOver;
+
+        /**
+         * The status save failed (or the store failed meanwhile). Memory already starts at the new
+         * first index; the status file on disk may still name the old one, so the doomed segments
+         * must stay on disk. They are kept as leftovers: deleted once a later status save records the
+         * new first index ({@link #onStatusSaved}), closed by {@link #close} otherwise (the next start
+         * deletes them as lying below the first index). Before, nothing held them any more: open
+         * until the process ended, on disk until a restart.
+         */
+        @Override
+        protected FrameCallResult handle(Throwable ex) throws Throwable {
+            if (doomed != null && !handedOver) {
+                keepLeftovers(doomed, newFirst);
+            }
+            throw ex;
+        }
+    }
+
+    /** Segments taken out of the live list whose deletion must wait for a status save (see DeleteFrame.handle). */
+    private final List<LogSegment> leftovers = new ArrayList<>();
+    /** The first index a saved status must have reached before {@link #leftovers} may be deleted. */
+    private long leftoversBelow;
+
+    private void keepLeftovers(List<LogSegment> list, long first) {
+        leftovers.addAll(list);
+        leftoversBelow = Math.max(leftoversBelow, first);
+        log.warn("{}: {} log segments below index {} are kept until a status save records that the log starts there;"
+                + " they are deleted then (or at the next start)", name, list.size(), first);
+    }
+
+    /**
+     * A status save succeeded with {@code saved}: leftovers of a delete whose own save failed are
+     * deleted once a saved first index covers them. Dispatcher thread.
+     */
+    private void onStatusSaved(Map<String, String> saved) {
+        if (leftovers.isEmpty() || closing || failure != null
+                || Long.parseLong(saved.get(LogRecovery.K_FIRST_INDEX)) < leftoversBelow) {
+            return;
+        }
+        List<LogSegment> list = new ArrayList<>(leftovers);
+        leftovers.clear();
+        new Fiber(name + "-delete-leftovers", group, new FiberFrame<Void>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                return Fiber.call(new DeleteSegmentsFrame(list, firstIndex), this::done);
+            }
+
+            private FrameCallResult done(Void v) {
+                log.info("{}: deleted {} segments left by a failed delete; the log starts at {}", name, list.size(),
+                        firstIndex);
+                return Fiber.frameReturn();
+            }
+
+            @Override
+            protected FrameCallResult handle(Throwable ex) {
+                log.warn("{}: deleting {} segments left by a failed delete failed; they are removed on the next start",
+                        name, list.size(), ex);
+                return Fiber.frameReturn();
+            }
+        }).start();
+    }
+
+    /**
+     * Closes and deletes segments no longer in the live list (those being read when their last
+     * reader ends), and the index files below {@code first}, once no write or fsync of theirs is
+     * under way.
+     */
+    private final class DeleteSegmentsFrame extends FiberFrame<Void> {
+        private final List<LogSegment> doomed;
+        private final long first;
+
+        DeleteSegmentsFrame(List<LogSegment> doomed, long first) {
+            this.doomed = doomed;
+            this.first = first;
+        }
+
+        @Override
+        public FrameCallResult execute(Object input) {
             if (anyIoBusy(doomed)) {
-                return Fiber.sleep(1, this::afterSave);
+                return Fiber.sleep(1, this::execute);
             }
             List<LogSegment> now = new ArrayList<>();
             for (LogSegment s : doomed) {
@@ -616,17 +714,14 @@ public final class LogStore {
                     now.add(s);
                 }
             }
-            long first = newFirst;
             return group.executeBlocking("log-delete", config.ioExecutor(), () -> {
                 deleteSegmentsBlocking(now);
                 index.deleteBelowBlocking(first);
                 return null;
-            }).await(this::afterDelete);
+            }).await(this::done);
         }
 
-        private FrameCallResult afterDelete(Object ignored) {
-            log.info("{}: deleted {} segments below index {}; the log now starts at {}", name, doomed.size(), below,
-                    newFirst);
+        private FrameCallResult done(Object ignored) {
             return Fiber.frameReturn();
         }
     }
@@ -645,13 +740,38 @@ public final class LogStore {
         return false;
     }
 
+    /**
+     * Closes and deletes each segment; one that fails does not stop the others (each is at least
+     * closed: a file left on disk is deleted by the next start, as lying below the first index).
+     * Throws the first failure.
+     */
     void deleteSegmentsBlocking(List<LogSegment> list) throws IOException {
+        IOException first = null;
         for (LogSegment s : list) {
-            s.file.close();
-            config.fileIo().delete(s.path());
+            try {
+                s.file.close();
+                config.fileIo().delete(s.path());
+            } catch (IOException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
         }
         if (!list.isEmpty()) {
-            config.fileIo().syncDirectory(logDir);
+            try {
+                config.fileIo().syncDirectory(logDir);
+            } catch (IOException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
         }
     }
 
@@ -847,6 +967,8 @@ public final class LogStore {
         private FrameCallResult closeFiles(Void v) {
             closed = true;
             List<LogSegment> all = segments.all();
+            all.addAll(leftovers);  // closed only: the next start deletes them if the status file allows
+            leftovers.clear();
             return group.executeBlocking("log-close", config.ioExecutor(), () -> {
                 for (LogSegment s : all) {
                     SegmentQueue.closeQuietly(s);

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.zip.CRC32C;
 
@@ -35,17 +36,25 @@ final class StatusFile {
     private final Executor ioExecutor;
     private final FiberGroup group;
     private final Supplier<Map<String, String>> content;
+    /** Told of each save that succeeded, with what it wrote, before its waiters resume. */
+    private final Consumer<Map<String, String>> onSaved;
 
     private FiberFuture<Void> running;
     private FiberFuture<Void> queued;
     private long saveCount;
 
     StatusFile(Path dir, FileIo io, Executor ioExecutor, FiberGroup group, Supplier<Map<String, String>> content) {
+        this(dir, io, ioExecutor, group, content, null);
+    }
+
+    StatusFile(Path dir, FileIo io, Executor ioExecutor, FiberGroup group, Supplier<Map<String, String>> content,
+               Consumer<Map<String, String>> onSaved) {
         this.dir = dir;
         this.io = io;
         this.ioExecutor = ioExecutor;
         this.group = group;
         this.content = content;
+        this.onSaved = onSaved;
     }
 
     Path path() {
@@ -74,7 +83,8 @@ final class StatusFile {
     }
 
     private void start(FiberFuture<Void> result) {
-        byte[] bytes = encode(content.get());
+        Map<String, String> values = content.get();
+        byte[] bytes = encode(values);
         FiberFuture<Void> done = group.executeBlocking("status-write", ioExecutor, () -> {
             writeBlocking(bytes);
             return null;
@@ -83,6 +93,9 @@ final class StatusFile {
             running = null;
             if (e == null) {
                 saveCount++;
+                if (onSaved != null) {
+                    onSaved.accept(values);
+                }
                 result.complete(null);
             } else {
                 result.completeExceptionally(new LogStoreException("saving " + path() + " failed (" + e

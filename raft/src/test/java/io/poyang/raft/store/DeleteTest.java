@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static io.poyang.raft.store.StoreHarness.bodyFor;
@@ -83,6 +84,109 @@ class DeleteTest {
             assertEquals(null, h.on(h.store::failure), "the store failed");
             assertEquals(k, (long) h.on(h.store::firstIndex));
             assertFalse(Files.exists(seg0));
+        }
+    }
+
+    /** Log files below the position {@code startPos}. */
+    private List<Path> segmentsBelow(long startPos) throws IOException {
+        try (java.util.stream.Stream<Path> files = Files.list(dir.resolve("log"))) {
+            return files.filter(p -> Long.parseLong(p.getFileName().toString()) < startPos)
+                    .collect(java.util.stream.Collectors.toList());
+        }
+    }
+
+    /** A hook that fails the next rename of the status file while {@code failing} is set. */
+    private static FaultyFileIo.Hook failStatusRename(AtomicBoolean failing) {
+        return new FaultyFileIo.Hook() {
+            @Override
+            public void beforeMove(Path from, Path to) throws IOException {
+                if (from.getFileName().toString().equals(StatusFile.TEMP_NAME) && failing.get()) {
+                    throw new IOException("No space left on device (injected)");
+                }
+            }
+        };
+    }
+
+    /**
+     * A deleteBelow whose status save fails has already taken its segments out of the log; they
+     * used to stay open and on disk until the process ended. Now the next status save that
+     * records the new first index deletes them.
+     */
+    @Test
+    void segmentsOfADeleteWhoseStatusSaveFailedAreDeletedByTheNextSave() throws Exception {
+        FaultyFileIo io = new FaultyFileIo();
+        AtomicBoolean failing = new AtomicBoolean();
+        io.hook = failStatusRename(failing);
+        OpenFilesIo files = new OpenFilesIo(io);
+        long newFirst;
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(files))) {
+            h.open();
+            h.append(items(1, 2000, 1, 0, 1, 40));
+            h.awaitPersisted(2000);
+            h.on(() -> {
+                h.store.setCommitIndex(2000);
+                return null;
+            });
+            failing.set(true);
+            assertThrows(LogStoreException.class, () -> h.call(() -> h.store.deleteBelow(1500)));
+            failing.set(false);
+            newFirst = h.on(h.store::firstIndex);
+            long keptFrom = h.on(() -> h.store.segmentsForTest().get(0).startPos);
+            List<Path> below = segmentsBelow(keptFrom);
+            assertTrue(below.size() >= 2, "the deletion took segments out: " + below);
+
+            h.call(() -> h.store.saveStatus(1, 0, 2000));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!segmentsBelow(keptFrom).isEmpty() || files.openFiles().stream().anyMatch(below::contains)) {
+                assertTrue(System.nanoTime() < deadline, "still on disk or open after the next save: "
+                        + segmentsBelow(keptFrom) + ", open: " + files.openFiles());
+                Thread.sleep(5);
+            }
+            assertEquals(501, h.loadAll(1500, 2000).size());
+        }
+        assertEquals(List.of(), files.openFiles());
+        try (StoreHarness h = new StoreHarness(dir, null)) {
+            RecoveredState s = h.open();
+            assertEquals(newFirst, s.getFirstIndex());
+            assertEquals(2000, s.getLastIndex());
+        }
+    }
+
+    /**
+     * Segments a failed deleteBelow took out are closed by close when no save came between (before:
+     * never; close knew only the live segments); the next start deletes them.
+     */
+    @Test
+    void segmentsOfADeleteWhoseStatusSaveFailedAreClosedByClose() throws Exception {
+        FaultyFileIo io = new FaultyFileIo();
+        AtomicBoolean failing = new AtomicBoolean();
+        io.hook = failStatusRename(failing);
+        OpenFilesIo files = new OpenFilesIo(io);
+        long newFirst;
+        List<Path> below;
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(files))) {
+            h.open();
+            h.append(items(1, 2000, 1, 0, 1, 40));
+            h.awaitPersisted(2000);
+            h.on(() -> {
+                h.store.setCommitIndex(2000);
+                return null;
+            });
+            failing.set(true);
+            assertThrows(LogStoreException.class, () -> h.call(() -> h.store.deleteBelow(1500)));
+            failing.set(false);
+            newFirst = h.on(h.store::firstIndex);
+            below = segmentsBelow(h.on(() -> h.store.segmentsForTest().get(0).startPos));
+            assertTrue(below.size() >= 2, "the deletion took segments out: " + below);
+        }
+        assertEquals(List.of(), files.openFiles(), "files left open");
+        try (StoreHarness h = new StoreHarness(dir, null)) {
+            RecoveredState s = h.open();
+            assertEquals(newFirst, s.getFirstIndex());
+            for (Path p : below) {
+                assertFalse(Files.exists(p), p + " is deleted by the start");
+            }
+            assertEquals(2000 - newFirst + 1, h.loadAll(newFirst, 2000).size());
         }
     }
 

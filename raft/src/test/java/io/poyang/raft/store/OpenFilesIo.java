@@ -1,0 +1,106 @@
+package io.poyang.raft.store;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** A {@link FileIo} (over another) that knows which files it opened are not closed yet, for leak checks. */
+final class OpenFilesIo implements FileIo {
+
+    private final FileIo io;
+    private final Map<Path, AtomicInteger> open = new ConcurrentHashMap<>();
+
+    OpenFilesIo(FileIo io) {
+        this.io = io;
+    }
+
+    /** The files opened and not closed (a file opened twice and closed once is listed). */
+    List<Path> openFiles() {
+        List<Path> l = new ArrayList<>();
+        open.forEach((p, n) -> {
+            if (n.get() > 0) {
+                l.add(p);
+            }
+        });
+        l.sort(null);
+        return l;
+    }
+
+    @Override
+    public LogFile open(Path path) throws IOException {
+        return counted(io.open(path));
+    }
+
+    @Override
+    public LogFile openForRead(Path path) throws IOException {
+        return counted(io.openForRead(path));
+    }
+
+    private LogFile counted(LogFile f) {
+        open.computeIfAbsent(f.path(), p -> new AtomicInteger()).incrementAndGet();
+        return new LogFile() {
+            private boolean closed;
+
+            @Override
+            public Path path() {
+                return f.path();
+            }
+
+            @Override
+            public int write(ByteBuffer src, long position) throws IOException {
+                return f.write(src, position);
+            }
+
+            @Override
+            public int read(ByteBuffer dst, long position) throws IOException {
+                return f.read(dst, position);
+            }
+
+            @Override
+            public void force(boolean metadata) throws IOException {
+                f.force(metadata);
+            }
+
+            @Override
+            public long size() throws IOException {
+                return f.size();
+            }
+
+            @Override
+            public void setLength(long length) throws IOException {
+                f.setLength(length);
+            }
+
+            @Override
+            public void close() throws IOException {
+                synchronized (this) {
+                    if (!closed) {
+                        closed = true;
+                        open.get(f.path()).decrementAndGet();
+                    }
+                }
+                f.close();
+            }
+        };
+    }
+
+    @Override
+    public void syncDirectory(Path dir) throws IOException {
+        io.syncDirectory(dir);
+    }
+
+    @Override
+    public void atomicMove(Path from, Path to) throws IOException {
+        io.atomicMove(from, to);
+    }
+
+    @Override
+    public void delete(Path path) throws IOException {
+        io.delete(path);
+    }
+}
