@@ -138,8 +138,8 @@ final class IndexFiles {
     FiberFuture<Void> flush() {
         long from = flushedIndex + 1;
         long to = ring.endIndex() - 1;
-        if (flushing || to < from || from < ring.firstIndex()) {
-            return null;
+        if (flushing || to < from || from < ring.firstIndex() || store.isClosed()) {
+            return null;   // (closed: the retry of a flush that failed in close would open a file again)
         }
         flushing = true;
         long generation = truncateGeneration;

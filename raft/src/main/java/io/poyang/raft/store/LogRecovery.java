@@ -143,8 +143,20 @@ final class LogRecovery {
         files.sort(null);
         List<LogSegment> segs = new ArrayList<>();
         for (Path p : files) {
-            LogFile f = store.fileIo().open(p);
-            segs.add(new LogSegment(IndexFiles.parseName(p), f.size(), f));
+            LogFile f = null;
+            try {
+                f = store.fileIo().open(p);
+                segs.add(new LogSegment(IndexFiles.parseName(p), f.size(), f));
+            } catch (IOException | RuntimeException e) {
+                // (EMFILE, EACCES): the ones opened before are not handed to anyone; close them
+                if (f != null) {
+                    closeQuietly(f, e);
+                }
+                for (LogSegment s : segs) {
+                    closeQuietly(s.file, e);
+                }
+                throw e;
+            }
         }
         return segs;
     }
@@ -383,6 +395,14 @@ final class LogRecovery {
                     s.firstIndex = firstIndexOf(s, codec, h);
                 }
             }
+        }
+    }
+
+    private static void closeQuietly(LogFile f, Exception pending) {
+        try {
+            f.close();
+        } catch (IOException e) {
+            pending.addSuppressed(e);
         }
     }
 

@@ -978,9 +978,30 @@ public final class LogStore {
             }).await(this::done);
         }
 
-        private FrameCallResult done(Object ignored) {
+        private FrameCallResult done(Object ignored) throws Throwable {
             log.info("{}: closed at index {} (persisted {})", name, lastIndex(), persistedIndex);
+            if (error != null) {
+                throw error;
+            }
             return Fiber.frameReturn();
+        }
+
+        /** The final index flush or status save failed: reported after the files are closed. */
+        private Throwable error;
+
+        /**
+         * The final index flush or status save failed: the files are closed all the same (before,
+         * every segment and index file stayed open, and a restart of the group on a full disk
+         * leaked them each time), then the error goes to the caller. The next start recovers from
+         * the status last saved.
+         */
+        @Override
+        protected FrameCallResult handle(Throwable ex) throws Throwable {
+            if (closed || !closing) {
+                throw ex;   // closing the files failed, or this close found the store closing already
+            }
+            error = ex;
+            return closeFiles(null);
         }
     }
 

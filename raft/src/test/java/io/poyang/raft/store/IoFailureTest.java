@@ -166,4 +166,55 @@ class IoFailureTest {
             throw e;
         }
     }
+    /** The final status save of close fails (a full disk): the files are closed all the same, then the error is reported. */
+    @Test
+    void aCloseWhoseStatusSaveFailsStillClosesEveryFile() {
+        FaultyFileIo io = new FaultyFileIo();
+        OpenFilesIo files = new OpenFilesIo(io);
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(files))) {
+            h.open();
+            h.append(items(1, 1000, 1, 0, 0, 20));   // several segments and index files
+            h.awaitPersisted(1000);
+            io.hook = new FaultyFileIo.Hook() {
+                @Override
+                public void beforeMove(Path from, Path to) throws IOException {
+                    throw new IOException("No space left on device (injected)");
+                }
+            };
+            LogStoreException e = assertThrows(LogStoreException.class, () -> h.call(h.store::close));
+            assertTrue(e.getMessage().contains("saving"), e.getMessage());
+        }
+        assertEquals(java.util.List.of(), files.openFiles(), "files left open after the close");
+    }
+
+    /** The final index flush of close fails: the files are closed all the same, then the error is reported. */
+    @Test
+    void aCloseWhoseIndexFlushFailsStillClosesEveryFile() {
+        FaultyFileIo io = new FaultyFileIo();
+        OpenFilesIo files = new OpenFilesIo(io);
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(files))) {
+            h.open();
+            h.append(items(1, 1000, 1, 0, 0, 20));
+            h.awaitPersisted(1000);
+            h.waitFor("the index flushes to end", () -> !h.store.index().isFlushing());
+            h.append(items(1001, 1010, 1, 1, 0, 20));   // positions that only close flushes
+            h.awaitPersisted(1010);
+            io.hook = new FaultyFileIo.Hook() {
+                @Override
+                public void beforeWrite(Path file, long position, int length) throws IOException {
+                    if (file.getParent().getFileName().toString().equals("idx")) {
+                        throw new IOException("Input/output error (injected)");
+                    }
+                }
+            };
+            assertThrows(IOException.class, () -> {
+                try {
+                    h.call(h.store::close);
+                } catch (RuntimeException r) {
+                    throw r.getCause() instanceof IOException ? (IOException) r.getCause() : r;
+                }
+            });
+        }
+        assertEquals(java.util.List.of(), files.openFiles(), "files left open after the close");
+    }
 }

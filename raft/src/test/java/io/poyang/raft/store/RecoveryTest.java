@@ -230,4 +230,47 @@ class RecoveryTest {
             }
         }
     }
+    /** Opening one segment fails at start (too many open files): the ones opened before it are closed. */
+    @Test
+    void aRecoveryThatCannotOpenASegmentClosesTheOnesItOpened() {
+        try (StoreHarness h = new StoreHarness(dir, null)) {
+            h.open();
+            h.append(items(1, 1000, 1, 0, 1, 30));   // 64 KiB segments: several of them
+            h.awaitPersisted(1000);
+        }
+        Path third = dir.resolve("log").resolve(LogSegment.fileName(2 * 64 * 1024));
+        assertTrue(Files.exists(third));
+        OpenFilesIo files = new OpenFilesIo(new FileIo() {
+            @Override
+            public LogFile open(Path path) throws IOException {
+                if (path.equals(third)) {
+                    throw new IOException("Too many open files (injected)");
+                }
+                return FileIo.DEFAULT.open(path);
+            }
+
+            @Override
+            public void syncDirectory(Path d) throws IOException {
+                FileIo.DEFAULT.syncDirectory(d);
+            }
+
+            @Override
+            public void atomicMove(Path from, Path to) throws IOException {
+                FileIo.DEFAULT.atomicMove(from, to);
+            }
+
+            @Override
+            public void delete(Path path) throws IOException {
+                FileIo.DEFAULT.delete(path);
+            }
+        });
+        StoreHarness h = new StoreHarness(dir, c -> c.fileIo(files));
+        try {
+            RuntimeException e = assertThrows(RuntimeException.class, h::open);
+            assertTrue(String.valueOf(e.getCause()).contains("Too many open files"), String.valueOf(e.getCause()));
+        } finally {
+            h.shutdown();
+        }
+        assertEquals(java.util.List.of(), files.openFiles(), "segments left open by the failed recovery");
+    }
 }
