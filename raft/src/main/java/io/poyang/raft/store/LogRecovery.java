@@ -25,7 +25,9 @@ import java.util.stream.Stream;
  * <ul>
  *   <li>a zeroed header (the preallocated, never written tail) is a clean end;</li>
  *   <li>anything else (a partial item, garbage, a broken chain) is a torn tail, cut off by zeroing
- *       it, when it lies above the commit index (such items were never reported persisted);</li>
+ *       it, when it lies above the saved commit index (a crash tears only items never reported
+ *       persisted; damage there cannot be told from a tear, and the saved commit index lags the
+ *       real one, so what is cut may have been reported: the leader sends it again);</li>
  *   <li>when the failure, or a clean end, lies at or below the commit index, data the store had
  *       reported persisted is gone: recovery refuses with a {@link LogCorruptedException} naming
  *       the file and offset, and changes nothing on disk.</li>
@@ -345,8 +347,11 @@ final class LogRecovery {
             zero(seg.file, offsetInSeg, (int) zeroLen);
             touched.add(seg.file);
             r.tornBytes = zeroLen;
-            log.warn("{}: cut a torn tail after index {} in {} at offset {} ({}); those items were never reported"
-                    + " persisted", store.name(), r.lastIndex, seg.path(), offsetInSeg, tornReason);
+            log.warn("{}: cut a torn tail after index {} in {} at offset {} ({}). A crash or power loss tears only"
+                    + " items never reported persisted; past the commit index the status file saved ({}), recovery"
+                    + " cannot tell such a tear from damage to items it did report, so it cuts either way (the"
+                    + " leader sends them again)", store.name(), r.lastIndex, seg.path(), offsetInSeg, tornReason,
+                    r.commitIndex);
         }
         boolean spareBroken = false;
         for (int i = 0; i < segs.size(); i++) {
