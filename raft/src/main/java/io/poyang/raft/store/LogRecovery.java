@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -58,6 +59,18 @@ final class LogRecovery {
      * next recovery cuts them off, as a torn tail; none of them was reported persisted.
      */
     static final String K_FSYNC_FAILED_AFTER = "fsyncFailedAfter";
+    /**
+     * Set when recovery failed to make what it scanned durable (a zeroing write or an fsync of the
+     * log failed): the id of the machine's boot it happened on ({@link BootId}), or
+     * {@link #UNKNOWN_BOOT}. Until the machine restarts, the page cache may hold items the disk never
+     * got, marked clean, and recovery cannot cut them as after {@link #K_FSYNC_FAILED_AFTER}: it does
+     * not know which of them the killed process had reported persisted. So a start on that boot is
+     * refused; after a reboot the disk is the truth and the scan decides. Not written by the store
+     * again, so the next status save drops it.
+     */
+    static final String K_FSYNC_FAILED_ON_BOOT = "fsyncFailedOnBoot";
+    /** {@link #K_FSYNC_FAILED_ON_BOOT} on a system that gives no boot id: no later boot can be told from it. */
+    static final String UNKNOWN_BOOT = "unknown";
 
     private final LogStore store;
     private final Path logDir;
@@ -118,6 +131,10 @@ final class LogRecovery {
         r.currentTerm = (int) longOf(status, K_TERM, 0);
         r.votedFor = (int) longOf(status, K_VOTED_FOR, 0);
         r.fsyncFailedAfter = longOf(status, K_FSYNC_FAILED_AFTER, -1);
+        String failedBoot = status.get(K_FSYNC_FAILED_ON_BOOT);
+        if (failedBoot != null) {
+            checkRestartedSince(failedBoot);
+        }
 
         List<LogSegment> all = openSegments();
         try {
@@ -344,7 +361,7 @@ final class LogRecovery {
         List<LogFile> touched = new ArrayList<>();
         if (tornReason != null) {
             long zeroLen = Math.min(ZERO_TORN_BYTES, seg.endPos() - pos);
-            zero(seg.file, offsetInSeg, (int) zeroLen);
+            zeroScanned(seg.file, offsetInSeg, (int) zeroLen, status);
             touched.add(seg.file);
             r.tornBytes = zeroLen;
             log.warn("{}: cut a torn tail after index {} in {} at offset {} ({}). A crash or power loss tears only"
@@ -367,7 +384,7 @@ final class LogRecovery {
             } else {
                 s.firstIndex = -1;
                 if (!headerIsZero(s)) {
-                    zero(s.file, 0, LogItemCodec.HEADER_BYTES);
+                    zeroScanned(s.file, 0, LogItemCodec.HEADER_BYTES, status);
                     touched.add(s.file);
                 }
                 r.spares.add(s);
@@ -384,7 +401,11 @@ final class LogRecovery {
             }
         }
         for (LogFile f : touched) {
-            f.force(false);
+            try {
+                f.force(false);
+            } catch (IOException e) {
+                throw scannedNotDurable("fsyncing " + f.path(), e, status);
+            }
         }
         // Segments (or their beginnings) in the trusted region were not scanned: their first index is
         // the log's first index for the segment the log starts in (what lies before it there is
@@ -401,6 +422,69 @@ final class LogRecovery {
                 }
             }
         }
+    }
+
+    /**
+     * A start on the boot an earlier recovery's write or fsync failed on is refused; on a later
+     * boot the scan decides (see {@link #K_FSYNC_FAILED_ON_BOOT}).
+     */
+    private void checkRestartedSince(String failedBoot) {
+        String boot = store.config().bootId().get();
+        if (boot != null && boot.equals(failedBoot)) {
+            throw new LogStoreException(store.name() + ": refusing to start the group in " + store.config().dir()
+                    + ": an earlier recovery on this boot of the machine (boot id " + boot + ") failed to write or"
+                    + " fsync the log, so the page cache may hold log items the disk never got, marked clean, and"
+                    + " recovering now would report them persisted. Check the disk (kernel log, space), then restart"
+                    + " the machine, not only the node or the group: after a reboot the disk is the truth and"
+                    + " recovery decides from it (" + K_FSYNC_FAILED_ON_BOOT + " in the status file)");
+        }
+        if (boot == null || failedBoot.equals(UNKNOWN_BOOT)) {
+            log.error("{}: an earlier recovery of {} failed to write or fsync the log, and this system gives no boot"
+                    + " id ({}), so the store cannot tell whether the machine restarted since; it starts, trusting"
+                    + " what it reads. If the machine has not restarted since that failure, stop this node and {}",
+                    store.name(), store.config().dir(), BootId.LINUX_BOOT_ID, LogStore.RESTART_THE_MACHINE);
+        } else {
+            log.warn("{}: an earlier recovery failed to write or fsync the log on boot {}; the machine has restarted"
+                    + " since, so the disk is the truth and the scan decides", store.name(), failedBoot);
+        }
+    }
+
+    private void zeroScanned(LogFile f, long offset, int len, Map<String, String> status) {
+        try {
+            zero(f, offset, len);
+        } catch (IOException e) {
+            throw scannedNotDurable("zeroing " + len + " bytes at offset " + offset + " of " + f.path(), e, status);
+        }
+    }
+
+    /**
+     * Making the scanned part durable failed (the disk reported an I/O error, or no space for a
+     * zeroing write): the scanned items may now sit in the page cache only, marked clean, and a start
+     * on this boot would read them back, fsync "successfully" and report them persisted. Records the
+     * boot in the status file ({@link #K_FSYNC_FAILED_ON_BOOT}, the rest as read) so such a start is
+     * refused, and returns the error the start fails with.
+     */
+    private LogStoreException scannedNotDurable(String what, IOException e, Map<String, String> status) {
+        String boot = store.config().bootId().get();
+        Map<String, String> marked = new LinkedHashMap<>(status);
+        marked.put(K_FSYNC_FAILED_ON_BOOT, boot != null ? boot : UNKNOWN_BOOT);
+        Path statusPath = store.statusFile().path();
+        String recorded;
+        try {
+            store.statusFile().writeBlocking(StatusFile.encode(marked));
+            recorded = boot != null ? "Recorded in " + statusPath + ": a start on this boot is refused. "
+                    : "Recorded in " + statusPath + ", but this system gives no boot id (" + BootId.LINUX_BOOT_ID
+                            + "), so the next start cannot refuse. ";
+        } catch (IOException | RuntimeException saveError) {
+            e.addSuppressed(saveError);
+            log.error("{}: recovery's {} failed, and recording that in {} failed too ({}); {}", store.name(), what,
+                    statusPath, saveError.toString(), LogStore.RESTART_THE_MACHINE);
+            recorded = "Recording this in " + statusPath + " failed too (" + saveError
+                    + "), so the next start cannot refuse. ";
+        }
+        return new LogStoreException(store.name() + ": recovery of " + store.config().dir() + " could not make the log"
+                + " items it read past the trusted point durable: " + what + " failed (" + e + "). " + recorded
+                + "Check the disk (kernel log, space), then " + LogStore.RESTART_THE_MACHINE, e);
     }
 
     private static void closeQuietly(LogFile f, Exception pending) {

@@ -53,6 +53,12 @@ public final class LogStore {
     static final int TRUSTED_STEP_FLUSHES = 8;
     /** At most this much of a truncated tail is zeroed on disk. */
     static final long MAX_TRUNCATE_ZERO_BYTES = 4L << 20;
+    /**
+     * The advice when log items may be in the page cache only, marked clean (after a failed fsync), and
+     * nothing on disk stops a start on the same boot from reading them back as persisted.
+     */
+    static final String RESTART_THE_MACHINE = "restart the machine, not only the node, before this group runs again:"
+            + " the page cache may hold log items the disk never got";
 
     private final String name;
     private final FiberGroup group;
@@ -881,9 +887,8 @@ public final class LogStore {
         fsyncFailedAfter = syncedIndex;
         statusFile.save().whenComplete((v, e) -> {
             if (e != null) {
-                log.error("{}: recording that an fsync failed after index {} failed too ({}); restart the machine,"
-                        + " not only the node, before this group runs again: the page cache may hold log items the"
-                        + " disk never got", name, syncedIndex, e.toString());
+                log.error("{}: recording that an fsync failed after index {} failed too ({}); {}", name, syncedIndex,
+                        e.toString(), RESTART_THE_MACHINE);
             }
         });
     }

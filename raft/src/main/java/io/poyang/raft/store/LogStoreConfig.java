@@ -6,6 +6,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /** Settings of one group's log store. Setters return this; the defaults suit production. */
 public final class LogStoreConfig {
@@ -24,6 +25,7 @@ public final class LogStoreConfig {
     private long bufferPoolBytes = 64L << 20;
     private FileIo fileIo = FileIo.DEFAULT;
     private FsyncGate fsyncGate;
+    private Supplier<String> bootId = BootId::current;
 
     /**
      * @param dir        the group's directory ({@code log/}, {@code idx/}, {@code snapshot/} and
@@ -203,6 +205,22 @@ public final class LogStoreConfig {
             throw new NullPointerException("fileIo");
         }
         this.fileIo = fileIo;
+        return this;
+    }
+
+    Supplier<String> bootId() {
+        return bootId;
+    }
+
+    /**
+     * Where the id of the machine's current boot comes from (default {@link BootId#current}; null from
+     * it: unknown). Tests inject one to play a restart of the machine.
+     */
+    LogStoreConfig bootId(Supplier<String> source) {
+        if (source == null) {
+            throw new NullPointerException("bootId");
+        }
+        this.bootId = source;
         return this;
     }
 }
