@@ -218,9 +218,8 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
             store.onFsyncFailed(syncedIndex);
             store.fail(new LogStoreFailedException(store.name() + ": fsync of " + r.segments + " in "
                     + store.config().dir().resolve("log") + " failed (" + error + "); writes up to index " + r.coveredIndex
-                    + " may be lost. The store refuses further appends: check the disk (space, kernel log), then"
-                    + " restart the group or its node (recovery cuts the log after index " + syncedIndex
-                    + ", the last an fsync covered)", error));
+                    + " may be lost. The store refuses further appends: check the disk (space, kernel log), then "
+                    + store.afterFsyncFailure(syncedIndex), error));
             return;
         }
         if (store.isFailed()) {
@@ -317,9 +316,8 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
             store.onFsyncFailed(syncedIndex);
             store.fail(new LogStoreFailedException(store.name() + ": fsync of " + syncing + " in "
                     + store.config().dir().resolve("log") + " failed (" + error + "); writes up to index " + coveredIndex
-                    + " may be lost. The store refuses further appends: check the disk (space, kernel log), then"
-                    + " restart the group or its node (recovery cuts the log after index " + syncedIndex
-                    + ", the last an fsync covered)", error));
+                    + " may be lost. The store refuses further appends: check the disk (space, kernel log), then "
+                    + store.afterFsyncFailure(syncedIndex), error));
             return;
         }
         fsyncCount++;

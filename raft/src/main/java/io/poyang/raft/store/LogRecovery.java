@@ -65,8 +65,9 @@ final class LogRecovery {
      * {@link #UNKNOWN_BOOT}. Until the machine restarts, the page cache may hold items the disk never
      * got, marked clean, and recovery cannot cut them as after {@link #K_FSYNC_FAILED_AFTER}: it does
      * not know which of them the killed process had reported persisted. So a start on that boot is
-     * refused; after a reboot the disk is the truth and the scan decides. Not written by the store
-     * again, so the next status save drops it.
+     * refused; after a reboot the disk is the truth and the scan decides. The store writes it too when
+     * an fsync fails without syncForce (see {@link LogStore#onFsyncFailed}), but carries none over
+     * from recovery, so the next status save drops it.
      */
     static final String K_FSYNC_FAILED_ON_BOOT = "fsyncFailedOnBoot";
     /** {@link #K_FSYNC_FAILED_ON_BOOT} on a system that gives no boot id: no later boot can be told from it. */
@@ -75,6 +76,8 @@ final class LogRecovery {
     private final LogStore store;
     private final Path logDir;
     private final Path idxDir;
+    /** The machine's current boot (null: unknown), read once per recovery. */
+    private String bootId;
 
     LogRecovery(LogStore store, Path logDir, Path idxDir) {
         this.store = store;
@@ -106,6 +109,8 @@ final class LogRecovery {
         int currentTerm;
         int votedFor;
         long tornBytes;
+        /** The machine's current boot, or null ({@link BootId}). */
+        String bootId;
 
         void addPosition(long pos) {
             if (positionCount == positions.length) {
@@ -131,6 +136,8 @@ final class LogRecovery {
         r.currentTerm = (int) longOf(status, K_TERM, 0);
         r.votedFor = (int) longOf(status, K_VOTED_FOR, 0);
         r.fsyncFailedAfter = longOf(status, K_FSYNC_FAILED_AFTER, -1);
+        bootId = store.config().bootId().get();
+        r.bootId = bootId;
         String failedBoot = status.get(K_FSYNC_FAILED_ON_BOOT);
         if (failedBoot != null) {
             checkRestartedSince(failedBoot);
@@ -429,22 +436,22 @@ final class LogRecovery {
      * boot the scan decides (see {@link #K_FSYNC_FAILED_ON_BOOT}).
      */
     private void checkRestartedSince(String failedBoot) {
-        String boot = store.config().bootId().get();
+        String boot = bootId;
         if (boot != null && boot.equals(failedBoot)) {
             throw new LogStoreException(store.name() + ": refusing to start the group in " + store.config().dir()
-                    + ": an earlier recovery on this boot of the machine (boot id " + boot + ") failed to write or"
-                    + " fsync the log, so the page cache may hold log items the disk never got, marked clean, and"
-                    + " recovering now would report them persisted. Check the disk (kernel log, space), then restart"
+                    + ": a write or fsync of the log failed earlier on this boot of the machine (boot id " + boot
+                    + "), so the page cache may hold log items the disk never got, marked clean, and recovering now"
+                    + " would count them persisted. Check the disk (kernel log, space), then restart"
                     + " the machine, not only the node or the group: after a reboot the disk is the truth and"
                     + " recovery decides from it (" + K_FSYNC_FAILED_ON_BOOT + " in the status file)");
         }
         if (boot == null || failedBoot.equals(UNKNOWN_BOOT)) {
-            log.error("{}: an earlier recovery of {} failed to write or fsync the log, and this system gives no boot"
+            log.error("{}: a write or fsync of the log in {} failed earlier, and this system gives no boot"
                     + " id ({}), so the store cannot tell whether the machine restarted since; it starts, trusting"
                     + " what it reads. If the machine has not restarted since that failure, stop this node and {}",
                     store.name(), store.config().dir(), BootId.LINUX_BOOT_ID, LogStore.RESTART_THE_MACHINE);
         } else {
-            log.warn("{}: an earlier recovery failed to write or fsync the log on boot {}; the machine has restarted"
+            log.warn("{}: a write or fsync of the log failed on boot {}; the machine has restarted"
                     + " since, so the disk is the truth and the scan decides", store.name(), failedBoot);
         }
     }
@@ -465,7 +472,7 @@ final class LogRecovery {
      * refused, and returns the error the start fails with.
      */
     private LogStoreException scannedNotDurable(String what, IOException e, Map<String, String> status) {
-        String boot = store.config().bootId().get();
+        String boot = bootId;
         Map<String, String> marked = new LinkedHashMap<>(status);
         marked.put(K_FSYNC_FAILED_ON_BOOT, boot != null ? boot : UNKNOWN_BOOT);
         Path statusPath = store.statusFile().path();

@@ -94,6 +94,10 @@ public final class LogStore {
     private long trustedIndex;
     /** {@link #onFsyncFailed}: the last index an fsync covered before one failed, or -1. */
     private long fsyncFailedAfter = -1;
+    /** {@link #onFsyncFailed} without syncForce: the boot it happened on, or null. */
+    private String fsyncFailedOnBoot;
+    /** The machine's current boot as recovery read it (null: unknown). */
+    private String bootId;
     private long trustedNextPos;
     private int trustedTerm;
     private int currentTerm;
@@ -153,6 +157,7 @@ public final class LogStore {
             commitIndex = r.commitIndex;
             currentTerm = r.currentTerm;
             votedFor = r.votedFor;
+            bootId = r.bootId;
             terms.clear();
             for (int i = 0; i < r.terms.size(); i++) {
                 terms.onAppend(r.terms.startIndexAt(i), r.terms.termAt(i));
@@ -870,6 +875,9 @@ public final class LogStore {
         if (fsyncFailedAfter >= 0) {
             m.put(LogRecovery.K_FSYNC_FAILED_AFTER, Long.toString(fsyncFailedAfter));
         }
+        if (fsyncFailedOnBoot != null) {
+            m.put(LogRecovery.K_FSYNC_FAILED_ON_BOOT, fsyncFailedOnBoot);
+        }
         return m;
     }
 
@@ -878,19 +886,38 @@ public final class LogStore {
      * status file, so the next recovery cuts the log after it: a restart in place (of the group or
      * the node, on the same boot) would otherwise read the items after it back from the page cache,
      * which a failed fsync may leave holding pages the disk never got, and count them persisted.
+     * Without syncForce those items were reported persisted once written, and are not cut: the boot
+     * is saved instead ({@link LogRecovery#K_FSYNC_FAILED_ON_BOOT}), and a start on it is refused.
+     * Otherwise it would read them back, count them fsynced, and a later status save could claim a
+     * commit index over items the disk never got, which the next boot then refuses to start on.
      * Dispatcher thread.
      */
     void onFsyncFailed(long syncedIndex) {
-        if (fsyncFailedAfter >= 0 || !config.syncForce()) {
-            return;   // without syncForce nothing waited for an fsync: items were persisted once written
+        if (fsyncFailedAfter >= 0 || fsyncFailedOnBoot != null) {
+            return;
         }
-        fsyncFailedAfter = syncedIndex;
+        if (config.syncForce()) {
+            fsyncFailedAfter = syncedIndex;
+        } else {
+            fsyncFailedOnBoot = bootId != null ? bootId : LogRecovery.UNKNOWN_BOOT;
+        }
         statusFile.save().whenComplete((v, e) -> {
             if (e != null) {
                 log.error("{}: recording that an fsync failed after index {} failed too ({}); {}", name, syncedIndex,
                         e.toString(), RESTART_THE_MACHINE);
             }
         });
+    }
+
+    /** What a failed fsync's error tells the operator to do; {@code syncedIndex}: the last index an fsync covered. */
+    String afterFsyncFailure(long syncedIndex) {
+        if (config.syncForce()) {
+            return "restart the group or its node (recovery cuts the log after index " + syncedIndex
+                    + ", the last an fsync covered)";
+        }
+        return "restart the machine, not only the group or its node: without syncForce the items after index "
+                + syncedIndex + " were reported persisted when written and may be in the page cache only, so a"
+                + " start on this boot is refused";
     }
 
     /**

@@ -27,9 +27,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * A write or fsync that fails while recovery makes the scanned tail durable is recorded with the
- * machine's boot id: a start on the same boot (where the page cache may hold items the disk never
- * got, marked clean) is refused until the machine restarts; after a restart the scan decides.
+ * A write or fsync that fails while recovery makes the scanned tail durable (or, without syncForce,
+ * a running store's failed fsync) is recorded with the machine's boot id: a start on the same boot
+ * (where the page cache may hold items the disk never got, marked clean) is refused until the
+ * machine restarts; after a restart the scan decides.
  */
 @ExtendWith(NoImpossibleStates.class)
 class RecoveryFsyncFailureTest {
@@ -92,6 +93,47 @@ class RecoveryFsyncFailureTest {
         }
         try (StoreHarness h = new StoreHarness(dir, c -> c.syncForce(syncForce).bootId(() -> NEXT_BOOT))) {
             assertEquals(25, h.open().getLastIndex());
+        }
+    }
+
+    /**
+     * Without syncForce a running store's failed fsync cuts nothing (the items after it were reported
+     * persisted once written): it saves the boot instead, and a restart on that boot is refused.
+     */
+    @Test
+    void withoutSyncForceARunningStoresFailedFsyncRefusesARestartOnTheSameBoot() {
+        FaultyFileIo eio = new FaultyFileIo();
+        String failure;
+        try (StoreHarness h = new StoreHarness(dir, c -> c.syncForce(false).fileIo(eio).bootId(() -> BOOT))) {
+            h.open();
+            h.append(items(1, 10, 7, 0, 0, 20));
+            h.waitFor("items fsynced", () -> h.store.syncedIndexForTest() >= 10);
+            eio.hook = new FaultyFileIo.Hook() {
+                @Override
+                public void beforeForce(Path file, boolean metadata) throws IOException {
+                    if (isLog(file)) {
+                        throw new IOException("Input/output error (injected)");
+                    }
+                }
+            };
+            h.append(items(11, 20, 7, 7, 0, 20));
+            h.waitFor("the store failed", () -> h.store.failure() != null);
+            failure = h.on(() -> h.store.failure().getMessage());
+            eio.hook = new FaultyFileIo.Hook() {
+            };
+        }   // (the status save the failure started ends before the harness's I/O threads do)
+
+        LogStoreException refused = assertThrows(LogStoreException.class,
+                () -> openOnce(c -> c.syncForce(false).bootId(() -> BOOT)));
+        assertTrue(refused.getMessage().contains("restart the machine"), refused.getMessage());
+        assertTrue(failure.contains("restart the machine"), failure);
+        assertEquals(BOOT, status().get(LogRecovery.K_FSYNC_FAILED_ON_BOOT));
+        assertFalse(status().containsKey(LogRecovery.K_FSYNC_FAILED_AFTER), "nothing reported persisted is cut");
+
+        try (StoreHarness h = new StoreHarness(dir, c -> c.syncForce(false).bootId(() -> NEXT_BOOT))) {
+            assertEquals(20, h.open().getLastIndex());
+            h.call(() -> h.store.saveStatus(7, 0, 10));
+            assertFalse(status().containsKey(LogRecovery.K_FSYNC_FAILED_ON_BOOT));
         }
     }
 
