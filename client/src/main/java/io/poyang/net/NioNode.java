@@ -278,6 +278,18 @@ public abstract class NioNode extends LifeCycle {
         }
     }
 
+    private boolean isOwnIoThread() {
+        NioWorker[] ws = workers;
+        if (ws != null) {
+            for (NioWorker w : ws) {
+                if (Thread.currentThread() == w.thread) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     private void handOver(NioWorker worker, Peer peer, NioConnection connection, WritePacket packet,
                           long timeoutMillis, boolean blockWhenFull) {
         if (packet.deadlineNanos != 0 || packet.next != null) {
@@ -286,7 +298,10 @@ public abstract class NioNode extends LifeCycle {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         // An estimate: the header is small next to any body that matters for the byte bound.
         int size = (packet.body == null ? 0 : packet.body.encodedSize()) + 32;
-        limiter.acquire(size, blockWhenFull, deadline);
+        // One of this node's I/O threads must not wait for room: only they read the answers that
+        // free it, so with one worker the wait could only end at the deadline, the worker frozen.
+        boolean onIoThread = blockWhenFull && isOwnIoThread();
+        limiter.acquire(size, blockWhenFull && !onIoThread, deadline, onIoThread);
         packet.flowBytes = size;
         packet.deadlineNanos = deadline;
         packet.peer = peer;

@@ -572,13 +572,13 @@ final class NioWorker implements Runnable {
             if (!ctx.expiredDropped) {
                 log.warn("{} was answered twice; the second response is dropped", ctx);
             }
-            resp.onDone();
+            resp.finish();
             return;
         }
         finishContext(ctx);
         NioConnection c = ctx.connection;
         if (ctx.type == PacketType.ONE_WAY || c.isClosed()) {
-            resp.onDone();
+            resp.finish();
             return;
         }
         enqueue(c, resp);
@@ -649,8 +649,8 @@ final class NioWorker implements Runnable {
             completeRequest(p, null, error);
         } else {
             releaseFlow(p);
-            p.onDone();
         }
+        p.finish();
     }
 
     private void releaseFlow(WritePacket p) {
@@ -793,14 +793,14 @@ final class NioWorker implements Runnable {
         while (total < budget && !c.isClosed() && (p = c.pollQueue()) != null) {
             if (p.type == PacketType.REQUEST && p.context == null) {
                 if (p.completed) {
-                    p.onDone();
+                    p.finish();
                     continue; // timed out while queued
                 }
                 long left = p.deadlineNanos - now;
                 if (left <= 0) {
                     pending.remove(key(c, p.seq));
                     completeRequest(p, null, timeout(p, "before it could be sent", true));
-                    p.onDone();
+                    p.finish();
                     continue;
                 }
                 p.timeoutNanos = left;
@@ -812,7 +812,7 @@ final class NioWorker implements Runnable {
             try {
                 size = p.prepareSize();
             } catch (RuntimeException e) {
-                failUnencodable(c, p, e);
+                failUnencodable(c, p, e, true);
                 continue;
             }
             if (size > c.remoteMaxFrameBytes) {
@@ -826,17 +826,13 @@ final class NioWorker implements Runnable {
                     // the same answer): an error in place of the response, which fits.
                     log.warn("answered with an error instead: {}", why);
                     releaseFlow(p);
-                    WritePacket err = WritePacket.error(ResponseCode.SYS_ERROR, "the response is " + size
-                            + " bytes, over this client's frame limit of " + c.remoteMaxFrameBytes
-                            + " bytes; ask for less at a time, or raise the client's maxFrameBytes");
-                    err.command = p.command;
-                    err.seq = p.seq;
-                    enqueue(c, err);
+                    answerWithError(c, p, "the response is " + size + " bytes, over this client's frame limit of "
+                            + c.remoteMaxFrameBytes + " bytes; ask for less at a time, or raise the client's maxFrameBytes");
                 } else {
                     log.warn("dropped: {}", why);
                     releaseFlow(p);
                 }
-                p.onDone();
+                p.finish();
                 continue;
             }
             if (buf == null || buf.remaining() < 4 + EncodeContext.MIN_BUFFER_BYTES) {
@@ -851,7 +847,7 @@ final class NioWorker implements Runnable {
             } catch (RuntimeException e) {
                 // half a frame is in the out buffers: the byte stream to this peer is broken, so the
                 // connection goes (its requests fail, the client reconnects), not the worker
-                failUnencodable(c, p, e);
+                failUnencodable(c, p, e, false);
                 close(c, "a packet could not be encoded", new NetException("could not encode " + p + " for " + c
                         + ": " + e, e));
                 return total;
@@ -865,7 +861,7 @@ final class NioWorker implements Runnable {
             } else if (awaitsWrite) {
                 awaitWrite(c, p);
             }
-            p.onDone();
+            p.finish();
             if (awaitsWrite) {
                 p.body = null;   // after onDone, which may still look at it
             }
@@ -931,16 +927,32 @@ final class NioWorker implements Runnable {
         }
     }
 
-    /** A packet whose body threw while being sized or encoded (a bug in the body): it fails alone. */
-    private void failUnencodable(NioConnection c, WritePacket p, RuntimeException e) {
+    /**
+     * A packet whose body threw while being sized or encoded (a bug in the body): it fails alone.
+     * A response that failed while being sized left the byte stream intact, so the requester gets an
+     * error in its place rather than waiting for its timeout; after half a frame the connection goes.
+     */
+    private void failUnencodable(NioConnection c, WritePacket p, RuntimeException e, boolean streamIntact) {
         log.error("could not encode {} for {}", p, c, e);
         if (p.type == PacketType.REQUEST && p.context == null) {
             pending.remove(key(c, p.seq));
             completeRequest(p, null, new NetException("could not encode " + p + ": " + e, e));
         } else {
             releaseFlow(p);
+            if (streamIntact && p.type == PacketType.RESPONSE) {
+                answerWithError(c, p, "the server could not encode its response (" + e
+                        + "); the server's log has the details");
+            }
         }
-        p.onDone();
+        p.finish();
+    }
+
+    /** Queues a SYS_ERROR in place of response {@code p}, for the same command and seq. */
+    private void answerWithError(NioConnection c, WritePacket p, String message) {
+        WritePacket err = WritePacket.error(ResponseCode.SYS_ERROR, message);
+        err.command = p.command;
+        err.seq = p.seq;
+        enqueue(c, err);
     }
 
     private ByteBuffer nextOutBuffer(NioConnection c, ByteBuffer full, int sizeHint) {
@@ -1339,7 +1351,7 @@ final class NioWorker implements Runnable {
             // after the walk: a callback may send again, to this peer too
             for (WritePacket e : expired) {
                 completeRequest(e, null, timeout(e, "while waiting for a connection", true));
-                e.onDone();
+                e.finish();
             }
         }
     }
@@ -1592,7 +1604,7 @@ final class NioWorker implements Runnable {
                 if (p.context == null) {
                     failPacket(p, stopped);
                 } else {
-                    p.onDone();
+                    p.finish();
                 }
             } else if (o instanceof Adoption) {
                 closeQuietly(((Adoption) o).channel);

@@ -30,13 +30,23 @@ final class PendingLimiter {
         this.maxBytes = maxBytes;
     }
 
-    /** Takes room for one request of {@code size} bytes, waiting until the deadline when asked to. */
-    void acquire(int size, boolean block, long deadlineNanos) {
+    /**
+     * Takes room for one request of {@code size} bytes, waiting until the deadline when asked to.
+     * {@code onIoThread}: the caller asked to wait but is an I/O thread of this node, which must
+     * not (the failure says so).
+     */
+    void acquire(int size, boolean block, long deadlineNanos, boolean onIoThread) {
         if (tryAcquire(size)) {
             return;
         }
         if (!block) {
-            throw full(size);
+            FlowControlException e = full(size);
+            if (onIoThread) {
+                throw new FlowControlException(e.getMessage() + ". Not waited for, although the call asked to:"
+                        + " this is an I/O thread of " + owner + ", and only its I/O threads free room (they read"
+                        + " the answers); send from another thread to wait");
+            }
+            throw e;
         }
         lock.lock();
         waiters++;

@@ -54,6 +54,8 @@ public class WritePacket implements Encodable {
     WritePacket nextAwaitingWrite;
     /** True once a request was answered, failed or timed out (it may still sit in a write queue). */
     boolean completed;
+    /** {@link #onDone()} was called. */
+    private boolean finished;
     /** True once a request was encoded into its connection's out buffers: it may have left. */
     boolean encoded;
     /** Target: a connection (server push, handshake) or a peer (client). */
@@ -135,8 +137,22 @@ public class WritePacket implements Encodable {
         return body;
     }
 
-    /** Called once on the I/O thread after the packet was encoded or dropped. */
+    /**
+     * Called once on the I/O thread after the packet was encoded or dropped: sent, failed (a
+     * request whose connection or peer went, or that timed out before it left), or refused.
+     */
     protected void onDone() {
+    }
+
+    /**
+     * Calls {@link #onDone()} the first time only: a request can be failed (its connection closed)
+     * while still queued, and the queue's walk then meets it again.
+     */
+    final void finish() {
+        if (!finished) {
+            finished = true;
+            onDone();
+        }
     }
 
     /** Computes and caches the size of the packet message (without the 4-byte frame length). */

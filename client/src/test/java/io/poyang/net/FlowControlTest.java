@@ -134,6 +134,52 @@ class FlowControlTest {
     }
 
     @Test
+    void anIoThreadAskingToWaitForRoomFailsAtOnceInsteadOfFreezingItself() throws Exception {
+        server = new NioServer(serverConfig());
+        server.register(HELD, held);
+        server.register(Commands.ECHO, new EchoProcessor());
+        server.start();
+        NioClientConfig cc = clientConfig(server);
+        cc.maxPendingRequests = 2;
+        client = startClient(cc);
+        client.sendRequest(null, heldRequest(1), BytesDecoder.FACTORY, 10_000);
+        waitUntil("one held", 5000, () -> held.size() == 1);
+        CompletableFuture<Throwable> blockedSend = new CompletableFuture<>();
+        AtomicReference<Long> tookMillis = new AtomicReference<>();
+        // the echo's callback runs on the client's one I/O thread: it fills the limit, then asks to wait
+        client.sendRequest(null, echo(new byte[]{1}), BytesDecoder.FACTORY, 10_000, CallOptions.IO_THREAD_CALLBACK,
+                new RpcCallback<byte[]>() {
+                    @Override
+                    public void onSuccess(byte[] body) {
+                        client.sendRequest(null, heldRequest(1), BytesDecoder.FACTORY, 10_000, CallOptions.DEFAULT,
+                                ignoring());
+                        long start = System.nanoTime();
+                        try {
+                            client.sendRequest(null, heldRequest(1), BytesDecoder.FACTORY, 2000,
+                                    CallOptions.BLOCK_WHEN_FULL, ignoring());
+                            blockedSend.complete(null);
+                        } catch (Throwable t) {
+                            blockedSend.complete(t);
+                        } finally {
+                            tookMillis.set(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+                        }
+                    }
+
+                    @Override
+                    public void onFailure(Throwable error) {
+                        blockedSend.completeExceptionally(error);
+                    }
+                });
+        Throwable t = blockedSend.get(10, TimeUnit.SECONDS);
+        assertInstanceOf(FlowControlException.class, t);
+        assertTrue(t.getMessage().contains("I/O thread"), t.getMessage());
+        assertTrue(tookMillis.get() < 1000, "the I/O thread waited " + tookMillis.get() + " ms for room only it frees");
+        waitUntil("two held", 5000, () -> held.size() == 2);
+        releaseHeld();
+        waitUntil("drained", 5000, () -> client.pendingRequests() == 0);
+    }
+
+    @Test
     void serverAnswersFlowControlPastItsInFlightBounds() throws Exception {
         NioServerConfig sc = serverConfig();
         sc.maxInFlightRequests = 5;
