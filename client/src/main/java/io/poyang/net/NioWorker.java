@@ -324,6 +324,11 @@ final class NioWorker implements Runnable {
             onPacketBeforeHandshake(c, r);
             return;
         }
+        String changed = r.headerChangedAfterBody();
+        if (changed != null) {
+            onHeaderChangedAfterBody(c, r, changed);
+            return;
+        }
         switch (r.type) {
             case PacketType.RESPONSE:
                 responsesIn++;
@@ -337,6 +342,22 @@ final class NioWorker implements Runnable {
             default:
                 close(c, "packet of unknown type " + r.type, null);
                 break;
+        }
+    }
+
+    /**
+     * A packet whose body was decoded by other header values than it ends with: a response fails
+     * the request it names, a request is answered BAD_REQUEST (the frame was whole, so the
+     * connection goes on); one that names neither closes the connection.
+     */
+    private void onHeaderChangedAfterBody(NioConnection c, PacketReader r, String changed) {
+        WritePacket req = r.type == PacketType.RESPONSE ? pending.remove(key(c, r.seq)) : null;
+        if (req != null) {
+            completeRequest(req, null, new NetException("the response to " + req + " is malformed: " + changed));
+        } else if (r.type == PacketType.REQUEST && r.seq != 0) {
+            respondNow(c, r, ResponseCode.BAD_REQUEST, changed);
+        } else {
+            close(c, "malformed packet: " + changed, null);
         }
     }
 

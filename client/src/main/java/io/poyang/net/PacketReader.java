@@ -55,6 +55,14 @@ final class PacketReader extends PbCallback<Object> {
     Object body;
     boolean bodyDone;
     byte[] earlyBody;
+    /**
+     * The type, command and response code the body's decoder was chosen by (when the body field
+     * started; -1: not chosen, or chosen at the end of the frame). The packet is handled by the
+     * values at its end, so a header field repeated after the body with another value is caught.
+     */
+    private int bodyForType = -1;
+    private int bodyForCommand;
+    private int bodyForResponseCode;
     /** Responses: the pending request, found when the body starts or the frame ends. */
     WritePacket request;
     /** Requests: the command's processor, found when the body starts or the frame ends. */
@@ -185,8 +193,24 @@ final class PacketReader extends PbCallback<Object> {
         body = null;
         bodyDone = false;
         earlyBody = null;
+        bodyForType = -1;
         request = null;
         processor = null;
+    }
+
+    /**
+     * Null, or what changed in the header after the body's decoder was chosen by it (only a buggy or
+     * hostile peer writes that: a body decoded for one command, or skipped as an error's, must not
+     * be taken for another's, or for a success).
+     */
+    String headerChangedAfterBody() {
+        if (bodyForType < 0 || bodyForType == type && bodyForCommand == command
+                && bodyForResponseCode == responseCode) {
+            return null;
+        }
+        return "the packet's header changed after its body (type " + bodyForType + " to " + type + ", command "
+                + bodyForCommand + " to " + command + ", response code " + bodyForResponseCode + " to "
+                + responseCode + ")";
     }
 
     @Override
@@ -250,6 +274,11 @@ final class PacketReader extends PbCallback<Object> {
             }
             bodyDone = false;
             bodyMode = connection.worker.chooseBodyDecoder(connection, this);
+            if (bodyMode != BODY_EARLY) {
+                bodyForType = type;
+                bodyForCommand = command;
+                bodyForResponseCode = responseCode;
+            }
             if (bodyMode == BODY_RAW) {
                 ((RawBodyCallback) bodyDecoder).beginBody(fieldLength);
             }
