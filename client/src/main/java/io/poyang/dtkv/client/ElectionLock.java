@@ -18,9 +18,10 @@ import java.util.concurrent.TimeUnit;
  * <p>Loss is reported honestly: on a LOST push, on a renewal refused (LEASE_EXPIRED, LOCK_NOT_HELD),
  * and also when renewals fail (timeouts, no leader) until the lease — counted from when the last
  * successful renewal was <em>sent</em> — has run out by this client's clock, at that moment (a
- * timer). The server frees the lock no earlier (see {@link KvLock} for a grant after waiting), so
- * {@link #isLeader()} is false before another client can be granted it. After a loss it asks for
- * the lock again. {@link #close()} stops, releasing the lock if held (no onLost for that).
+ * timer). The server frees the lock no earlier (a grant after waiting, too, counts from a request
+ * the client sent: see {@link KvLock}), so {@link #isLeader()} is false before another client can
+ * be granted it. After a loss it asks for the lock again. {@link #close()} stops, releasing the
+ * lock if held (no onLost for that).
  *
  * <p>Stopping the client stops the election lock too: a leader stops claiming it at once
  * ({@link #isLeader()} false) and hears onLost, before the client releases the lock, which lets the
@@ -114,8 +115,9 @@ public final class ElectionLock implements AutoCloseable {
                     grantedAfterClose = closed && e == null && ok;
                 } else if (e == null && ok) {
                     leading = true;
-                    // the lock's own view: from the tryLock's send time for an immediate grant, from the
-                    // push for a grant after waiting (not from `sent`, which may be a whole wait earlier)
+                    // the lock's own view: from when the request the grant answered was sent (the tryLock,
+                    // or the check that confirmed a grant after waiting), not from `sent`, which may be a
+                    // whole wait earlier
                     leaseDeadlineNanos = lock.leaseDeadlineNanos();
                     generation++;
                     long token = lock.fencingToken();

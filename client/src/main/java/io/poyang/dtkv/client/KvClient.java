@@ -18,9 +18,11 @@ import io.poyang.dtkv.KvReq;
 import io.poyang.dtkv.KvResp;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
+import io.poyang.net.ConnectionListener;
 import io.poyang.net.DecoderFactory;
 import io.poyang.net.NetConnectionException;
 import io.poyang.net.NetTimeoutException;
+import io.poyang.net.NioConnection;
 import io.poyang.net.RemoteException;
 import io.poyang.net.ResponseCode;
 import io.poyang.net.RpcCallback;
@@ -117,7 +119,18 @@ public final class KvClient implements AutoCloseable {
             this.locks = new KvLocks(this);
             raft.network().register(KvCommands.KV_WATCH_NOTIFY, watches.processor());
             raft.network().register(KvCommands.KV_LOCK_EVENT, locks.processor());
-            raft.network().setConnectionListener(watches);
+            raft.network().setConnectionListener(new ConnectionListener() {
+                @Override
+                public void onConnected(NioConnection connection) {
+                    watches.onConnected(connection);
+                    locks.onConnected();
+                }
+
+                @Override
+                public void onClosed(NioConnection connection) {
+                    watches.onClosed(connection);
+                }
+            });
             this.nodeIds = raft.nodeIds();
         }
 

@@ -24,13 +24,20 @@ import java.util.concurrent.TimeUnit;
  * holder unlocks or its lease runs out. If the wait ends first, the client leaves the queue (an
  * UNLOCK, which also gives back a grant that crossed it) and returns false.
  *
+ * <p>A pushed grant is not taken on trust: every replica pushes the grants it applies, and one that
+ * applies behind (after a partition, or replaying its log) can push a grant whose lease already ran
+ * out and whose lock is now someone else's. So a waiting tryLock that hears of a grant asks the
+ * leader again (a tryLock: the holder's is answered GRANTED, and a client no longer queued joins
+ * the queue again) and holds only on a GRANTED answer. The same question is asked when the wait
+ * passes a lease (at least {@value #MIN_CHECK_MILLIS} ms) with no grant, and when a connection of
+ * the client comes back: pushes are best effort, and a lost one would leave the wait waiting in vain.
+ *
  * <p>The holder renews with {@link #updateLease}; a lease that runs out ends the hold for everyone
- * at once (the server pushes LOST). {@link #isHeld()} is the client's view of the lease: an
- * immediate grant counts it from when the tryLock was sent (before the server started it, so the
- * client's view ends first); a grant after waiting in the queue counts it from when the grant push
- * arrived — the server started it when it applied the grant, a push's transit earlier, so the
- * client's view may outlast the server's by that much. Pass the fencing token to what the lock
- * protects: it is what makes a stale holder harmless.
+ * at once (the server pushes LOST). {@link #isHeld()} is the client's view of the lease, counted
+ * from when the request that the GRANTED answer came to was sent (the tryLock, or for a grant after
+ * waiting the question that confirmed it): the server started it no earlier, so the client's view
+ * ends first. Pass the fencing token to what the lock protects: it is what makes a stale holder
+ * harmless.
  *
  * <p>One tryLock at a time per object (and the client has one object per name): a tryLock made
  * while another has not ended — its answer has not come, or it waits in the queue — fails with
@@ -39,6 +46,8 @@ import java.util.concurrent.TimeUnit;
 public final class KvLock {
 
     private static final PoyangLog log = PoyangLogs.get(KvLock.class);
+    /** A waiting tryLock asks whether it holds after this long with no grant at the least (see {@link #checkLater}). */
+    static final long MIN_CHECK_MILLIS = 1_000;
 
     /** Hears a lock lost by lease expiry (not by unlock). Runs on the client's event executor. */
     interface LossListener {
@@ -56,18 +65,36 @@ public final class KvLock {
     private long highestToken;
     private long leaseDeadlineNanos;
     private boolean held;
-    /** A queued tryLock waiting for its GRANTED push. */
+    /** A queued tryLock waiting for its grant. */
     private CompletableFuture<Boolean> waiting;
     private long waitingLeaseMillis;
-    private long waitingSentNanos;
+    /** When the wait ends ({@link System#nanoTime()}): the remaining wait is what a check asks for. */
+    private long waitEndNanos;
     private ScheduledFuture<?> waitTimer;
+    /** The next check of the wait when no grant comes ({@link #checkLater}). */
+    private ScheduledFuture<?> checkTimer;
+    /**
+     * The wait whose check is on its way (one at a time per wait). Another future here is of a
+     * wait that ended meanwhile; its answer takes nothing.
+     */
+    private CompletableFuture<Boolean> checking;
+    /**
+     * The newest pushed grant of the current wait that no check sent after it has answered yet: a
+     * check answered QUEUED below this token may have been applied before that grant, so it asks again.
+     */
+    private long unconfirmedToken;
     /**
      * The tryLock whose answer has not come yet (a grant push may overtake its QUEUED answer). An
      * answer for any other future is of a tryLock that {@link #unlockAsync} ended: it takes nothing.
      */
     private CompletableFuture<Boolean> inFlight;
-    private KvLockEvent earlyGrant;
-    /** The raft index of the entry that queued the current wait: its grant has a larger token. */
+    /** The newest GRANTED token pushed while {@link #inFlight}'s answer had not come (0: none). */
+    private long earlyToken;
+    /**
+     * The raft index of the entry that queued the current wait, or of its last check answered
+     * QUEUED: a grant of the wait has a larger token, and an older one either is held still (the
+     * check would have been answered GRANTED) or is over.
+     */
     private long queuedAtIndex;
     /**
      * The client stopped and sent its unlock: an answer that arrives afterwards (a tryLock that was
@@ -151,7 +178,7 @@ public final class KvLock {
                 return result;
             }
             inFlight = result;
-            earlyGrant = null;
+            earlyToken = 0;
         }
         client.write(KvReq.tryLock(name, leaseMillis, waitMillis), null, KvClient.RAW, new KvCallback<KvResp>() {
             @Override
@@ -177,6 +204,7 @@ public final class KvLock {
                                  CompletableFuture<Boolean> result) {
         boolean granted = false;
         boolean queued = false;
+        boolean checkNow = false;
         synchronized (mon) {
             if (inFlight != result) {
                 // unlock() ended this tryLock while it was on its way and completes it with false; the
@@ -184,11 +212,12 @@ public final class KvLock {
                 return;
             }
             inFlight = null;
-            KvLockEvent early = earlyGrant;   // only ever for this request
-            earlyGrant = null;
+            long early = earlyToken;   // only ever for this request
+            earlyToken = 0;
             if (releasedAtStop) {
                 // the unlock sent at stop follows this request on the same session: nothing is held
             } else if (r.lockState() == KvResp.LOCK_GRANTED) {
+                // the leader's answer: confirmed, and the lease started no earlier than the send
                 hold(r.fencingToken(), sentNanos, leaseMillis);
                 granted = true;
             } else if (r.lockState() == KvResp.LOCK_QUEUED) {
@@ -196,20 +225,25 @@ public final class KvLock {
                 // token is a grant this object never took (its wait had ended, its UNLOCK gave it
                 // back), pushed late by a replica that applies behind or replays its log.
                 queuedAtIndex = r.raftIndex();
-                if (early != null && early.fencingToken() > highestToken && early.fencingToken() > queuedAtIndex) {
-                    hold(early.fencingToken(), sentNanos, leaseMillis);
-                    granted = true;
-                } else {
-                    queued = true;
-                    waiting = result;
-                    waitingLeaseMillis = leaseMillis;
-                    waitingSentNanos = sentNanos;
-                    try {
-                        waitTimer = client.shared.timer.schedule(() -> onWaitOver(result), waitMillis,
-                                TimeUnit.MILLISECONDS);
-                    } catch (RejectedExecutionException e) {
-                        waiting = null;
-                        queued = false;
+                waiting = result;
+                waitingLeaseMillis = leaseMillis;
+                waitEndNanos = sentNanos + TimeUnit.MILLISECONDS.toNanos(waitMillis);
+                queued = true;
+                try {
+                    waitTimer = client.shared.timer.schedule(() -> onWaitOver(result), waitMillis,
+                            TimeUnit.MILLISECONDS);
+                } catch (RejectedExecutionException e) {
+                    waiting = null;
+                    queued = false;
+                }
+                if (queued) {
+                    // a grant that overtook this answer is confirmed like any pushed grant
+                    if (early > highestToken && early > queuedAtIndex) {
+                        unconfirmedToken = early;
+                        checkNow = true;
+                    } else {
+                        unconfirmedToken = 0;
+                        checkLater(result, checkIntervalMillis(leaseMillis));
                     }
                 }
             }
@@ -218,6 +252,132 @@ public final class KvLock {
             result.complete(true);
         } else if (!queued) {
             result.complete(false);
+        } else if (checkNow) {
+            check(result);
+        }
+    }
+
+    /** How long a wait goes with no grant before it asks whether it holds: a lease, or {@link #MIN_CHECK_MILLIS}. */
+    private static long checkIntervalMillis(long leaseMillis) {
+        return Math.max(leaseMillis, MIN_CHECK_MILLIS);
+    }
+
+    /** Schedules the check of wait {@code w} in {@code delayMillis}, replacing one scheduled. Caller holds {@link #mon}. */
+    private void checkLater(CompletableFuture<Boolean> w, long delayMillis) {
+        if (checkTimer != null) {
+            checkTimer.cancel(false);
+        }
+        try {
+            checkTimer = client.shared.timer.schedule(() -> check(w), delayMillis, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            checkTimer = null;   // the client stops
+        }
+    }
+
+    /**
+     * Asks the leader whether wait {@code w} holds the lock: a tryLock with the wait's lease and what
+     * is left of its wait. The server answers the holder GRANTED (renewing its lease from then),
+     * keeps a waiter's queue place (QUEUED), and queues again, at the tail, a client it no longer
+     * has in the queue (its grant ran out unseen), so the wait goes on for real. A grant is held
+     * only on a GRANTED answer, counted from this send. Sent on the timer or event executor.
+     */
+    private void check(CompletableFuture<Boolean> w) {
+        long sent = System.nanoTime();
+        long leaseMillis;
+        long waitLeftMillis;
+        synchronized (mon) {
+            if (waiting != w || checking == w || releasedAtStop) {
+                return;   // granted or ended, or a check of this wait is on its way (its answer decides)
+            }
+            waitLeftMillis = TimeUnit.NANOSECONDS.toMillis(waitEndNanos - sent);
+            if (waitLeftMillis < 1) {
+                return;   // the wait is over: its timer leaves the queue
+            }
+            checking = w;
+            leaseMillis = waitingLeaseMillis;
+            if (checkTimer != null) {
+                checkTimer.cancel(false);
+                checkTimer = null;
+            }
+        }
+        client.write(KvReq.tryLock(name, leaseMillis, waitLeftMillis), null, KvClient.RAW,
+                new KvClient.OnArrivalCallback<KvResp>() {
+                    @Override
+                    public void onSuccess(KvResp r) {
+                        onCheckAnswer(w, r, null, sent, leaseMillis);
+                    }
+
+                    @Override
+                    public void onFailure(Throwable error) {
+                        onCheckAnswer(w, null, error, sent, leaseMillis);
+                    }
+                }, client.shared.config.timeoutMillis);
+    }
+
+    /**
+     * A check's answer, where it arrives (an I/O thread: the hold is recorded at once, as a renewal's
+     * is; the tryLock's future completes on the callback executor).
+     */
+    private void onCheckAnswer(CompletableFuture<Boolean> w, KvResp r, Throwable error, long sentNanos,
+                               long leaseMillis) {
+        boolean granted = false;
+        boolean ended = false;
+        boolean again = false;
+        synchronized (mon) {
+            if (checking == w) {
+                checking = null;
+            }
+            if (waiting != w || releasedAtStop) {
+                // ended meanwhile (unlock, its wait over, stop): the UNLOCK behind this check gives back
+                // what it got
+                return;
+            }
+            if (error != null) {
+                // outcome unknown or refused: ask again a little later (sooner if a grant waits to be confirmed)
+                checkLater(w, unconfirmedToken != 0 ? Math.min(checkIntervalMillis(leaseMillis), 200)
+                        : checkIntervalMillis(leaseMillis));
+                log.debug("lock '{}': asking whether a waiting tryLock holds failed ({})", name, error);
+            } else if (r.lockState() == KvResp.LOCK_GRANTED) {
+                hold(r.fencingToken(), sentNanos, leaseMillis);
+                endWait();
+                granted = true;
+            } else if (r.lockState() == KvResp.LOCK_QUEUED) {
+                queuedAtIndex = Math.max(queuedAtIndex, r.raftIndex());
+                if (unconfirmedToken > queuedAtIndex) {
+                    again = true;   // a grant pushed after this check was applied: ask about it
+                } else {
+                    unconfirmedToken = 0;   // over by now, or never this wait's: the wait goes on
+                    checkLater(w, checkIntervalMillis(leaseMillis));
+                }
+            } else {
+                endWait();   // not acquired: the server has no wait left for this client
+                ended = true;
+            }
+        }
+        if (granted) {
+            client.completeForCaller(w, true, null);
+        } else if (ended) {
+            client.completeForCaller(w, false, null);
+        } else if (again) {
+            try {
+                client.shared.timer.execute(() -> check(w));
+            } catch (RejectedExecutionException e) {
+                // the client stops: the waiting tryLock ends with false
+            }
+        }
+    }
+
+    /** The current wait ends (granted, or refused): its timers stop. Caller holds {@link #mon}. */
+    private void endWait() {
+        waiting = null;
+        unconfirmedToken = 0;
+        if (waitTimer != null) {
+            waitTimer.cancel(false);
+            waitTimer = null;
+        }
+        if (checkTimer != null) {
+            checkTimer.cancel(false);
+            checkTimer = null;
         }
     }
 
@@ -234,8 +394,8 @@ public final class KvLock {
             if (waiting != w) {
                 return;   // granted, or ended by unlock() (a later tryLock may wait now: not this timer's)
             }
-            waiting = null;
             waitTimer = null;
+            endWait();
         }
         client.write(KvReq.unlock(name), null, KvClient.RAW, new KvCallback<KvResp>() {
             @Override
@@ -250,9 +410,13 @@ public final class KvLock {
         }, client.shared.config.timeoutMillis);
     }
 
-    /** A push for this lock (event executor), which arrived at {@code arrivedNanos} ({@link System#nanoTime()}). */
-    void onEvent(KvLockEvent e, long arrivedNanos) {
-        CompletableFuture<Boolean> granted = null;
+    /**
+     * A push for this lock (event executor). A GRANTED push for the waiting tryLock is confirmed by
+     * asking the leader ({@link #check}) before anything is held: it may come from a replica that
+     * applies behind, for a grant whose lease ran out and whose lock is someone else's now.
+     */
+    void onEvent(KvLockEvent e) {
+        CompletableFuture<Boolean> toCheck = null;
         boolean lost = false;
         synchronized (mon) {
             if (e.type() == KvLockEvent.GRANTED) {
@@ -261,17 +425,12 @@ public final class KvLock {
                 }
                 if (waiting != null) {
                     if (e.fencingToken() <= queuedAtIndex) {
-                        return;   // from before this wait was queued: not its grant (see onTryLockAnswer)
+                        return;   // from before this wait was queued or last checked: not its grant now
                     }
-                    hold(e.fencingToken(), arrivedNanos, waitingLeaseMillis);
-                    granted = waiting;
-                    waiting = null;
-                    if (waitTimer != null) {
-                        waitTimer.cancel(false);
-                        waitTimer = null;
-                    }
-                } else if (inFlight != null && (earlyGrant == null || e.fencingToken() > earlyGrant.fencingToken())) {
-                    earlyGrant = e;   // the newest: a stale push may come too (see onTryLockAnswer)
+                    unconfirmedToken = Math.max(unconfirmedToken, e.fencingToken());
+                    toCheck = waiting;
+                } else if (inFlight != null && e.fencingToken() > earlyToken) {
+                    earlyToken = e.fencingToken();   // the newest: confirmed once queued (see onTryLockAnswer)
                 }
             } else if (e.type() == KvLockEvent.LOST) {
                 if (held && e.fencingToken() == fencingToken) {
@@ -280,8 +439,8 @@ public final class KvLock {
                 }
             }
         }
-        if (granted != null) {
-            granted.complete(true);
+        if (toCheck != null) {
+            check(toCheck);   // a check already on its way asks again when answered below this token
         }
         LossListener l = lossListener;
         if (lost && l != null) {
@@ -317,12 +476,8 @@ public final class KvLock {
             // tryLock last; then too nothing is taken here, and that grant's lease runs out.
             ended = inFlight != null ? inFlight : waiting;
             inFlight = null;
-            waiting = null;
-            earlyGrant = null;
-            if (waitTimer != null) {
-                waitTimer.cancel(false);
-                waitTimer = null;
-            }
+            earlyToken = 0;
+            endWait();
         }
         client.write(KvReq.unlock(name), null, KvClient.RAW, new KvCallback<KvResp>() {
             @Override
@@ -441,12 +596,26 @@ public final class KvLock {
         }, client.shared.config.timeoutMillis);
     }
 
+    /**
+     * A connection of the client came back: a grant pushed while it was down was lost, so a waiting
+     * tryLock asks whether it holds (on the client's timer thread).
+     */
+    void onReconnected() {
+        CompletableFuture<Boolean> w;
+        synchronized (mon) {
+            w = waiting;
+        }
+        if (w != null) {
+            check(w);
+        }
+    }
+
     /** The client stops: a waiting tryLock ends with false. */
     void onClientClosed() {
         CompletableFuture<Boolean> w;
         synchronized (mon) {
             w = waiting;
-            waiting = null;
+            endWait();
         }
         if (w != null) {
             w.complete(false);

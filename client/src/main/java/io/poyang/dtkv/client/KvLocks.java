@@ -8,6 +8,7 @@ import io.poyang.net.WritePacket;
 
 import java.util.ArrayList;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 
 /** The client's locks by group and name, and the lock-event pushes routed to them. */
 final class KvLocks {
@@ -34,6 +35,23 @@ final class KvLocks {
         }
     }
 
+    /**
+     * A connection of the client came back (I/O thread: only hands over). A grant pushed while it
+     * was down is lost for good (pushes are not sent again), so every waiting tryLock asks whether
+     * it holds ({@link KvLock#onReconnected()}).
+     */
+    void onConnected() {
+        try {
+            shared.timer.execute(() -> {
+                for (KvLock l : locks.values()) {
+                    l.onReconnected();
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // the client stops
+        }
+    }
+
     void closeAll() {
         for (KvLock l : new ArrayList<>(locks.values())) {
             l.onClientClosed();
@@ -51,10 +69,7 @@ final class KvLocks {
             public WritePacket process(ReqContext context, KvLockEvent e) {
                 KvLock l = locks.get(id(e.groupId(), e.key()));
                 if (l != null) {
-                    // A grant's lease counts from here: the event executor may run it much later,
-                    // behind a slow watch listener, when the server's lease may be over.
-                    long arrivedNanos = System.nanoTime();
-                    shared.eventExecutor.execute(() -> l.onEvent(e, arrivedNanos));
+                    shared.eventExecutor.execute(() -> l.onEvent(e));
                 }
                 return WritePacket.response(null);
             }

@@ -1,6 +1,5 @@
 package io.poyang.dtkv.client;
 
-import io.poyang.dtkv.KvLockEvent;
 import io.poyang.dtkv.server.LocalKvCluster;
 import org.junit.jupiter.api.Test;
 
@@ -29,8 +28,7 @@ class KvLockStaleGrantTest {
             CompletableFuture<Boolean> waiting = lockA.tryLockAsync(30_000, 30_000);
             Await.until("a's tryLock to be queued", lockA::isQueued);
             // the grant a had before, pushed again
-            lockA.onEvent(new KvLockEvent(1, "mutex", KvLockEvent.GRANTED, oldToken, System.currentTimeMillis()
-                    + 30_000, a.clientId().getMostSignificantBits(), a.clientId().getLeastSignificantBits()), System.nanoTime());
+            LockPushes.push(a, LockPushes.granted(a, "mutex", oldToken));
             assertFalse(waiting.isDone(), "an old grant pushed again granted a later wait");
             assertEquals(0, lockA.fencingToken());
             // b's unlock hands it over for real, with a newer token
@@ -56,8 +54,7 @@ class KvLockStaleGrantTest {
             KvLock lockA = a.lock("mutex");
             CompletableFuture<Boolean> waiting = lockA.tryLockAsync(30_000, 30_000);
             Await.until("a's tryLock to be queued", lockA::isQueued);
-            lockA.onEvent(new KvLockEvent(1, "mutex", KvLockEvent.GRANTED, before, System.currentTimeMillis()
-                    + 30_000, a.clientId().getMostSignificantBits(), a.clientId().getLeastSignificantBits()), System.nanoTime());
+            LockPushes.push(a, LockPushes.granted(a, "mutex", before));
             assertFalse(waiting.isDone(), "a grant from before the wait was queued granted it");
             assertFalse(lockA.isHeld());
             lockB.unlock();
