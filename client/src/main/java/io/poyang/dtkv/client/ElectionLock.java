@@ -20,8 +20,9 @@ import java.util.concurrent.TimeUnit;
  * successful renewal was <em>sent</em> — has run out by this client's clock, at that moment (a
  * timer). The server frees the lock no earlier (a grant after waiting, too, counts from a request
  * the client sent: see {@link KvLock}), so {@link #isLeader()} is false before another client can
- * be granted it. After a loss it asks for the lock again. {@link #close()} stops, releasing the
- * lock if held (no onLost for that).
+ * be granted it. After a loss it asks for the lock again. A grant whose lease is already over by
+ * the time it is handled (a busy callback executor) is not reported: it asks again instead.
+ * {@link #close()} stops, releasing the lock if held (no onLost for that).
  *
  * <p>Stopping the client stops the election lock too: a leader stops claiming it at once
  * ({@link #isLeader()} false) and hears onLost, before the client releases the lock, which lets the
@@ -109,10 +110,15 @@ public final class ElectionLock implements AutoCloseable {
         lock.tryLockAsync(leaseMillis, WAIT_ROUND_MILLIS).whenComplete((ok, e) -> {
             boolean stale;
             boolean grantedAfterClose = false;
+            boolean overAlready = false;
             synchronized (this) {
                 stale = closed || gen != generation;
                 if (stale) {
                     grantedAfterClose = closed && e == null && ok;
+                } else if (e == null && ok && !lock.isHeld()) {
+                    // the lease ran out by this client's clock before this ran (a blocked callback
+                    // executor): another client may lead by now, so this is no leadership to report
+                    overAlready = true;
                 } else if (e == null && ok) {
                     leading = true;
                     // the lock's own view: from when the request the grant answered was sent (the tryLock,
@@ -137,6 +143,9 @@ public final class ElectionLock implements AutoCloseable {
             }
             if (e != null) {
                 log.debug("election lock '{}': asking failed ({}); asking again", lock.name(), e.toString());
+            } else if (overAlready) {
+                log.info("election lock '{}': granted, but the lease ran out before the grant was handled (a busy"
+                        + " callback executor?); not reporting it, asking again", lock.name());
             }
             later(this::acquire, e == null ? 0 : Math.min(leaseMillis / 3, 500));
         });
