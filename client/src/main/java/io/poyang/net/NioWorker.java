@@ -1399,6 +1399,13 @@ final class NioWorker implements Runnable {
             completeRequest(p, null, err != null ? err
                     : p.encoded ? timeout(p, "waiting for the response", false)
                     : timeout(p, "in the write queue, before it could be sent", true));
+            if (!p.encoded) {
+                // It stays linked in its connection's write queue until the queue is walked, which a
+                // connection that takes nothing does not do for its stall timeout: its body goes now,
+                // or every timeout period would leave another window's worth of bodies behind.
+                p.finish();
+                p.body = null;
+            }
         }
     }
 
