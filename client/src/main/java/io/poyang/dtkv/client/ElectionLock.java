@@ -31,7 +31,12 @@ import java.util.concurrent.TimeUnit;
 public final class ElectionLock implements AutoCloseable {
 
     private static final PoyangLog log = PoyangLogs.get(ElectionLock.class);
-    /** How long one tryLock waits in the queue before asking again (the queue place is kept by asking again). */
+    /**
+     * How long one tryLock waits in the queue. When it ends the candidate leaves the queue (KvLock's
+     * UNLOCK) and asks again, at the tail: the order among waiting candidates is not kept across
+     * rounds. The round bounds how long a candidate that died stays queued, where its turn would
+     * cost the others a lease with no leader.
+     */
     private static final long WAIT_ROUND_MILLIS = 10_000;
 
     /** Election callbacks. */
