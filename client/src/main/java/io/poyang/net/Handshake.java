@@ -7,6 +7,7 @@ import io.poyang.codec.PbUtil;
 import io.poyang.codec.PbWireType;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 
 /** The body of {@link Commands#HANDSHAKE} (message Handshake in docs/proto/packet.proto). */
 public final class Handshake implements Encodable {
@@ -14,8 +15,11 @@ public final class Handshake implements Encodable {
     /** "POYANGRP" in ASCII. */
     public static final long MAGIC = 0x504F59414E475250L;
     public static final int MAJOR_VERSION = 1;
-    /** 1 added the node ids (fields 9 and 10). */
-    public static final int MINOR_VERSION = 1;
+    /** 1 added the node ids (fields 9 and 10), 2 the cluster name (field 11). */
+    public static final int MINOR_VERSION = 2;
+    /** The longest cluster name, in characters (printable ASCII only). */
+    public static final int MAX_CLUSTER_NAME_CHARS = 64;
+    private static final byte[] NO_NAME = new byte[0];
 
     final long magic;
     final int majorVersion;
@@ -29,16 +33,33 @@ public final class Handshake implements Encodable {
     final int nodeId;
     /** The node id the sender meant to reach (client to server only); 0 when any node will do. */
     final int expectedNodeId;
+    /** The name of the sender's cluster, ASCII; empty when it names none (a client, or minor version below 2). */
+    final byte[] clusterName;
 
     public Handshake(long magic, int majorVersion, int minorVersion, long uuidMost, long uuidLeast,
                      int maxFrameBytes, int maxInFlightRequests, long maxInFlightBytes) {
         this(magic, majorVersion, minorVersion, uuidMost, uuidLeast, maxFrameBytes, maxInFlightRequests,
-                maxInFlightBytes, 0, 0);
+                maxInFlightBytes, 0, 0, (String) null);
     }
 
     public Handshake(long magic, int majorVersion, int minorVersion, long uuidMost, long uuidLeast,
                      int maxFrameBytes, int maxInFlightRequests, long maxInFlightBytes, int nodeId,
                      int expectedNodeId) {
+        this(magic, majorVersion, minorVersion, uuidMost, uuidLeast, maxFrameBytes, maxInFlightRequests,
+                maxInFlightBytes, nodeId, expectedNodeId, (String) null);
+    }
+
+    public Handshake(long magic, int majorVersion, int minorVersion, long uuidMost, long uuidLeast,
+                     int maxFrameBytes, int maxInFlightRequests, long maxInFlightBytes, int nodeId,
+                     int expectedNodeId, String clusterName) {
+        this(magic, majorVersion, minorVersion, uuidMost, uuidLeast, maxFrameBytes, maxInFlightRequests,
+                maxInFlightBytes, nodeId, expectedNodeId,
+                clusterName == null ? NO_NAME : clusterName.getBytes(StandardCharsets.US_ASCII));
+    }
+
+    private Handshake(long magic, int majorVersion, int minorVersion, long uuidMost, long uuidLeast,
+                      int maxFrameBytes, int maxInFlightRequests, long maxInFlightBytes, int nodeId,
+                      int expectedNodeId, byte[] clusterName) {
         this.magic = magic;
         this.majorVersion = majorVersion;
         this.minorVersion = minorVersion;
@@ -49,12 +70,13 @@ public final class Handshake implements Encodable {
         this.maxInFlightBytes = maxInFlightBytes;
         this.nodeId = nodeId;
         this.expectedNodeId = expectedNodeId;
+        this.clusterName = clusterName;
     }
 
     /** This handshake, saying the sender means to reach node {@code nodeId} (0: any node). */
     Handshake expecting(int nodeId) {
         return new Handshake(magic, majorVersion, minorVersion, uuidMost, uuidLeast, maxFrameBytes,
-                maxInFlightRequests, maxInFlightBytes, this.nodeId, nodeId);
+                maxInFlightRequests, maxInFlightBytes, this.nodeId, nodeId, clusterName);
     }
 
     public long magic() {
@@ -99,6 +121,33 @@ public final class Handshake implements Encodable {
         return expectedNodeId;
     }
 
+    /** The name of the sender's cluster; empty when it names none. */
+    public String clusterName() {
+        return new String(clusterName, StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * Null when {@code name} may be a cluster name (null and empty name none), else why not: at most
+     * {@value #MAX_CLUSTER_NAME_CHARS} printable ASCII characters, so it reads the same in every log.
+     */
+    public static String checkClusterName(String name) {
+        if (name == null || name.isEmpty()) {
+            return null;
+        }
+        if (name.length() > MAX_CLUSTER_NAME_CHARS) {
+            return "a cluster name has at most " + MAX_CLUSTER_NAME_CHARS + " characters; '" + name + "' has "
+                    + name.length();
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char ch = name.charAt(i);
+            if (ch <= ' ' || ch > '~') {
+                return "a cluster name is printable ASCII without spaces; '" + name + "' has character "
+                        + (int) ch + " at " + i;
+            }
+        }
+        return null;
+    }
+
     /** Null when acceptable, else why not. */
     String incompatibility() {
         if (magic != MAGIC) {
@@ -112,6 +161,10 @@ public final class Handshake implements Encodable {
         }
         if (nodeId < 0 || expectedNodeId < 0) {
             return "negative node id in the handshake";
+        }
+        String badName = checkClusterName(clusterName());
+        if (badName != null) {
+            return "bad cluster name in the handshake: " + badName;
         }
         return null;
     }
@@ -128,6 +181,18 @@ public final class Handshake implements Encodable {
         return "this is node " + localNodeId + ", not node " + expectedNodeId;
     }
 
+    /**
+     * The sender's cluster name when both sides name one and they differ, else null: a side that
+     * names none (a client, an older version) is taken at its address.
+     */
+    String otherCluster(String localCluster) {
+        if (clusterName.length == 0 || localCluster == null || localCluster.isEmpty()) {
+            return null;
+        }
+        String theirs = clusterName();
+        return theirs.equals(localCluster) ? null : theirs;
+    }
+
     @Override
     public int encodedSize() {
         return PbUtil.sizeOfFixed64Field(1, magic)
@@ -139,7 +204,8 @@ public final class Handshake implements Encodable {
                 + PbUtil.sizeOfInt32Field(7, maxInFlightRequests)
                 + PbUtil.sizeOfInt64Field(8, maxInFlightBytes)
                 + PbUtil.sizeOfInt32Field(9, nodeId)
-                + PbUtil.sizeOfInt32Field(10, expectedNodeId);
+                + PbUtil.sizeOfInt32Field(10, expectedNodeId)
+                + PbUtil.sizeOfBytesField(11, clusterName);
     }
 
     @Override
@@ -196,6 +262,11 @@ public final class Handshake implements Encodable {
                     return false;
                 }
                 // fall through
+            case 10:
+                if (!c.bytesField(dest, 11, clusterName)) {
+                    return false;
+                }
+                // fall through
             default:
                 return true;
         }
@@ -206,7 +277,7 @@ public final class Handshake implements Encodable {
         return "Handshake(v" + majorVersion + "." + minorVersion + ", maxFrameBytes=" + maxFrameBytes
                 + ", maxInFlightRequests=" + maxInFlightRequests + ", maxInFlightBytes=" + maxInFlightBytes
                 + (nodeId != 0 ? ", node " + nodeId : "") + (expectedNodeId != 0 ? ", to node " + expectedNodeId : "")
-                + ")";
+                + (clusterName.length != 0 ? ", cluster '" + clusterName() + "'" : "") + ")";
     }
 
     /** Decodes a Handshake. */
@@ -224,6 +295,7 @@ public final class Handshake implements Encodable {
         private long maxInFlightBytes;
         private int nodeId;
         private int expectedNodeId;
+        private byte[] clusterName = NO_NAME;
 
         @Override
         protected int wireTypeOf(int field) {
@@ -240,6 +312,8 @@ public final class Handshake implements Encodable {
                 case 9:
                 case 10:
                     return PbWireType.VARINT;
+                case 11:
+                    return PbWireType.LEN;
                 default:
                     return PbWireType.UNKNOWN;
             }
@@ -259,6 +333,16 @@ public final class Handshake implements Encodable {
                     break;
                 default:
                     break;
+            }
+        }
+
+        @Override
+        protected void readBytes(int field, ByteBuffer piece, int fieldLength, int offsetInField) {
+            if (field == 11) {
+                byte[] b = parseBytes(piece, fieldLength, offsetInField);
+                if (b != null) {
+                    clusterName = b;
+                }
             }
         }
 
@@ -294,7 +378,7 @@ public final class Handshake implements Encodable {
         @Override
         protected Handshake end() {
             return new Handshake(magic, majorVersion, minorVersion, uuidMost, uuidLeast,
-                    maxFrameBytes, maxInFlightRequests, maxInFlightBytes, nodeId, expectedNodeId);
+                    maxFrameBytes, maxInFlightRequests, maxInFlightBytes, nodeId, expectedNodeId, clusterName);
         }
     }
 }

@@ -22,6 +22,15 @@ public abstract class NioConfig {
      */
     public int nodeId;
 
+    /**
+     * The name of this side's cluster, sent in every handshake; null or empty (the default) names
+     * none. When both sides name one and the names differ, the connection is refused like one
+     * meant for another node id: two clusters whose node ids overlap cannot take each other's nodes
+     * for their own through a wrong address. At most {@value Handshake#MAX_CLUSTER_NAME_CHARS}
+     * printable ASCII characters.
+     */
+    public String clusterName;
+
     /** Largest frame (length prefix excluded) this side accepts; a larger one closes the connection. */
     public int maxFrameBytes = 8 * 1024 * 1024;
 
@@ -78,6 +87,8 @@ public abstract class NioConfig {
     void validate() {
         check(ioThreads >= 1, "ioThreads must be at least 1: " + ioThreads);
         check(nodeId >= 0, "nodeId must not be negative: " + nodeId);
+        String badName = Handshake.checkClusterName(clusterName);
+        check(badName == null, "clusterName: " + badName);
         check(maxFrameBytes >= 1024, "maxFrameBytes must be at least 1024: " + maxFrameBytes);
         check(maxInFlightRequests >= 1, "maxInFlightRequests must be at least 1: " + maxInFlightRequests);
         check(maxInFlightBytes >= 1, "maxInFlightBytes must be at least 1: " + maxInFlightBytes);

@@ -47,7 +47,7 @@ public abstract class NioNode extends LifeCycle {
         this.callbackExecutor = config.callbackExecutor != null ? config.callbackExecutor : ForkJoinPool.commonPool();
         this.localHandshake = new Handshake(Handshake.MAGIC, Handshake.MAJOR_VERSION, Handshake.MINOR_VERSION,
                 uuid.getMostSignificantBits(), uuid.getLeastSignificantBits(), config.maxFrameBytes,
-                config.maxInFlightRequests, config.maxInFlightBytes, config.nodeId, 0);
+                config.maxInFlightRequests, config.maxInFlightBytes, config.nodeId, 0, config.clusterName);
         processors.put(Commands.PING, new ProcessorEntry(Commands.PING, new PingProcessor(), null));
     }
 

@@ -383,6 +383,18 @@ final class NioWorker implements Runnable {
                 close(c, "handshake refused: " + why, null);
                 return;
             }
+            String otherCluster = hs.otherCluster(node.config.clusterName);
+            if (otherCluster != null) {
+                String wrongCluster = "this is node " + node.config.nodeId + " of cluster '" + node.config.clusterName
+                        + "', not a node of cluster '" + otherCluster + "'";
+                WritePacket refusal = WritePacket.error(ResponseCode.WRONG_CLUSTER, node.config.nodeId, wrongCluster);
+                refusal.command = Commands.HANDSHAKE;
+                refusal.seq = r.seq;
+                c.closeWhenWritten = "handshake refused: " + wrongCluster + " (the other side's address for a node of its"
+                        + " cluster reaches this one)";
+                enqueue(c, refusal);
+                return;
+            }
             String wrongNode = hs.misaddressedTo(node.config.nodeId);
             if (wrongNode != null) {
                 // answered, so the connecting side logs why (a bare close would say only "closed")
@@ -1181,8 +1193,11 @@ final class NioWorker implements Runnable {
 
             @Override
             public void onFailure(Throwable error) {
-                if (error instanceof RemoteException && ((RemoteException) error).responseCode() == ResponseCode.WRONG_NODE) {
-                    onWrongNode(c, ((RemoteException) error).bizCode());   // the detail: the id of the node there
+                int code = error instanceof RemoteException ? ((RemoteException) error).responseCode() : 0;
+                if (code == ResponseCode.WRONG_NODE) {
+                    onWrongNode(c, nodeThere(((RemoteException) error).bizCode()));   // the detail: the id of the node there
+                } else if (code == ResponseCode.WRONG_CLUSTER) {
+                    onWrongNode(c, "a node of another cluster, which says: " + ((RemoteException) error).remoteMessage());
                 } else {
                     close(c, "handshake failed: " + error.getMessage(), null);
                 }
@@ -1206,7 +1221,14 @@ final class NioWorker implements Runnable {
         Peer peer = c.peer;
         // a server of minor version 0 sends no node id (0) and is taken at its address
         if (peer.expectedNodeId != 0 && hs.nodeId != 0 && hs.nodeId != peer.expectedNodeId) {
-            onWrongNode(c, hs.nodeId);
+            onWrongNode(c, nodeThere(hs.nodeId));
+            return;
+        }
+        // a server that names no cluster (or of minor version below 2) is taken at its address
+        String otherCluster = hs.otherCluster(config.clusterName);
+        if (otherCluster != null) {
+            onWrongNode(c, "node " + hs.nodeId + " of cluster '" + otherCluster + "', not of cluster '"
+                    + config.clusterName + "'");
             return;
         }
         c.handshakeDone = true;
@@ -1236,16 +1258,19 @@ final class NioWorker implements Runnable {
      * right node come back to it), while its requests fail as not connected. A warning when the
      * reason is new for the peer; every close is logged anyway.
      */
-    private void onWrongNode(NioConnection c, int nodeThere) {
+    private void onWrongNode(NioConnection c, String reached) {
         Peer peer = c.peer;
-        String reason = "the address " + peer.address.getHostString() + ":" + peer.address.getPort() + " of node "
-                + peer.expectedNodeId + " reaches " + (nodeThere > 0 ? "node " + nodeThere : "another node");
+        String reason = "the address " + peer.address.getHostString() + ":" + peer.address.getPort()
+                + (peer.expectedNodeId != 0 ? " of node " + peer.expectedNodeId : "") + " reaches " + reached;
         if (!reason.equals(peer.wrongNode)) {
-            log.warn("{}: {}; nothing is sent to node {} until its address is corrected", c, reason,
-                    peer.expectedNodeId);
+            log.warn("{}: {}; nothing is sent there until the address is corrected", c, reason);
         }
         peer.wrongNode = reason;
         close(c, reason, null);
+    }
+
+    private static String nodeThere(int nodeId) {
+        return nodeId > 0 ? "node " + nodeId : "another node";
     }
 
     /**

@@ -25,6 +25,12 @@ public final class ResponseCode {
      * node reaches another one. The server closes the connection after this answer.
      */
     public static final int WRONG_NODE = 9;
+    /**
+     * The handshake named another cluster than the server's (both name one): the address the client
+     * has reaches a node of another cluster. Field 5 holds the server's node id; the message names
+     * both clusters. The server closes the connection after this answer.
+     */
+    public static final int WRONG_CLUSTER = 10;
 
     private ResponseCode() {
     }
@@ -51,6 +57,8 @@ public final class ResponseCode {
                 return "NOT_LEADER";
             case WRONG_NODE:
                 return "WRONG_NODE";
+            case WRONG_CLUSTER:
+                return "WRONG_CLUSTER";
             default:
                 return "CODE_" + code;
         }

@@ -98,6 +98,16 @@ class PacketWireTest {
         wrongNode.seq = 1;
         assertEquals(VECTORS.get("wrong_node"), hex(RawConnection.encode(wrongNode)));
 
+        Handshake named = new Handshake(Handshake.MAGIC, 1, 2, 0x0102030405060708L, 0x1112131415161718L, 8388608,
+                100000, 536870912, 3, 0, "prod").expecting(2);
+        assertEquals(VECTORS.get("handshake_cluster_name"), hex(RawConnection.encode(named)));
+
+        WritePacket wrongCluster = WritePacket.error(ResponseCode.WRONG_CLUSTER, 3,
+                "this is node 3 of cluster 'prod', not a node of cluster 'dev'");
+        wrongCluster.command = Commands.HANDSHAKE;
+        wrongCluster.seq = 1;
+        assertEquals(VECTORS.get("wrong_cluster"), hex(RawConnection.encode(wrongCluster)));
+
         WritePacket neg = WritePacket.request(-5, null);
         neg.seq = Integer.MAX_VALUE;
         neg.timeoutNanos = 1;
@@ -139,6 +149,13 @@ class PacketWireTest {
         assertEquals(3, ids.nodeId());
         assertEquals(2, ids.expectedNodeId());
         assertEquals(536870912L, ids.maxInFlightBytes());
+        assertEquals("", ids.clusterName(), "minor version 1 names no cluster");
+
+        Handshake named = PbParser.parse(RawConnection.hex(VECTORS.get("handshake_cluster_name")), new Handshake.Decoder());
+        assertNull(named.incompatibility());
+        assertEquals(2, named.minorVersion());
+        assertEquals("prod", named.clusterName());
+        assertEquals(3, named.nodeId());
     }
 
     @Test

@@ -131,6 +131,7 @@ public final class RaftServer extends LifeCycle {
         NioClientConfig cc = new NioClientConfig();
         cc.name = "raft-" + id + "-replication-client";
         cc.nodeId = id;
+        cc.clusterName = config.clusterName;
         cc.ioThreads = config.replicationIoThreads;
         cc.reconnectMinBackoffMillis = 20;
         cc.reconnectMaxBackoffMillis = Math.max(20, Math.min(1000, config.raft.electionTimeoutMillis()));
@@ -153,6 +154,7 @@ public final class RaftServer extends LifeCycle {
         rc.name = "raft-" + id + "-replication";
         // refuses a peer (or admin client) whose address for some other node reaches this one
         rc.nodeId = id;
+        rc.clusterName = config.clusterName;
         rc.host = config.replicationBindHost != null ? config.replicationBindHost : self.getHostString();
         rc.port = self.getPort();
         rc.ioThreads = config.replicationIoThreads;
@@ -169,6 +171,7 @@ public final class RaftServer extends LifeCycle {
         NioServerConfig sc = new NioServerConfig();
         sc.name = "raft-" + id + "-service";
         sc.nodeId = id;
+        sc.clusterName = config.clusterName;
         sc.host = config.serviceHost;
         sc.port = config.servicePort;
         sc.ioThreads = config.serviceIoThreads;

@@ -21,6 +21,7 @@ import java.util.function.Supplier;
 public final class RaftServerConfig {
 
     final int nodeId;
+    final String clusterName;
     final Map<Integer, String> nodes;
     final String serviceHost;
     /** The host the replication port listens on when it differs from this node's address (null: that address). */
@@ -43,6 +44,7 @@ public final class RaftServerConfig {
 
     private RaftServerConfig(Builder b) {
         this.nodeId = b.nodeId;
+        this.clusterName = b.clusterName;
         this.nodes = Collections.unmodifiableMap(new LinkedHashMap<>(b.nodes));
         this.serviceHost = b.serviceHost;
         this.replicationBindHost = b.replicationBindHost;
@@ -65,6 +67,11 @@ public final class RaftServerConfig {
 
     public int nodeId() {
         return nodeId;
+    }
+
+    /** The cluster's name, or null when none was given. */
+    public String clusterName() {
+        return clusterName;
     }
 
     public Map<Integer, String> nodes() {
@@ -107,6 +114,7 @@ public final class RaftServerConfig {
     /** Builds a {@link RaftServer}; see the setters for defaults. */
     public static final class Builder {
         private int nodeId;
+        private String clusterName;
         private final Map<Integer, String> nodes = new LinkedHashMap<>();
         private String serviceHost = null;
         private String replicationBindHost = null;
@@ -132,6 +140,18 @@ public final class RaftServerConfig {
         /** This node's id (positive, unique in the cluster). Required. */
         public Builder nodeId(int nodeId) {
             this.nodeId = nodeId;
+            return this;
+        }
+
+        /**
+         * The cluster's name, the same on every node of it (default: none). Every connection between
+         * nodes names it, and a node refuses one from a node of another cluster: two clusters whose
+         * node ids overlap then cannot take each other's nodes for their own through a wrong
+         * address (the node id check alone would let node 2 of one cluster stand in for node 2 of
+         * the other). At most 64 printable ASCII characters; null or empty names none.
+         */
+        public Builder clusterName(String name) {
+            this.clusterName = name == null || name.isEmpty() ? null : name;
             return this;
         }
 
@@ -264,6 +284,8 @@ public final class RaftServerConfig {
 
         public RaftServerConfig buildConfig() {
             check(nodeId > 0, "nodeId must be positive: " + nodeId);
+            String badName = io.poyang.net.Handshake.checkClusterName(clusterName);
+            check(badName == null, "clusterName: " + badName);
             check(nodes.containsKey(nodeId), "the nodes must include this node (" + nodeId + ") and its replication"
                     + " address: node(" + nodeId + ", \"host:port\")");
             check(dataDir != null, "a data directory is required: dataDir(path)");

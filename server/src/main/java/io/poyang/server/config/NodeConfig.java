@@ -18,6 +18,8 @@ import java.util.Set;
  * <table>
  *   <caption>keys</caption>
  *   <tr><td>nodeId</td><td>this node's id (positive; required in a file)</td></tr>
+ *   <tr><td>clusterName</td><td>the cluster's name, the same on all its nodes (default none): a node refuses
+ *       connections from nodes of another cluster</td></tr>
  *   <tr><td>host</td><td>address the ports bind to (default 127.0.0.1; 0.0.0.0 for all interfaces)</td></tr>
  *   <tr><td>replicationPort, servicePort, metricsPort</td><td>9431, 9432, 9433; 0 picks a free one, metricsPort -1 disables HTTP</td></tr>
  *   <tr><td>dataDir</td><td>default ./data</td></tr>
@@ -40,7 +42,7 @@ public final class NodeConfig {
 
     /** Every key config.properties may hold. */
     public static final Set<String> KEYS = Collections.unmodifiableSet(new LinkedHashSet<>(Arrays.asList(
-            "nodeId", "host", "replicationPort", "servicePort", "metricsPort", "dataDir",
+            "nodeId", "clusterName", "host", "replicationPort", "servicePort", "metricsPort", "dataDir",
             "electionTimeoutMillis", "heartbeatIntervalMillis", "syncForce",
             "snapshotIntervalMillis", "snapshotEveryEntries", "snapshotsToKeep", "snapshotOnStop",
             "dispatchers", "logIoThreads", "serviceIoThreads", "replicationIoThreads", "fsyncPermits",
@@ -50,6 +52,8 @@ public final class NodeConfig {
     /** Where the settings came from (null: built-in defaults). */
     public final Path file;
     public final int nodeId;
+    /** The cluster's name, or null when none is given. */
+    public final String clusterName;
     public final String host;
     public final int replicationPort;
     public final int servicePort;
@@ -72,12 +76,13 @@ public final class NodeConfig {
     /** The raft settings built from the timing, durability and snapshot keys. */
     public final RaftConfig raft;
 
-    private NodeConfig(Path file, int nodeId, String host, int replicationPort, int servicePort, int metricsPort,
+    private NodeConfig(Path file, int nodeId, String clusterName, String host, int replicationPort, int servicePort, int metricsPort,
                        Path dataDir, int dispatchers, int logIoThreads, int serviceIoThreads, int replicationIoThreads,
                        int fsyncPermits, boolean snapshotOnStop, long shutdownTimeoutMillis, long drainTimeoutMillis,
                        long groupStartTimeoutSeconds, int maxWatchesPerConnection, RaftConfig raft) {
         this.file = file;
         this.nodeId = nodeId;
+        this.clusterName = clusterName;
         this.host = host;
         this.replicationPort = replicationPort;
         this.servicePort = servicePort;
@@ -120,6 +125,11 @@ public final class NodeConfig {
                     + " id (a positive integer, the same as its node.<id> line in servers.properties)");
         }
         int nodeId = s.intValue("nodeId", 1, 1, Integer.MAX_VALUE);
+        String clusterName = s.string("clusterName", "");
+        String badName = io.poyang.net.Handshake.checkClusterName(clusterName);
+        if (badName != null) {
+            throw p.invalid("clusterName", badName);
+        }
         String host = s.string("host", "127.0.0.1");
         if (host.isEmpty() || host.contains(" ") || host.contains(",")) {
             throw p.invalid("host", "not a host name or IP address");
@@ -180,7 +190,7 @@ public final class NodeConfig {
             throw new ConfigException(p.path(), key, (p.path() == null ? "config" : p.locate(key)) + ": "
                     + e.getMessage());
         }
-        return new NodeConfig(p.path(), nodeId, host, replicationPort, servicePort, metricsPort, dataDir, dispatchers,
+        return new NodeConfig(p.path(), nodeId, clusterName.isEmpty() ? null : clusterName, host, replicationPort, servicePort, metricsPort, dataDir, dispatchers,
                 logIoThreads, serviceIoThreads, replicationIoThreads, fsyncPermits, snapshotOnStop,
                 shutdownTimeoutMillis, drainTimeoutMillis, groupStartTimeoutSeconds, maxWatchesPerConnection, raft);
     }

@@ -207,6 +207,7 @@ public final class PoyangNode {
         kv = new DtKvService();
         RaftServerConfig.Builder b = RaftServer.builder()
                 .nodeId(config.nodeId)
+                .clusterName(config.clusterName)
                 // known to the others by its servers.properties address, listening on config's host
                 // (with host = 0.0.0.0, that address, not 0.0.0.0, is what it reports as its own)
                 .node(config.nodeId, advertisedHost() + ":" + config.replicationPort)

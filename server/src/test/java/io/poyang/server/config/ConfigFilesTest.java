@@ -75,6 +75,17 @@ class ConfigFilesTest {
     }
 
     @Test
+    void theClusterNameIsOptionalAndChecked() throws Exception {
+        assertEquals(null, NodeConfig.defaults().clusterName);
+        assertEquals(null, NodeConfig.load(file("n0", "nodeId = 1\n")).clusterName);
+        assertEquals("prod-eu", NodeConfig.load(file("n1", "nodeId = 1\nclusterName = prod-eu\n")).clusterName);
+        ConfigException e = assertThrows(ConfigException.class, () -> NodeConfig.load(file("n2",
+                "nodeId = 1\nclusterName = caf\u00e9\n")));
+        assertEquals("clusterName", e.key());
+        assertTrue(e.getMessage().contains("printable ASCII"), e.getMessage());
+    }
+
+    @Test
     void serversFileIsChecked() throws Exception {
         ConfigException e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("s1",
                 "node.1 = h:1\ngroup.1.members = 1\ngroup.1.observers = 1\n")));
