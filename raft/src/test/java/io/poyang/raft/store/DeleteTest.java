@@ -112,6 +112,25 @@ class DeleteTest {
      * used to stay open and on disk until the process ended. Now the next status save that
      * records the new first index deletes them.
      */
+    /**
+     * Opens the store, appends and commits 2,000 items, and has deleteBelow(1500) fail at its status
+     * save ({@code failing} is the status-rename fault's switch). Returns where the first kept
+     * segment starts: every segment file below it is one the failed deletion took out.
+     */
+    private static long failADeleteBelow(StoreHarness h, AtomicBoolean failing) throws Exception {
+        h.open();
+        h.append(items(1, 2000, 1, 0, 1, 40));
+        h.awaitPersisted(2000);
+        h.on(() -> {
+            h.store.setCommitIndex(2000);
+            return null;
+        });
+        failing.set(true);
+        assertThrows(LogStoreException.class, () -> h.call(() -> h.store.deleteBelow(1500)));
+        failing.set(false);
+        return h.on(() -> h.store.segmentsForTest().get(0).startPos);
+    }
+
     @Test
     void segmentsOfADeleteWhoseStatusSaveFailedAreDeletedByTheNextSave() throws Exception {
         FaultyFileIo io = new FaultyFileIo();
@@ -120,18 +139,8 @@ class DeleteTest {
         OpenFilesIo files = new OpenFilesIo(io);
         long newFirst;
         try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(files))) {
-            h.open();
-            h.append(items(1, 2000, 1, 0, 1, 40));
-            h.awaitPersisted(2000);
-            h.on(() -> {
-                h.store.setCommitIndex(2000);
-                return null;
-            });
-            failing.set(true);
-            assertThrows(LogStoreException.class, () -> h.call(() -> h.store.deleteBelow(1500)));
-            failing.set(false);
+            long keptFrom = failADeleteBelow(h, failing);
             newFirst = h.on(h.store::firstIndex);
-            long keptFrom = h.on(() -> h.store.segmentsForTest().get(0).startPos);
             List<Path> below = segmentsBelow(keptFrom);
             assertTrue(below.size() >= 2, "the deletion took segments out: " + below);
 
@@ -165,18 +174,9 @@ class DeleteTest {
         long newFirst;
         List<Path> below;
         try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(files))) {
-            h.open();
-            h.append(items(1, 2000, 1, 0, 1, 40));
-            h.awaitPersisted(2000);
-            h.on(() -> {
-                h.store.setCommitIndex(2000);
-                return null;
-            });
-            failing.set(true);
-            assertThrows(LogStoreException.class, () -> h.call(() -> h.store.deleteBelow(1500)));
-            failing.set(false);
+            long keptFrom = failADeleteBelow(h, failing);
             newFirst = h.on(h.store::firstIndex);
-            below = segmentsBelow(h.on(() -> h.store.segmentsForTest().get(0).startPos));
+            below = segmentsBelow(keptFrom);
             assertTrue(below.size() >= 2, "the deletion took segments out: " + below);
         }
         assertEquals(List.of(), files.openFiles(), "files left open");
