@@ -124,6 +124,14 @@ final class LogRecovery {
         Files.createDirectories(logDir);
         Files.createDirectories(idxDir);
         Files.createDirectories(store.config().dir().resolve("snapshot"));
+        // What a killed process renamed or created may not be durable yet: a status file renamed in
+        // before its directory's fsync, spare segments cut before the log directory's. Recovery acts
+        // on them (a vote read back counts as saved, items go into the spares), so their directory
+        // entries are made durable first: a power loss must not bring back the state before them.
+        FileIo io = store.fileIo();
+        io.syncDirectory(store.config().dir());
+        io.syncDirectory(logDir);
+        io.syncDirectory(idxDir);
         Map<String, String> status = store.statusFile().loadBlocking();
         Result r = new Result();
         r.firstIndex = longOf(status, K_FIRST_INDEX, 1);

@@ -273,4 +273,48 @@ class RecoveryTest {
         }
         assertEquals(java.util.List.of(), files.openFiles(), "segments left open by the failed recovery");
     }
+    /**
+     * A status save whose directory fsync failed (or that a kill cut between the rename and that
+     * fsync) left the new status visible but its directory entry maybe not durable; recovery reads it
+     * and acts on it (a vote read back counts as saved), so it makes the directory entries durable
+     * before anything else: the group directory, log/ (spare segments) and idx/.
+     */
+    @Test
+    void recoveryMakesTheDirectoryEntriesAKilledProcessLeftDurableFirst() throws Exception {
+        FaultyFileIo io = new FaultyFileIo();
+        java.util.concurrent.atomic.AtomicBoolean failDirSync = new java.util.concurrent.atomic.AtomicBoolean();
+        io.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeSyncDirectory(Path d) throws IOException {
+                if (failDirSync.get() && d.equals(dir)) {
+                    throw new IOException("Input/output error (injected)");
+                }
+            }
+        };
+        StoreHarness a = new StoreHarness(dir, c -> c.fileIo(io));
+        a.open();
+        a.append(items(1, 20, 1, 0, 1, 30));
+        a.awaitPersisted(20);
+        failDirSync.set(true);
+        assertThrows(RuntimeException.class, () -> a.call(() -> a.store.saveStatus(2, 3, 0)));
+        a.shutdown();   // "killed": the renamed status is visible, its directory entry not synced
+
+        java.util.List<Path> synced = new java.util.concurrent.CopyOnWriteArrayList<>();
+        FaultyFileIo recording = new FaultyFileIo();
+        recording.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeSyncDirectory(Path d) {
+                synced.add(d);
+            }
+        };
+        StoreHarness b = new StoreHarness(dir, c -> c.fileIo(recording));
+        try {
+            RecoveredState s = b.open();
+            assertEquals(2, s.getCurrentTerm(), "the status the failed save renamed in is the one read");
+            assertTrue(synced.containsAll(java.util.List.of(dir, dir.resolve("log"), dir.resolve("idx"))),
+                    "directories synced during the start: " + synced);
+        } finally {
+            b.close();
+        }
+    }
 }
