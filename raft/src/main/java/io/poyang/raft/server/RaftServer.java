@@ -196,8 +196,8 @@ public final class RaftServer extends LifeCycle {
         for (RaftServerConfig.GroupSpec spec : config.groups) {
             starts.add(addGroup0(spec));
         }
-        for (CompletableFuture<Void> f : starts) {
-            await(f, "a raft group to start");
+        for (int i = 0; i < starts.size(); i++) {
+            await(starts.get(i), "raft group " + config.groups.get(i).groupId + " to start on node " + id);
         }
         log.info("raft node {} started: replication port {}, service port {}, {} groups on {} dispatchers", id,
                 replicationServer.port(), serviceServer.port(), starts.size(), dispatchers.length);
@@ -524,13 +524,14 @@ public final class RaftServer extends LifeCycle {
         for (RaftGroup g : all) {
             stops.add(g.stop());
         }
-        for (CompletableFuture<Void> f : stops) {
+        for (int i = 0; i < stops.size(); i++) {
+            int groupId = all.get(i).groupId();
             try {
-                f.get(30, TimeUnit.SECONDS);
+                stops.get(i).get(30, TimeUnit.SECONDS);
             } catch (TimeoutException e) {
-                log.warn("raft node {}: a group did not stop within 30 s", config.nodeId);
+                log.warn("raft node {}: group {} did not stop within 30 s", config.nodeId, groupId);
             } catch (ExecutionException e) {
-                log.warn("raft node {}: a group failed to stop cleanly", config.nodeId, e.getCause());
+                log.warn("raft node {}: group {} failed to stop cleanly", config.nodeId, groupId, e.getCause());
             }
         }
         if (replicationServer != null) {
