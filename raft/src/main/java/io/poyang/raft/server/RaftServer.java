@@ -238,8 +238,11 @@ public final class RaftServer extends LifeCycle {
      */
     public CompletableFuture<RaftGroup> addGroup(int groupId, Supplier<? extends StateMachine> stateMachine,
                                                  Members members) {
-        checkRunning();
         synchronized (this) {
+            // under the lock stop() takes to set STOPPING: a group added here is in the list doStop
+            // stops, or the node is seen stopping and nothing is added (a group started after the
+            // stop took its list would run on stopped dispatchers, its files never closed)
+            checkRunning();
             CompletableFuture<RaftGroup> restart = restarts.get(groupId);
             if (restart != null) {
                 return restart;
