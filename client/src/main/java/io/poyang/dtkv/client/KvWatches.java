@@ -221,13 +221,20 @@ final class KvWatches implements ConnectionListener {
         }
     }
 
+    /**
+     * Whether a watch covers {@code key}: the key itself or one of its directories (the root
+     * included) is watched. Looks up the key's ancestors, not every watched key: {@link #unwatch}
+     * asks this for every state it keeps, under the monitor the I/O thread also takes.
+     */
     private static boolean covered(GroupWatches g, String key) {
-        for (String k : g.refCounts.keySet()) {
-            if (k.isEmpty() || k.equals(key) || KvKeys.isUnder(key, k)) {
+        for (String k = key; ; k = KvKeys.parentOf(k)) {
+            if (g.refCounts.containsKey(k)) {
                 return true;
             }
+            if (k.isEmpty()) {
+                return false;
+            }
         }
-        return false;
     }
 
     /**
