@@ -528,7 +528,11 @@ public final class KvClient implements AutoCloseable {
         return shared.watches.watch(groupId, listener, keys);
     }
 
-    /** A distributed lock of this group by name (lock names follow the key rules; no parent needed). */
+    /**
+     * A distributed lock of this group by name (lock names follow the key rules; no parent needed):
+     * the same object for a name as long as it exists; the client keeps only the ones in use, so an
+     * unused one nobody refers to goes (see {@link KvLock}).
+     */
     public KvLock lock(String name) {
         return shared.locks.lock(this, name);
     }

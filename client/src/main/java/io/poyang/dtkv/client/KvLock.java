@@ -8,6 +8,7 @@ import io.poyang.dtkv.KvResp;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
 
+import java.lang.ref.ReferenceQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -42,6 +43,12 @@ import java.util.concurrent.TimeUnit;
  * <p>One tryLock at a time per object (and the client has one object per name): a tryLock made
  * while another has not ended — its answer has not come, or it waits in the queue — fails with
  * IllegalStateException. {@link #unlock()} ends such a tryLock (it returns false).
+ *
+ * <p>{@link KvClient#lock} returns the same object for a name as long as it exists. The client keeps
+ * an object only while it is in use (held, or a tryLock on its way or waiting); one that is not is
+ * kept by whoever refers to it, and once nobody does the garbage collector takes it, so locking
+ * many names ({@code "order." + id}) does not make the client grow. The next {@code lock(name)} then
+ * makes a new object (which the application cannot tell from the old one: it no longer refers to it).
  */
 public final class KvLock {
 
@@ -56,11 +63,15 @@ public final class KvLock {
 
     private final KvClient client;
     private final String name;
+    /** This lock in the client's map ({@link KvLocks}), which keeps it strongly while it is in use. */
+    final KvLocks.Entry entry;
     private long fencingToken;
     /**
      * The highest fencing token this lock object was ever granted (kept across unlocks). Tokens grow
      * from one grant to the next, so a GRANTED push at or below it is an old grant pushed again (by
      * a new leader, or another replica) and must not be taken for the grant of a later tryLock.
+     * A new object of the name starts from 0 again: harmless, a pushed grant is held only once the
+     * leader confirms it (see {@link KvLocks}).
      */
     private long highestToken;
     private long leaseDeadlineNanos;
@@ -108,9 +119,20 @@ public final class KvLock {
      */
     private final Object mon = new Object();
 
-    KvLock(KvClient client, String name) {
+    KvLock(KvClient client, String name, String id, ReferenceQueue<KvLock> collected) {
         this.client = client;
         this.name = name;
+        this.entry = new KvLocks.Entry(this, id, collected);
+    }
+
+    /**
+     * Keeps this lock in the client's map while it is held, or a tryLock is on its way or waits:
+     * an application may drop its reference meanwhile, and the next {@link KvClient#lock} of the
+     * name must find this state (and a push, this tryLock). An unused lock is kept only by whoever
+     * refers to it. Caller holds {@link #mon}, after changing any of these.
+     */
+    private void keepWhileInUse() {
+        entry.inUse = held || waiting != null || inFlight != null ? this : null;
     }
 
     public String name() {
@@ -179,6 +201,7 @@ public final class KvLock {
             }
             inFlight = result;
             earlyToken = 0;
+            keepWhileInUse();
         }
         client.write(KvReq.tryLock(name, leaseMillis, waitMillis), null, KvClient.RAW, new KvCallback<KvResp>() {
             @Override
@@ -193,6 +216,7 @@ public final class KvLock {
                         return;   // ended by unlock(), which completes it
                     }
                     inFlight = null;
+                    keepWhileInUse();
                 }
                 result.completeExceptionally(error);
             }
@@ -247,6 +271,7 @@ public final class KvLock {
                     }
                 }
             }
+            keepWhileInUse();
         }
         if (granted) {
             result.complete(true);
@@ -379,6 +404,7 @@ public final class KvLock {
             checkTimer.cancel(false);
             checkTimer = null;
         }
+        keepWhileInUse();
     }
 
     private void hold(long token, long sentNanos, long leaseMillis) {
@@ -436,6 +462,7 @@ public final class KvLock {
                 if (held && e.fencingToken() == fencingToken) {
                     held = false;
                     lost = true;
+                    keepWhileInUse();
                 }
             }
         }
@@ -538,6 +565,7 @@ public final class KvLock {
                         synchronized (mon) {
                             if (fencingToken == token) {
                                 held = false;
+                                keepWhileInUse();
                             }
                         }
                     }
@@ -583,6 +611,7 @@ public final class KvLock {
             held = false;
             fencingToken = 0;
             releasedAtStop = true;
+            keepWhileInUse();
         }
         client.write(KvReq.unlock(name), null, KvClient.RAW, new KvCallback<KvResp>() {
             @Override
