@@ -127,6 +127,13 @@ final class PacketReader extends PbCallback<Object> {
             if (done) {
                 inFrame = false;
                 worker.onPacket(c, this);
+                // handled: what the packet referred to goes now, not when the next frame starts (on a
+                // quiet connection the answered request, its callback and what that holds would stay)
+                bodyDecoder = null;
+                body = null;
+                earlyBody = null;
+                request = null;
+                processor = null;
                 if (c.isClosed()) {
                     return;
                 }

@@ -19,7 +19,8 @@ import static org.junit.jupiter.api.Assertions.*;
 /**
  * {@link WritePacket#onDone()} is called exactly once for every packet the net layer was given,
  * whichever way it ends (sent, failed before it left, refused), and a response whose body cannot
- * be sized is answered with an error in its place (review of the net layer, #4 and #11).
+ * be sized is answered with an error in its place (review of the net layer, #4 and #11), and an
+ * answered request is not kept alive by the connection's reader.
  */
 class PacketDoneTest {
 
@@ -136,5 +137,38 @@ class PacketDoneTest {
         // the byte stream was intact: the same connection goes on
         assertArrayEquals(new byte[]{7}, client.sendRequest(null, echo(new byte[]{7}), BytesDecoder.FACTORY, 3000)
                 .get(5, TimeUnit.SECONDS));
+    }
+    @Test
+    void anAnsweredRequestIsNotKeptByTheConnectionsReader() throws Exception {
+        server = startEchoServer(serverConfig());
+        NioClientConfig cc = clientConfig(server);
+        cc.heartbeatIntervalMillis = 0;   // a quiet connection: no frame comes after the answer
+        client = startClient(cc);
+        java.lang.ref.WeakReference<Object> held = sendAndForget();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (held.get() != null) {
+            assertTrue(System.nanoTime() < deadline, "the answered request (and its callback) is still referenced");
+            System.gc();
+            Thread.sleep(20);   // polling interval of a deadline-bound wait
+        }
+    }
+
+    /** Sends an echo whose callback is only referenced by the request; returns a weak reference to it. */
+    private java.lang.ref.WeakReference<Object> sendAndForget() throws Exception {
+        CompletableFuture<byte[]> answered = new CompletableFuture<>();
+        RpcCallback<byte[]> cb = new RpcCallback<byte[]>() {
+            @Override
+            public void onSuccess(byte[] body) {
+                answered.complete(body);
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                answered.completeExceptionally(error);
+            }
+        };
+        client.sendRequest(null, echo(new byte[]{1}), BytesDecoder.FACTORY, 5000, CallOptions.IO_THREAD_CALLBACK, cb);
+        answered.get(10, TimeUnit.SECONDS);
+        return new java.lang.ref.WeakReference<>(cb);
     }
 }
