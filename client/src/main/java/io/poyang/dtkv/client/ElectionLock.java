@@ -5,6 +5,7 @@ import io.poyang.dtkv.KvException;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -22,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  * the client sent: see {@link KvLock}), so {@link #isLeader()} is false before another client can
  * be granted it. After a loss it asks for the lock again. A grant whose lease is already over by
  * the time it is handled (a busy callback executor) is not reported: it asks again instead.
- * {@link #close()} stops, releasing the lock if held (no onLost for that).
+ * {@link #close()} stops, releasing the lock if held (no onLost for that); it does not wait for
+ * the release, which {@link #closeAsync()} reports.
  *
  * <p>Stopping the client stops the election lock too: a leader stops claiming it at once
  * ({@link #isLeader()} false) and hears onLost, before the client releases the lock, which lets the
@@ -60,6 +62,8 @@ public final class ElectionLock implements AutoCloseable {
     private ScheduledFuture<?> renewTask;
     /** Fires when the lease runs out by this client's clock unless a renewal moved it first. */
     private ScheduledFuture<?> deadlineTask;
+    /** The outcome of the release {@link #closeAsync()} started (null before it was called). */
+    private CompletableFuture<Void> closing;
 
     ElectionLock(KvClient client, String name, long leaseMillis, Listener listener) {
         if (leaseMillis < 300) {
@@ -132,9 +136,11 @@ public final class ElectionLock implements AutoCloseable {
                     leaseDeadlineNanos = lock.leaseDeadlineNanos();
                     generation++;
                     long token = lock.fencingToken();
-                    client.shared.eventExecutor.execute(() -> listener.onAcquired(token));
                     scheduleRenew();
                     scheduleDeadline();
+                    // last: an executor that runs it inline runs it here, and a close() in it must find
+                    // the timers set, to cancel them
+                    client.shared.eventExecutor.execute(() -> listener.onAcquired(token));
                     return;
                 }
             }
@@ -312,22 +318,58 @@ public final class ElectionLock implements AutoCloseable {
         return wasLeading;
     }
 
-    /** Stops competing; releases the lock if held (or once a grant its waiting tryLock gets arrives). */
+    /**
+     * Stops competing and releases the lock if held (a grant that its waiting tryLock gets later is
+     * given back when it arrives); the listener hears no onLost for that. It does not wait for the
+     * release: it sends the unlock and returns, and a failed release is logged (the lease then runs
+     * out). So it may be called anywhere, also in a listener or a callback of the client that runs
+     * on the thread that must deliver the unlock's answer (the I/O thread, with
+     * {@code callbackOnIoThread} or an executor that runs tasks inline), where waiting for that
+     * answer would stall for the client's whole timeout. {@link #closeAsync()} tells when the lock
+     * is released.
+     */
     @Override
     public void close() {
+        closeAsync();
+    }
+
+    /**
+     * {@link #close()}, returning a future that completes once the release is answered (at once when
+     * there was nothing to release: not leading, or already closed by the client's stop), or fails
+     * with the unlock's error. Every call returns the first call's future. Like the client's other
+     * futures it completes on the callback executor: chain on it, or wait for it on a thread of the
+     * application's own, not in a listener or callback of the client (with a single-threaded
+     * executor the wait would block the very thread that completes it).
+     */
+    public CompletableFuture<Void> closeAsync() {
         client.shared.electionLocks.remove(this);
-        Boolean wasLeading = markClosed();
+        CompletableFuture<Void> done;
+        Boolean wasLeading;
+        synchronized (this) {
+            if (closing != null) {
+                return closing;
+            }
+            closing = done = new CompletableFuture<>();
+            wasLeading = markClosed();
+        }
         if (wasLeading == null) {
-            return;
+            done.complete(null);   // the client stopped first and released its locks itself
+            return done;
         }
         lock.lossListener = null;
-        if (wasLeading) {
-            try {
-                lock.unlockAsync().get(client.shared.config.timeoutMillis, TimeUnit.MILLISECONDS);
-            } catch (Exception e) {
-                log.info("election lock '{}': releasing at close failed ({}); its lease will run out", lock.name(),
-                        e.toString());
-            }
+        if (!wasLeading) {
+            done.complete(null);
+            return done;
         }
+        lock.unlockAsync().whenComplete((v, e) -> {
+            if (e == null) {
+                done.complete(null);
+                return;
+            }
+            log.info("election lock '{}': releasing at close failed ({}); its lease will run out", lock.name(),
+                    e.toString());
+            done.completeExceptionally(e);
+        });
+        return done;
     }
 }

@@ -541,7 +541,8 @@ public final class KvClient implements AutoCloseable {
      * A lock for leader election that this client keeps trying to take and, once held, renews every
      * third of its lease; the listener hears {@code onAcquired(fencingToken)} and {@code onLost()}
      * on the callback executor. Call {@link ElectionLock#start()}; {@link ElectionLock#close()}
-     * releases it, and so does stopping this client (which also reports {@code onLost()} to a leader).
+     * releases it without waiting ({@link ElectionLock#closeAsync()} tells when), and so does
+     * stopping this client (which also reports {@code onLost()} to a leader).
      */
     public ElectionLock electionLock(String name, long leaseMillis, ElectionLock.Listener listener) {
         return new ElectionLock(this, name, leaseMillis, listener);

@@ -169,7 +169,7 @@ class KvLockDropTest {
             assertEquals(token, election.fencingToken());
             assertEquals(token, a.lock("leader").fencingToken());
             assertEquals(1, tracked(a));
-            election.close();
+            election.closeAsync().get(10, TimeUnit.SECONDS);   // close() does not wait for the release
             assertFalse(a.lock("leader").isHeld());
             assertTrue(b.lock("leader").tryLock(30_000, 0));
             b.lock("leader").unlock();
