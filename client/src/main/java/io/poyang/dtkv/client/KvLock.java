@@ -7,6 +7,7 @@ import io.poyang.dtkv.KvReq;
 import io.poyang.dtkv.KvResp;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
+import io.poyang.raft.client.RaftOutcomeUnknownException;
 
 import java.lang.ref.ReferenceQueue;
 import java.util.concurrent.CompletableFuture;
@@ -32,6 +33,13 @@ import java.util.concurrent.TimeUnit;
  * the queue again) and holds only on a GRANTED answer. The same question is asked when the wait
  * passes a lease (at least {@value #MIN_CHECK_MILLIS} ms) with no grant, and when a connection of
  * the client comes back: pushes are best effort, and a lost one would leave the wait waiting in vain.
+ *
+ * <p>A tryLock that fails with {@link RaftOutcomeUnknownException} (no answer within the client's
+ * timeout) may still have been granted, or have queued this client, on the server, where nothing
+ * here would take it: the grant would sit unused for its lease, or a queue place would later be
+ * granted to a client that does not wait for it. So before the failure is reported the client sends
+ * one UNLOCK, which gives back whatever the request got; a tryLock the caller makes next goes
+ * behind it. The same is done for a check whose outcome is unknown when its wait has ended.
  *
  * <p>The holder renews with {@link #updateLease}; a lease that runs out ends the hold for everyone
  * at once (the server pushes LOST). {@link #isHeld()} is the client's view of the lease, counted
@@ -211,17 +219,61 @@ public final class KvLock {
 
             @Override
             public void onFailure(Throwable error) {
+                boolean ours;
+                boolean giveBack;
                 synchronized (mon) {
-                    if (inFlight != result) {
-                        return;   // ended by unlock(), which completes it
+                    ours = inFlight == result;   // else ended by unlock(), which completes it
+                    if (ours) {
+                        inFlight = null;
+                        keepWhileInUse();
                     }
-                    inFlight = null;
-                    keepWhileInUse();
+                    giveBack = mayHoldUnknown(error);
                 }
-                result.completeExceptionally(error);
+                if (giveBack) {
+                    // sent before the failure is reported: a tryLock the caller makes next goes behind it
+                    giveBackUnknown("a tryLock");
+                }
+                if (ours) {
+                    result.completeExceptionally(error);
+                }
             }
         }, client.shared.config.timeoutMillis);
         return result;
+    }
+
+    /**
+     * Whether a tryLock or a check of this object that failed with {@code error} may have left the
+     * client holding the lock, or queued for it, on the server with nothing here to take it: its
+     * outcome is unknown (it may have been applied, or may still be), and no hold or tryLock of this
+     * object would take what it got. The server would then keep a grant for a client that never
+     * uses it, or queue a client that does not wait, and grant it later; either way the lock sits
+     * unused for a lease while others wait. Caller holds {@link #mon}.
+     */
+    private boolean mayHoldUnknown(Throwable error) {
+        return error instanceof RaftOutcomeUnknownException && !releasedAtStop && !held && waiting == null
+                && inFlight == null;
+    }
+
+    /**
+     * Gives back what a tryLock or check whose outcome is unknown may have got ({@link #mayHoldUnknown}):
+     * one UNLOCK, which releases a grant or leaves the queue and is harmless when there is neither. It
+     * goes behind every copy of that request (their deadline passed, so none is sent again) on the
+     * client's session, so the server applies it after the request if it applies the request at all.
+     * Best effort: if it fails too, what the request got runs out with its lease (or its wait).
+     */
+    private void giveBackUnknown(String what) {
+        log.info("lock '{}': the outcome of {} is unknown; releasing whatever it may have got", name, what);
+        client.write(KvReq.unlock(name), null, KvClient.RAW, new KvCallback<KvResp>() {
+            @Override
+            public void onSuccess(KvResp result) {
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                log.info("lock '{}': the unlock after {} with an unknown outcome failed ({}); what it got runs out"
+                        + " with its lease", name, what, error.toString());
+            }
+        }, client.shared.config.timeoutMillis);
     }
 
     private void onTryLockAnswer(KvResp r, long sentNanos, long leaseMillis, long waitMillis,
@@ -348,16 +400,17 @@ public final class KvLock {
         boolean granted = false;
         boolean ended = false;
         boolean again = false;
+        boolean giveBack = false;
         synchronized (mon) {
             if (checking == w) {
                 checking = null;
             }
             if (waiting != w || releasedAtStop) {
-                // ended meanwhile (unlock, its wait over, stop): the UNLOCK behind this check gives back
-                // what it got
-                return;
-            }
-            if (error != null) {
+                // Ended meanwhile (unlock, its wait over, stop): the UNLOCK behind this check gives back
+                // what it got. Not always when the check's outcome is unknown: a copy of it sent again
+                // after a lost connection may have gone out after that UNLOCK, and be applied after it.
+                giveBack = mayHoldUnknown(error);
+            } else if (error != null) {
                 // outcome unknown or refused: ask again a little later (sooner if a grant waits to be confirmed)
                 checkLater(w, unconfirmedToken != 0 ? Math.min(checkIntervalMillis(leaseMillis), 200)
                         : checkIntervalMillis(leaseMillis));
@@ -379,7 +432,9 @@ public final class KvLock {
                 ended = true;
             }
         }
-        if (granted) {
+        if (giveBack) {
+            giveBackUnknown("a check of a wait that ended");
+        } else if (granted) {
             client.completeForCaller(w, true, null);
         } else if (ended) {
             client.completeForCaller(w, false, null);
