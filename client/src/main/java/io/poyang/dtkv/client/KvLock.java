@@ -161,6 +161,17 @@ public final class KvLock {
         }
     }
 
+    /**
+     * Test seam, for tests only: whether the waiting tryLock has a question out to the leader (a
+     * check on its way) or a pushed grant still to confirm. A test that hands in a grant push waits for
+     * this to turn false (the leader's answer was handled) instead of sleeping. Reads existing state.
+     */
+    boolean checkOutstandingForTests() {
+        synchronized (mon) {
+            return checking != null || unconfirmedToken != 0;
+        }
+    }
+
     /** Whether this client holds the lock with a lease that has not run out (by its own clock). */
     public boolean isHeld() {
         synchronized (mon) {

@@ -77,7 +77,8 @@ class KvLockGrantBehindSlowListenerTest {
                 bWaits.thenAccept(granted -> overlap.compareAndSet(false, granted && lockB.isHeld() && lockC.isHeld()));
                 releaseListener.countDown();
                 LockPushes.eventsRun(b);
-                Thread.sleep(500);   // b asks the leader whether it holds; the answer comes in
+                // b asks the leader whether it holds (unless it had this grant already); the answer comes in
+                Await.until("the leader's answer to b's question", () -> !lockB.checkOutstandingForTests());
                 assertTrue(lockC.isHeld());
                 assertFalse(lockB.isHeld(), "b holds the lock c holds, on a grant whose lease was over");
                 assertFalse(overlap.get(), "b's tryLock returned true while c held the lock");

@@ -51,7 +51,7 @@ class KvLockLateGrantTest {
             aWaits.thenAccept(ok -> overlap.compareAndSet(false, ok && lockA.isHeld() && lockC.isHeld()));
             LockPushes.push(a, late);
             assertFalse(lockA.isHeld(), "a holds a lock c holds, on a grant whose lease ran out");
-            Thread.sleep(500);   // the leader's answer to a's question comes in
+            Await.until("the leader's answer to a's question", () -> !lockA.checkOutstandingForTests());
             assertFalse(overlap.get(), "a's tryLock returned true while c held the lock");
             assertFalse(aWaits.isDone(), "a's tryLock ended although its wait was not over");
             assertFalse(lockA.isHeld());
@@ -87,7 +87,7 @@ class KvLockLateGrantTest {
             long after = b.put("elsewhere", "x".getBytes(StandardCharsets.UTF_8));
 
             LockPushes.push(a, LockPushes.granted(a, "mutex", after));
-            Thread.sleep(500);   // the leader's answer to a's question comes in
+            Await.until("the leader's answer to a's question", () -> !lockA.checkOutstandingForTests());
             assertFalse(aWaits.isDone(), "a grant the leader did not confirm granted the wait");
             assertFalse(lockA.isHeld());
             assertEquals(0, lockA.fencingToken());
