@@ -1,13 +1,9 @@
 package io.poyang.dtkv.client;
 
-import io.poyang.dtkv.server.LocalKvCluster;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -27,16 +23,8 @@ class ElectionLockBlockedExecutorTest {
     @Test
     void aBlockedCallbackExecutorDoesNotMakeTheLeaderLoseALeaseItRenewed() throws Exception {
         long leaseMillis = 600;
-        ExecutorService callbacks = Executors.newSingleThreadExecutor(r -> new Thread(r, "app-callbacks"));
-        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
-            cluster.waitForLeader(1, 30_000);
-            KvClient leaderClient = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses())
-                    .timeoutMillis(5_000).callbackExecutor(callbacks));
-            KvClient rivalClient = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses())
-                    .timeoutMillis(5_000));
-            leaderClient.start();
-            rivalClient.start();
-            try {
+        try (LockTestClients.BlockableCallbacks callbacks = new LockTestClients.BlockableCallbacks()) {
+            LockTestClients.withTwoClients(callbacks.executor, 5_000, (leaderClient, rivalClient) -> {
                 List<String> events = new CopyOnWriteArrayList<>();
                 ElectionLock election = leaderClient.electionLock("scheduler", leaseMillis, new ElectionLock.Listener() {
                     @Override
@@ -53,17 +41,7 @@ class ElectionLockBlockedExecutorTest {
                 Await.until("the candidate to be elected", () -> election.isLeader() && events.contains("acquired"));
 
                 // the application blocks the callback executor for four leases
-                CountDownLatch unblock = new CountDownLatch(1);
-                CountDownLatch blocking = new CountDownLatch(1);
-                callbacks.execute(() -> {
-                    blocking.countDown();
-                    try {
-                        unblock.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                });
-                assertTrue(blocking.await(5, TimeUnit.SECONDS));
+                callbacks.block();
                 long blockedUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(4 * leaseMillis);
                 int samples = 0;
                 while (System.nanoTime() - blockedUntil < 0) {
@@ -75,7 +53,7 @@ class ElectionLockBlockedExecutorTest {
                 // the server agrees: the lock is still held, so a rival cannot take it
                 assertFalse(rivalClient.lock("scheduler").tryLock(leaseMillis, 0),
                         "the server gave the lock to a rival while the leader renewed it");
-                unblock.countDown();
+                callbacks.unblock();
 
                 // once the executor runs again, the listener has heard nothing but the election
                 long settleUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2 * leaseMillis);
@@ -85,12 +63,7 @@ class ElectionLockBlockedExecutorTest {
                 }
                 assertEquals(List.of("acquired"), events);
                 election.close();
-            } finally {
-                leaderClient.close();
-                rivalClient.close();
-            }
-        } finally {
-            callbacks.shutdownNow();
+            });
         }
     }
 }

@@ -1,15 +1,10 @@
 package io.poyang.dtkv.client;
 
-import io.poyang.dtkv.server.LocalKvCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -26,15 +21,8 @@ class ElectionLockOverGrantTest {
     @Timeout(60)
     void aGrantWhoseLeaseIsOverWhenHandledIsNotReportedAsLeadership() throws Exception {
         long leaseMillis = 500;
-        ExecutorService callbacks = Executors.newSingleThreadExecutor(r -> new Thread(r, "app-callbacks"));
-        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
-            cluster.waitForLeader(1, 30_000);
-            KvClient a = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses())
-                    .timeoutMillis(5_000).callbackExecutor(callbacks));
-            KvClient b = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(5_000));
-            a.start();
-            b.start();
-            try {
+        try (LockTestClients.BlockableCallbacks callbacks = new LockTestClients.BlockableCallbacks()) {
+            LockTestClients.withTwoClients(callbacks.executor, 5_000, (a, b) -> {
                 List<String> events = new CopyOnWriteArrayList<>();
                 ElectionLock election = a.electionLock("scheduler", leaseMillis, new ElectionLock.Listener() {
                     @Override
@@ -48,17 +36,7 @@ class ElectionLockOverGrantTest {
                     }
                 });
                 // the application blocks a's callback executor; the grant's answer waits behind it
-                CountDownLatch unblock = new CountDownLatch(1);
-                CountDownLatch blocking = new CountDownLatch(1);
-                callbacks.execute(() -> {
-                    blocking.countDown();
-                    try {
-                        unblock.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                });
-                assertTrue(blocking.await(5, TimeUnit.SECONDS));
+                callbacks.block();
                 election.start();
                 // the free lock is granted to a at once; nobody renews it, so its lease runs out and b takes it
                 KvLock lockB = b.lock("scheduler");
@@ -66,7 +44,7 @@ class ElectionLockOverGrantTest {
                 KvLock lockA = a.lock("scheduler");
                 assertFalse(lockA.isHeld());
 
-                unblock.countDown();
+                callbacks.unblock();
                 Await.until("a to ask again (queued behind b)", lockA::isQueued);
                 LockPushes.eventsRun(a);
                 assertEquals(0, events.size(), "a reported a leadership whose lease was over: " + events);
@@ -79,12 +57,7 @@ class ElectionLockOverGrantTest {
                 assertEquals(1, events.size(), events.toString());
                 assertTrue(events.get(0).startsWith("acquired "));
                 election.close();
-            } finally {
-                a.close();
-                b.close();
-            }
-        } finally {
-            callbacks.shutdownNow();
+            });
         }
     }
 }

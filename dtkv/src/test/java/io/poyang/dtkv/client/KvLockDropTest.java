@@ -1,6 +1,5 @@
 package io.poyang.dtkv.client;
 
-import io.poyang.dtkv.server.LocalKvCluster;
 import org.junit.jupiter.api.Test;
 
 import java.lang.ref.WeakReference;
@@ -199,28 +198,16 @@ class KvLockDropTest {
         }
     }
 
-    private interface TwoClients {
-        void run(KvClient a, KvClient b) throws Exception;
-    }
-
-    /** Two clients of one single-node cluster, each of which found the leader. */
-    private static void withTwoClients(TwoClients test) throws Exception {
-        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
-            cluster.waitForLeader(1, 30_000);
-            KvClient a = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
-            KvClient b = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
-            a.start();
-            b.start();
-            // The first write looks for the leader, and the raft client's timer keeps that write
-            // (its callback, and so a lock) until its deadline: not the lock's doing, out of the way.
+    /**
+     * Two clients of one single-node cluster, each of which found the leader. The first write looks
+     * for the leader, and the raft client's timer keeps that write (its callback, and so a lock) until
+     * its deadline: not the lock's doing, out of the way.
+     */
+    private static void withTwoClients(LockTestClients.TwoClients test) throws Exception {
+        LockTestClients.withTwoClients((a, b) -> {
             a.put("warm-up", new byte[1]);
             b.put("warm-up", new byte[1]);
-            try {
-                test.run(a, b);
-            } finally {
-                a.close();
-                b.close();
-            }
-        }
+            test.run(a, b);
+        });
     }
 }

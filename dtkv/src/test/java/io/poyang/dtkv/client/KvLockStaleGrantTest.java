@@ -1,6 +1,5 @@
 package io.poyang.dtkv.client;
 
-import io.poyang.dtkv.server.LocalKvCluster;
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.CompletableFuture;
@@ -17,7 +16,7 @@ class KvLockStaleGrantTest {
 
     @Test
     void anOldGrantPushedAgainDoesNotGrantALaterWait() throws Exception {
-        withTwoClients((a, b) -> {
+        LockTestClients.withTwoClients((a, b) -> {
             KvLock lockA = a.lock("mutex");
             assertTrue(lockA.tryLock(30_000, 0));
             long oldToken = lockA.fencingToken();
@@ -46,7 +45,7 @@ class KvLockStaleGrantTest {
      */
     @Test
     void aGrantFromBeforeTheWaitWasQueuedDoesNotGrantIt() throws Exception {
-        withTwoClients((a, b) -> {
+        LockTestClients.withTwoClients((a, b) -> {
             KvLock lockB = b.lock("mutex");
             assertTrue(lockB.tryLock(30_000, 0));
             // an index before a's wait: where a grant to a, ignored, could have been
@@ -62,26 +61,5 @@ class KvLockStaleGrantTest {
             assertTrue(lockA.fencingToken() > before);
             lockA.unlock();
         });
-    }
-
-    private interface TwoClients {
-        void run(KvClient a, KvClient b) throws Exception;
-    }
-
-    /** Two clients of one single-node cluster. */
-    private static void withTwoClients(TwoClients test) throws Exception {
-        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
-            cluster.waitForLeader(1, 30_000);
-            KvClient a = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
-            KvClient b = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
-            a.start();
-            b.start();
-            try {
-                test.run(a, b);
-            } finally {
-                a.close();
-                b.close();
-            }
-        }
     }
 }
