@@ -1,6 +1,5 @@
 package io.poyang.dtkv.client;
 
-import io.poyang.dtkv.server.LocalKvCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -28,103 +27,64 @@ class ElectionLockCloseOnIoThreadTest {
     @Test
     @Timeout(60)
     void closeInAFutureCallbackOnTheIoThreadReturnsAtOnceAndReleasesTheLock() throws Exception {
-        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
-            cluster.waitForLeader(1, 30_000);
-            KvClient a = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses())
-                    .timeoutMillis(TIMEOUT_MILLIS).callbackOnIoThread(true));
-            KvClient other = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses())
-                    .timeoutMillis(TIMEOUT_MILLIS));
-            a.start();
-            other.start();
-            try {
-                CompletableFuture<Long> acquired = new CompletableFuture<>();
-                ElectionLock election = a.electionLock("leader", 60_000, listener(acquired, null));
-                election.start();
-                acquired.get(10, TimeUnit.SECONDS);
+        LockTestClients.withTwoClients(new KvClientConfig().callbackOnIoThread(true), TIMEOUT_MILLIS, (a, other) -> {
+            CompletableFuture<Long> acquired = new CompletableFuture<>();
+            ElectionLock election = a.electionLock("leader", 60_000, listener(acquired, null));
+            election.start();
+            acquired.get(10, TimeUnit.SECONDS);
 
-                AtomicReference<String> thread = new AtomicReference<>();
-                CompletableFuture<Long> closeTook = new CompletableFuture<>();
-                a.putAsync("k", "v".getBytes(StandardCharsets.UTF_8)).whenComplete((r, e) -> {
-                    thread.set(Thread.currentThread().getName());
-                    long t0 = System.nanoTime();
-                    election.close();
-                    closeTook.complete(System.nanoTime() - t0);
-                });
-                assertClosedPromptly(closeTook, thread);
-                assertFalse(election.isLeader());
-                Await.until("another client to take the released lock",
-                        () -> other.lock("leader").tryLock(60_000, 0));
-                other.lock("leader").unlock();
-            } finally {
-                a.close();
-                other.close();
-            }
-        }
+            AtomicReference<String> thread = new AtomicReference<>();
+            CompletableFuture<Long> closeTook = new CompletableFuture<>();
+            a.putAsync("k", "v".getBytes(StandardCharsets.UTF_8)).whenComplete((r, e) -> {
+                thread.set(Thread.currentThread().getName());
+                long t0 = System.nanoTime();
+                election.close();
+                closeTook.complete(System.nanoTime() - t0);
+            });
+            assertClosedPromptly(closeTook, thread);
+            assertFalse(election.isLeader());
+            assertReleased(other);
+        });
     }
 
     @Test
     @Timeout(60)
     void closeInAListenerRunInlineOnTheIoThreadReturnsAtOnceAndReleasesTheLock() throws Exception {
-        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
-            cluster.waitForLeader(1, 30_000);
-            // an executor that runs everything inline: the grant's answer and the listener run on the I/O thread
-            KvClient a = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses())
-                    .timeoutMillis(TIMEOUT_MILLIS).callbackExecutor(Runnable::run));
-            KvClient other = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses())
-                    .timeoutMillis(TIMEOUT_MILLIS));
-            a.start();
-            other.start();
-            try {
-                AtomicReference<ElectionLock> self = new AtomicReference<>();
-                AtomicReference<String> thread = new AtomicReference<>();
-                CompletableFuture<Long> closeTook = new CompletableFuture<>();
-                CompletableFuture<Long> acquired = new CompletableFuture<>();
-                ElectionLock election = a.electionLock("leader", 60_000, listener(acquired, () -> {
-                    thread.set(Thread.currentThread().getName());
-                    long t0 = System.nanoTime();
-                    self.get().close();   // the application steps down as soon as it is elected
-                    closeTook.complete(System.nanoTime() - t0);
-                }));
-                self.set(election);
-                election.start();
-                assertClosedPromptly(closeTook, thread);
-                assertFalse(election.isLeader());
-                Await.until("another client to take the released lock",
-                        () -> other.lock("leader").tryLock(60_000, 0));
-                other.lock("leader").unlock();
-            } finally {
-                a.close();
-                other.close();
-            }
-        }
+        // an executor that runs everything inline: the grant's answer and the listener run on the I/O thread
+        LockTestClients.withTwoClients(new KvClientConfig().callbackExecutor(Runnable::run), TIMEOUT_MILLIS, (a, other) -> {
+            AtomicReference<ElectionLock> self = new AtomicReference<>();
+            AtomicReference<String> thread = new AtomicReference<>();
+            CompletableFuture<Long> closeTook = new CompletableFuture<>();
+            CompletableFuture<Long> acquired = new CompletableFuture<>();
+            ElectionLock election = a.electionLock("leader", 60_000, listener(acquired, () -> {
+                thread.set(Thread.currentThread().getName());
+                long t0 = System.nanoTime();
+                self.get().close();   // the application steps down as soon as it is elected
+                closeTook.complete(System.nanoTime() - t0);
+            }));
+            self.set(election);
+            election.start();
+            assertClosedPromptly(closeTook, thread);
+            assertFalse(election.isLeader());
+            assertReleased(other);
+        });
     }
 
     /** closeAsync() completes once the release is answered: the lock is free for another client then. */
     @Test
     @Timeout(60)
     void closeAsyncCompletesOnceTheLockIsReleased() throws Exception {
-        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
-            cluster.waitForLeader(1, 30_000);
-            KvClient a = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(TIMEOUT_MILLIS));
-            KvClient other = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses())
-                    .timeoutMillis(TIMEOUT_MILLIS));
-            a.start();
-            other.start();
-            try {
-                CompletableFuture<Long> acquired = new CompletableFuture<>();
-                ElectionLock election = a.electionLock("leader", 60_000, listener(acquired, null));
-                election.start();
-                acquired.get(10, TimeUnit.SECONDS);
-                CompletableFuture<Void> closed = election.closeAsync();
-                closed.get(10, TimeUnit.SECONDS);
-                assertTrue(other.lock("leader").tryLock(60_000, 0), "closeAsync() completed before the release");
-                assertSame(closed, election.closeAsync(), "a second close is the first one");
-                other.lock("leader").unlock();
-            } finally {
-                a.close();
-                other.close();
-            }
-        }
+        LockTestClients.withTwoClients(new KvClientConfig(), TIMEOUT_MILLIS, (a, other) -> {
+            CompletableFuture<Long> acquired = new CompletableFuture<>();
+            ElectionLock election = a.electionLock("leader", 60_000, listener(acquired, null));
+            election.start();
+            acquired.get(10, TimeUnit.SECONDS);
+            CompletableFuture<Void> closed = election.closeAsync();
+            closed.get(10, TimeUnit.SECONDS);
+            assertTrue(other.lock("leader").tryLock(60_000, 0), "closeAsync() completed before the release");
+            assertSame(closed, election.closeAsync(), "a second close is the first one");
+            other.lock("leader").unlock();
+        });
     }
 
     private static void assertClosedPromptly(CompletableFuture<Long> closeTook, AtomicReference<String> thread)
@@ -132,6 +92,12 @@ class ElectionLockCloseOnIoThreadTest {
         long tookMillis = TimeUnit.NANOSECONDS.toMillis(closeTook.get(30, TimeUnit.SECONDS));
         assertTrue(thread.get().contains("-io-"), "close() was not called on an I/O thread but on " + thread.get());
         assertTrue(tookMillis < PROMPT_MILLIS, "close() on the I/O thread took " + tookMillis + " ms");
+    }
+
+    /** Another client can take the lock the closed election lock held. */
+    private static void assertReleased(KvClient other) {
+        Await.until("another client to take the released lock", () -> other.lock("leader").tryLock(60_000, 0));
+        other.lock("leader").unlock();
     }
 
     private static ElectionLock.Listener listener(CompletableFuture<Long> acquired, Runnable onAcquired) {

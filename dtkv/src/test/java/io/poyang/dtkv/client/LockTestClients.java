@@ -22,21 +22,22 @@ final class LockTestClients {
 
     /** Two clients of one single-node cluster (10 s timeouts), closed after {@code test}. */
     static void withTwoClients(TwoClients test) throws Exception {
-        withTwoClients(null, 10_000, test);
+        withTwoClients(new KvClientConfig(), 10_000, test);
+    }
+
+    /** {@link #withTwoClients(KvClientConfig, long, TwoClients)} with a's callbacks on {@code aCallbacks}. */
+    static void withTwoClients(Executor aCallbacks, long timeoutMillis, TwoClients test) throws Exception {
+        withTwoClients(new KvClientConfig().callbackExecutor(aCallbacks), timeoutMillis, test);
     }
 
     /**
      * Two clients of one single-node cluster, with {@code timeoutMillis} each, closed after
-     * {@code test}; a's callbacks run on {@code aCallbacks} (null: the client's default).
+     * {@code test}; a is made from {@code aConfig} (its servers and timeout set here).
      */
-    static void withTwoClients(Executor aCallbacks, long timeoutMillis, TwoClients test) throws Exception {
+    static void withTwoClients(KvClientConfig aConfig, long timeoutMillis, TwoClients test) throws Exception {
         try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
             cluster.waitForLeader(1, 30_000);
-            KvClientConfig aConfig = new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(timeoutMillis);
-            if (aCallbacks != null) {
-                aConfig.callbackExecutor(aCallbacks);
-            }
-            KvClient a = new KvClient(aConfig);
+            KvClient a = new KvClient(aConfig.servers(cluster.serviceAddresses()).timeoutMillis(timeoutMillis));
             KvClient b = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(timeoutMillis));
             a.start();
             b.start();
