@@ -19,7 +19,8 @@ import java.util.Set;
  *   <caption>keys</caption>
  *   <tr><td>nodeId</td><td>this node's id (positive; required in a file)</td></tr>
  *   <tr><td>clusterName</td><td>the cluster's name, the same on all its nodes (default none): a node refuses
- *       connections from nodes of another cluster</td></tr>
+ *       connections from nodes of another cluster, and records the name in its data directory: a later start
+ *       with another name, or none, is refused</td></tr>
  *   <tr><td>host</td><td>address the ports bind to (default 127.0.0.1; 0.0.0.0 for all interfaces)</td></tr>
  *   <tr><td>replicationPort, servicePort, metricsPort</td><td>9431, 9432, 9433; 0 picks a free one, metricsPort -1 disables HTTP</td></tr>
  *   <tr><td>dataDir</td><td>default ./data</td></tr>

@@ -21,9 +21,13 @@ import java.nio.file.StandardOpenOption;
  *       on it ({@link FileChannel#tryLock()}) while the node runs, so a second node on the same
  *       directory refuses to start. The lock goes with the process (even on {@code kill -9}); a PID
  *       file left behind by a killed node is stale and simply taken over.</li>
- *   <li>{@code node.properties} — which node the directory belongs to ({@code nodeId}) and the data
- *       format version ({@code dataFormat}), written once, atomically, when the directory is first
- *       used. A directory of another node id, or written by a newer format, is refused.</li>
+ *   <li>{@code node.properties} — which node the directory belongs to ({@code nodeId}), the data
+ *       format version ({@code dataFormat}) and, once the node runs with one, the cluster's name
+ *       ({@code clusterName}); written atomically when the directory is first used, and again when
+ *       a node of an unnamed directory starts with a name. A directory of another node id, of a
+ *       newer format, or of another cluster is refused, and so is a start without a name on a
+ *       named directory: a config that names the wrong cluster (or none) is caught before the node
+ *       connects to anyone.</li>
  *   <li>{@code group-<id>/} — each raft group's log, index, status and snapshots (raft's own).</li>
  * </ul>
  */
@@ -33,6 +37,8 @@ public final class DataDir implements AutoCloseable {
     public static final int DATA_FORMAT = 1;
     public static final String PID_FILE = "poyang.pid";
     public static final String NODE_FILE = "node.properties";
+    /** The key of the cluster's name in {@link #NODE_FILE}. */
+    static final String CLUSTER_NAME_KEY = "clusterName";
 
     /**
      * Data directories this JVM holds, by {@link #identityOf} (not by path). Checked before the PID
@@ -49,6 +55,8 @@ public final class DataDir implements AutoCloseable {
     private final FileLock lock;
     /** This open wrote the node file (the directory was new to any node). */
     private boolean claimedNow;
+    /** This open added the cluster's name to a node file that had none (undone by {@link #unclaim}). */
+    private boolean namedNow;
 
     private DataDir(Path dir, Object identity, FileChannel pidChannel, FileLock lock) {
         this.dir = dir;
@@ -57,14 +65,22 @@ public final class DataDir implements AutoCloseable {
         this.lock = lock;
     }
 
+    /** {@link #open(Path, int, String)} for a node that names no cluster. */
+    public static DataDir open(Path dir, int nodeId) {
+        return open(dir, nodeId, null);
+    }
+
     /**
-     * Takes {@code dir} for node {@code nodeId}: creates it if needed, locks the PID file and writes
-     * this process's id into it, checks (or, for a new directory, writes) {@code node.properties}.
+     * Takes {@code dir} for node {@code nodeId} of cluster {@code clusterName} (null: none): creates
+     * it if needed, locks the PID file and writes this process's id into it, checks (or, for a new
+     * directory, writes) {@code node.properties}, and records the cluster's name there the first time
+     * the node runs with one.
      *
-     * @throws NodeStartException when another process holds it, it belongs to another node, it was
+     * @throws NodeStartException when another process holds it, it belongs to another node or
+     *                            another cluster, it is named and the node names no cluster, it was
      *                            written by a newer format, or it cannot be created or written
      */
-    public static DataDir open(Path dir, int nodeId) {
+    public static DataDir open(Path dir, int nodeId, String clusterName) {
         Path abs = dir.toAbsolutePath().normalize();
         try {
             Files.createDirectories(abs);
@@ -109,7 +125,7 @@ public final class DataDir implements AutoCloseable {
         DataDir d = new DataDir(abs, identity, ch, lock);
         try {
             d.writePid();
-            d.checkOwner(nodeId);
+            d.checkOwner(nodeId, clusterName);
         } catch (RuntimeException e) {
             d.release(false);
             throw e;
@@ -162,16 +178,32 @@ public final class DataDir implements AutoCloseable {
             }
             claimedNow = false;
         }
+        if (namedNow) {
+            // the name may be a typo of a start that never ran: the directory goes back to unnamed
+            Path f = dir.resolve(NODE_FILE);
+            try {
+                PropertiesFile p = PropertiesFile.read(f);
+                p.remove(CLUSTER_NAME_KEY);
+                p.writeAtomically();
+            } catch (IOException | ConfigException e) {
+                // the name stays; the next start with another name says how to change it
+            }
+            namedNow = false;
+        }
     }
 
-    private void checkOwner(int nodeId) {
+    private void checkOwner(int nodeId, String clusterName) {
         Path f = dir.resolve(NODE_FILE);
         if (!Files.exists(f)) {
             PropertiesFile p = PropertiesFile.empty(f);
             p.addComment("Written by the Poyang node when it first used this directory. Do not edit:");
-            p.addComment("a node refuses a data directory of another node id or of a newer data format.");
+            p.addComment("a node refuses a data directory of another node id, of another cluster or of a");
+            p.addComment("newer data format.");
             p.set("nodeId", String.valueOf(nodeId));
             p.set("dataFormat", String.valueOf(DATA_FORMAT));
+            if (clusterName != null) {
+                p.set(CLUSTER_NAME_KEY, clusterName);
+            }
             try {
                 p.writeAtomically();
             } catch (IOException e) {
@@ -199,6 +231,41 @@ public final class DataDir implements AutoCloseable {
             throw new NodeStartException("the data directory " + dir + " belongs to node " + owner + " (" + f
                     + "), not to node " + nodeId + ". Point dataDir at node " + nodeId + "'s directory, or fix nodeId"
                     + " in config.properties; never start a node on another node's data");
+        }
+        checkClusterName(p, f, clusterName);
+    }
+
+    /**
+     * The directory's cluster against the config's: equal, or the directory unnamed (it takes the
+     * config's name: how a running cluster is given a name, node by node). A named directory is never
+     * renamed or unnamed by a config: a config of another cluster, or one that lost its name, would
+     * otherwise let the node connect to whatever cluster answers at its peers' addresses.
+     */
+    private void checkClusterName(PropertiesFile p, Path f, String clusterName) {
+        String recorded = p.get(CLUSTER_NAME_KEY);
+        if (recorded == null) {
+            if (clusterName != null) {
+                p.set(CLUSTER_NAME_KEY, clusterName);
+                try {
+                    p.writeAtomically();
+                } catch (IOException e) {
+                    throw new NodeStartException("cannot record the cluster's name in " + f + ": " + e, e);
+                }
+                namedNow = true;
+            }
+            return;
+        }
+        if (clusterName == null) {
+            throw new NodeStartException("the data directory " + dir + " belongs to a node of cluster '" + recorded
+                    + "' (" + f + "), but config.properties names no cluster. Set clusterName = " + recorded
+                    + " in config.properties; to take the name away from the cluster, remove the clusterName line of "
+                    + NODE_FILE + " on every node, with the nodes stopped");
+        }
+        if (!recorded.equals(clusterName)) {
+            throw new NodeStartException("the data directory " + dir + " belongs to a node of cluster '" + recorded
+                    + "' (" + f + "), not of cluster '" + clusterName + "'. Fix clusterName in config.properties;"
+                    + " never start a node on another cluster's data. To rename the cluster, set the new name in"
+                    + " config.properties and in " + NODE_FILE + " on every node, with the nodes stopped");
         }
     }
 

@@ -130,7 +130,7 @@ public final class PoyangNode {
                     + " running") + "; a PoyangNode starts once: create a new one to start the node again");
         }
         checkLayout(config, servers, serversFile);
-        dataDir = DataDir.open(config.dataDir, config.nodeId);
+        dataDir = DataDir.open(config.dataDir, config.nodeId, config.clusterName);
         try {
             checkPortFree("replicationPort", config.replicationPort);
             checkPortFree("servicePort", config.servicePort);

@@ -1,5 +1,6 @@
 package io.poyang.server.node;
 
+import io.poyang.server.config.PropertiesFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -14,10 +15,11 @@ import java.nio.file.StandardOpenOption;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The data directory's PID lock holds however the directory is named. */
+/** The data directory's PID lock holds however the directory is named; it keeps its node id and cluster name. */
 class DataDirTest {
 
     @TempDir
@@ -34,6 +36,60 @@ class DataDirTest {
             // drops this process's lock, and another process could then take the directory.
             assertEquals("held", lockSeenByAnotherProcess(first.pidFile()));
         }
+    }
+
+    @Test
+    void aNewDirectoryRecordsTheClusterNameAndRefusesAnother() throws Exception {
+        Path data = tmp.resolve("data");
+        DataDir.open(data, 1, "prod").close();
+        assertEquals("prod", recordedClusterName(data));
+        DataDir.open(data, 1, "prod").close();
+
+        NodeStartException other = assertThrows(NodeStartException.class, () -> DataDir.open(data, 1, "staging"));
+        assertTrue(other.getMessage().contains("belongs to a node of cluster 'prod'"), other.getMessage());
+        assertTrue(other.getMessage().contains("not of cluster 'staging'"), other.getMessage());
+        NodeStartException none = assertThrows(NodeStartException.class, () -> DataDir.open(data, 1, null));
+        assertTrue(none.getMessage().contains("names no cluster. Set clusterName = prod"), none.getMessage());
+        assertEquals("prod", recordedClusterName(data));
+        // refused without keeping the directory: the right config starts
+        DataDir.open(data, 1, "prod").close();
+    }
+
+    @Test
+    void anUnnamedDirectoryTakesTheNameOfItsFirstNamedStart() throws Exception {
+        Path data = tmp.resolve("data");
+        DataDir.open(data, 1, null).close();
+        assertNull(recordedClusterName(data));
+        DataDir.open(data, 1, null).close();
+
+        DataDir.open(data, 1, "prod").close();   // a cluster named node by node, by rolling restarts
+        assertEquals("prod", recordedClusterName(data));
+        assertEquals("1", PropertiesFile.read(data.resolve(DataDir.NODE_FILE)).get("nodeId"));
+        assertThrows(NodeStartException.class, () -> DataDir.open(data, 1, "staging"));
+    }
+
+    @Test
+    void aStartThatFailsBeforeRunningForgetsTheNameItGaveTheDirectory() throws Exception {
+        Path data = tmp.resolve("data");
+        DataDir.open(data, 1, null).close();
+        DataDir typo = DataDir.open(data, 1, "prdo");
+        assertEquals("prdo", recordedClusterName(data));
+        typo.unclaim();
+        typo.close();
+        assertNull(recordedClusterName(data));
+        assertEquals("1", PropertiesFile.read(data.resolve(DataDir.NODE_FILE)).get("nodeId"));
+        DataDir.open(data, 1, "prod").close();
+        assertEquals("prod", recordedClusterName(data));
+
+        // a name recorded before is kept by a failed start that only confirmed it
+        DataDir again = DataDir.open(data, 1, "prod");
+        again.unclaim();
+        again.close();
+        assertEquals("prod", recordedClusterName(data));
+    }
+
+    private static String recordedClusterName(Path data) {
+        return PropertiesFile.read(data.resolve(DataDir.NODE_FILE)).get(DataDir.CLUSTER_NAME_KEY);
     }
 
     /** "held" or "free": what another JVM finds when it tries to lock {@code file}. */
