@@ -154,15 +154,16 @@ class FlowControlTest {
                         client.sendRequest(null, heldRequest(1), BytesDecoder.FACTORY, 10_000, CallOptions.DEFAULT,
                                 ignoring());
                         long start = System.nanoTime();
+                        Throwable refusal = null;
                         try {
                             client.sendRequest(null, heldRequest(1), BytesDecoder.FACTORY, 2000,
                                     CallOptions.BLOCK_WHEN_FULL, ignoring());
-                            blockedSend.complete(null);
                         } catch (Throwable t) {
-                            blockedSend.complete(t);
-                        } finally {
-                            tookMillis.set(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+                            refusal = t;
                         }
+                        // the time first: the test thread reads it as soon as the future completes
+                        tookMillis.set(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+                        blockedSend.complete(refusal);
                     }
 
                     @Override
