@@ -46,7 +46,8 @@ public final class NioClient extends NioNode {
     protected void doStart() throws Exception {
         startWorkers();
         for (String s : clientConfig.servers) {
-            addPeerNow(parse(s), 0);
+            InetSocketAddress named = parse(s);
+            addPeerNow(named.getHostString(), resolve(named), 0);
         }
         log.info("{} started with {} I/O threads and {} servers", describe(), workers.length, peers.size());
     }
@@ -59,7 +60,7 @@ public final class NioClient extends NioNode {
 
     /** Adds a server given as "host:port" and starts connecting to it. */
     public Peer addPeer(String hostPort) {
-        return addPeer(parse(hostPort), 0);
+        return addPeer(hostPort, 0);
     }
 
     public Peer addPeer(InetSocketAddress address) {
@@ -73,18 +74,26 @@ public final class NioClient extends NioNode {
      * with back-off, its requests fail as not connected, and {@link Peer#wrongNode()} says why.
      */
     public Peer addPeer(String hostPort, int expectedNodeId) {
-        return addPeer(parse(hostPort), expectedNodeId);
+        InetSocketAddress named = parse(hostPort);
+        checkExpectedNodeId(expectedNodeId);
+        checkRunning();
+        return addPeerNow(named.getHostString(), resolve(named), expectedNodeId);
     }
 
     public Peer addPeer(InetSocketAddress address, int expectedNodeId) {
+        checkExpectedNodeId(expectedNodeId);
+        checkRunning();
+        return addPeerNow(address.getHostString(), address, expectedNodeId);
+    }
+
+    private static void checkExpectedNodeId(int expectedNodeId) {
         if (expectedNodeId < 0) {
             throw new IllegalArgumentException("expectedNodeId must not be negative: " + expectedNodeId);
         }
-        checkRunning();
-        return addPeerNow(address, expectedNodeId);
     }
 
-    private synchronized Peer addPeerNow(InetSocketAddress address, int expectedNodeId) {
+    /** {@code host}: as given (looked up again at reconnects); {@code address}: its address now. */
+    private synchronized Peer addPeerNow(String host, InetSocketAddress address, int expectedNodeId) {
         for (Peer p : peers) {
             if (p.address.equals(address) && p.expectedNodeId == expectedNodeId) {
                 return p;
@@ -92,7 +101,7 @@ public final class NioClient extends NioNode {
         }
         NioWorker w = workers[nextWorker];
         nextWorker = (nextWorker + 1) % workers.length;
-        Peer peer = new Peer(address, expectedNodeId, w);
+        Peer peer = new Peer(host, address.getPort(), address, expectedNodeId, w);
         peer.status = Peer.Status.CONNECTING;
         peers.add(peer);
         w.execute(() -> w.addPeer(peer));
@@ -212,6 +221,21 @@ public final class NioClient extends NioNode {
                 + "); it reconnects with back-off, retry later");
     }
 
+    /**
+     * {@code unresolved}'s host looked up with the configured {@link HostResolver}; still unresolved
+     * when the lookup fails (the peer is added anyway, and looked up again at each reconnect).
+     */
+    private InetSocketAddress resolve(InetSocketAddress unresolved) {
+        try {
+            return new InetSocketAddress(clientConfig.hostResolver.resolve(unresolved.getHostString()), unresolved.getPort());
+        } catch (java.net.UnknownHostException | RuntimeException e) {
+            log.warn("{}: cannot resolve {} yet ({}); trying again at each reconnect", describe(),
+                    unresolved.getHostString(), e.toString());
+            return unresolved;
+        }
+    }
+
+    /** "host:port" as an unresolved address (the host without IPv6 brackets). */
     static InetSocketAddress parse(String hostPort) {
         int i = hostPort.lastIndexOf(':');
         if (i <= 0 || i == hostPort.length() - 1) {
@@ -230,6 +254,6 @@ public final class NioClient extends NioNode {
         if (port <= 0 || port > 65535) {
             throw new IllegalArgumentException("port out of range in '" + hostPort + "'");
         }
-        return new InetSocketAddress(host, port);
+        return InetSocketAddress.createUnresolved(host, port);
     }
 }

@@ -23,6 +23,11 @@ public final class NioClientConfig extends NioConfig {
      * long as bytes arrive. 0 disables.
      */
     public long heartbeatIntervalMillis = 10_000;
+    /**
+     * Resolves the servers' host names: when a server is added, and again (on a thread of its own)
+     * after each failed or closed connection to it, so a name that moves is followed.
+     */
+    public HostResolver hostResolver = HostResolver.SYSTEM;
 
     public NioClientConfig() {
         super("NioClient", 1);
@@ -36,6 +41,7 @@ public final class NioClientConfig extends NioConfig {
         check(reconnectMinBackoffMillis >= 1, "reconnectMinBackoffMillis must be positive: " + reconnectMinBackoffMillis);
         check(reconnectMaxBackoffMillis >= reconnectMinBackoffMillis,
                 "reconnectMaxBackoffMillis must be at least reconnectMinBackoffMillis");
+        check(hostResolver != null, "hostResolver must not be null (HostResolver.SYSTEM is the default)");
         check(heartbeatIntervalMillis >= 0, "heartbeatIntervalMillis must not be negative: " + heartbeatIntervalMillis);
     }
 }

@@ -13,6 +13,7 @@ import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.CancelledKeyException;
@@ -1127,6 +1128,21 @@ final class NioWorker implements Runnable {
     }
 
     private void connect(Peer peer) {
+        if (peer.address.isUnresolved()) {
+            // no address yet: wait out the back-off while the host is looked up again
+            NioClientConfig cc = (NioClientConfig) config;
+            peer.backoffMillis = peer.backoffMillis == 0 ? cc.reconnectMinBackoffMillis
+                    : Math.min(peer.backoffMillis * 2, cc.reconnectMaxBackoffMillis);
+            peer.nextConnectNanos = ts.nanoTime() + TimeUnit.MILLISECONDS.toNanos(peer.backoffMillis);
+            peer.status = Peer.Status.NOT_CONNECTED;
+            if (peer.lastFailure == null) {
+                peer.lastFailure = "cannot resolve " + peer.host;
+            }
+            lookUpAgain(peer);
+            failWaiting(peer, new NetNotSentException("could not connect to " + peer + ": " + peer.lastFailure));
+            node.onPeerStatusChanged();
+            return;
+        }
         SocketChannel ch = null;
         try {
             ch = SocketChannel.open();
@@ -1139,6 +1155,7 @@ final class NioWorker implements Runnable {
             peer.backoffMillis = Math.max(peer.backoffMillis, cc.reconnectMinBackoffMillis);
             peer.nextConnectNanos = ts.nanoTime() + TimeUnit.MILLISECONDS.toNanos(peer.backoffMillis);
             peer.status = Peer.Status.NOT_CONNECTED;
+            lookUpAgain(peer);
             failWaiting(peer, new NetNotSentException("could not connect to " + peer + ": " + peer.lastFailure));
             node.onPeerStatusChanged();
             return;
@@ -1160,6 +1177,47 @@ final class NioWorker implements Runnable {
             close(c, "connect failed: " + e, null);
         }
         node.onPeerStatusChanged();
+    }
+
+    /**
+     * Looks the peer's host up again, on the lookup thread, while the peer waits out its back-off:
+     * the next connection goes wherever the name points by then. A failed lookup keeps the address
+     * it has. One lookup per peer at a time.
+     */
+    private void lookUpAgain(Peer peer) {
+        if (peer.lookingUp) {
+            return;
+        }
+        peer.lookingUp = true;
+        HostResolver resolver = ((NioClientConfig) config).hostResolver;
+        PeerAddressLookups.submit(() -> {
+            InetSocketAddress found = null;
+            String failure = null;
+            try {
+                found = new InetSocketAddress(resolver.resolve(peer.host), peer.port);
+            } catch (Exception e) {
+                failure = e.toString();
+            }
+            InetSocketAddress foundFinal = found;
+            String failureFinal = failure;
+            execute(() -> onLookedUp(peer, foundFinal, failureFinal));
+        });
+    }
+
+    private void onLookedUp(Peer peer, InetSocketAddress found, String failure) {
+        peer.lookingUp = false;
+        if (found == null) {
+            if (peer.address.isUnresolved()) {
+                peer.lastFailure = "cannot resolve " + peer.host + ": " + failure;
+            }
+            return;
+        }
+        if (!found.equals(peer.address)) {
+            InetSocketAddress was = peer.address;
+            peer.address = found;
+            log.info("{}: {} now resolves to {} (was {}); connecting there", node.describe(), peer,
+                    found.getAddress().getHostAddress(), was.isUnresolved() ? "unresolved" : was.getAddress().getHostAddress());
+        }
     }
 
     private void finishConnect(NioConnection c) {
@@ -1307,6 +1365,7 @@ final class NioWorker implements Runnable {
                 peer.backoffMillis = peer.backoffMillis == 0 ? cc.reconnectMinBackoffMillis
                         : Math.min(peer.backoffMillis * 2, cc.reconnectMaxBackoffMillis);
                 peer.nextConnectNanos = ts.nanoTime() + TimeUnit.MILLISECONDS.toNanos(peer.backoffMillis);
+                lookUpAgain(peer);
             }
         }
         Throwable err = error != null ? error : new NetConnectionException(c + " closed: " + reason);

@@ -21,7 +21,15 @@ public final class Peer {
         REMOVED
     }
 
-    final InetSocketAddress address;
+    /** The host as the peer was added (a name or an address literal, without IPv6 brackets). */
+    final String host;
+    final int port;
+    /**
+     * Where the next connection goes: {@link #host} as last resolved (unresolved while no lookup has
+     * succeeded). Replaced by the worker when a lookup after a failed or closed connection finds the
+     * host elsewhere.
+     */
+    volatile InetSocketAddress address;
     /** The node id the server at {@link #address} must have; 0: any. */
     final int expectedNodeId;
     final NioWorker worker;
@@ -40,13 +48,18 @@ public final class Peer {
      * handshake, or refused ours), or null. Cleared by the next accepted handshake.
      */
     volatile String wrongNode;
+    /** A lookup of {@link #host} is on its way (owned by the worker). */
+    boolean lookingUp;
 
-    Peer(InetSocketAddress address, int expectedNodeId, NioWorker worker) {
+    Peer(String host, int port, InetSocketAddress address, int expectedNodeId, NioWorker worker) {
+        this.host = host;
+        this.port = port;
         this.address = address;
         this.expectedNodeId = expectedNodeId;
         this.worker = worker;
     }
 
+    /** The address the next connection goes to (unresolved while the host could not be looked up). */
     public InetSocketAddress address() {
         return address;
     }
@@ -100,6 +113,6 @@ public final class Peer {
 
     @Override
     public String toString() {
-        return address.getHostString() + ":" + address.getPort() + (expectedNodeId != 0 ? " (node " + expectedNodeId + ")" : "");
+        return host + ":" + port + (expectedNodeId != 0 ? " (node " + expectedNodeId + ")" : "");
     }
 }
