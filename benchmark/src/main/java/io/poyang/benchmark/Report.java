@@ -166,9 +166,16 @@ public final class Report {
         sb.append(String.format(Locale.ROOT, "  %-12s %s%n", name, value));
     }
 
+    /**
+     * Latencies in the table: to the microsecond below 10 ms, to the nanosecond below 10 µs (fiber
+     * switches take tens of nanoseconds: "0.000" would say nothing).
+     */
     private static String fmt(double ms) {
-        return String.format(Locale.ROOT, ms < 10 ? "%.3f" : "%.1f", ms);
+        return String.format(Locale.ROOT, ms < 0.01 ? "%.6f" : ms < 10 ? "%.3f" : "%.1f", ms);
     }
+
+    /** Latencies in JSON, in ms to the nanosecond (the histogram's resolution at its low end). */
+    private static final int LATENCY_DECIMALS = 6;
 
     /** One JSON object on one line. */
     public String toJson() {
@@ -192,11 +199,11 @@ public final class Report {
         // next to the counts they explain; always there (empty when none failed), so scripts need not test for the key
         m.put("failure_causes", FailureCauses.top(failureCauses, SHOWN_CAUSES));
         m.put("drain_failure_causes", FailureCauses.top(drainFailureCauses, SHOWN_CAUSES));
-        m.put("p50_ms", round(p50Ms, 4));
-        m.put("p95_ms", round(p95Ms, 4));
-        m.put("p99_ms", round(p99Ms, 4));
-        m.put("p999_ms", round(p999Ms, 4));
-        m.put("max_ms", round(maxMs, 4));
+        m.put("p50_ms", round(p50Ms, LATENCY_DECIMALS));
+        m.put("p95_ms", round(p95Ms, LATENCY_DECIMALS));
+        m.put("p99_ms", round(p99Ms, LATENCY_DECIMALS));
+        m.put("p999_ms", round(p999Ms, LATENCY_DECIMALS));
+        m.put("max_ms", round(maxMs, LATENCY_DECIMALS));
         if (halvesKnown()) {
             double change = secondHalfChangePercent();
             m.put("first_half_ops_per_sec", round(firstHalfOpsPerSecond, 1));
@@ -227,8 +234,9 @@ public final class Report {
             } else if (v instanceof Map) {
                 appendObject(sb, (Map<?, ?>) v);
             } else if (v instanceof Double || v instanceof Float) {
-                // Plain decimal, never exponent notation, so scripts and humans read it alike.
-                sb.append(new java.math.BigDecimal(((Number) v).doubleValue()).setScale(4, java.math.RoundingMode.HALF_UP)
+                // Plain decimal, never exponent notation, so scripts and humans read it alike; to the
+                // millionth, so latencies keep their nanoseconds (each figure is rounded before)
+                sb.append(new java.math.BigDecimal(((Number) v).doubleValue()).setScale(LATENCY_DECIMALS, java.math.RoundingMode.HALF_UP)
                         .stripTrailingZeros().toPlainString());
             } else if (v instanceof Number || v instanceof Boolean) {
                 sb.append(v);

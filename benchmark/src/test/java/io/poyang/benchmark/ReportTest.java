@@ -17,6 +17,17 @@ class ReportTest {
     }
 
     @Test
+    void latenciesOfNanosecondsAreShownNotRoundedToZero() {
+        Report r = tenPutsInOneSecond();
+        r.op = "fiber";
+        r.p50Ms = 0.000085;   // an 85 ns fiber switch
+        r.p99Ms = 0.0042;
+        r.maxMs = 12.5;
+        assertTrue(r.toTable().contains("p50 0.000085  p95 0.000000  p99 0.004200  p99.9 0.000000  max 12.5"), r.toTable());
+        assertTrue(r.toJson().contains("\"p50_ms\":0.000085,"), r.toJson());
+    }
+
+    @Test
     void jsonIsOneLineWithExtrasAndEscapes() {
         Report r = new Report();
         r.op = "log";
@@ -33,7 +44,7 @@ class ReportTest {
         String json = r.toJson();
         assertFalse(json.contains("\n"));
         assertTrue(json.contains("\"ops_per_sec\":500,"), json);
-        assertTrue(json.contains("\"p50_ms\":1.2346"), json);
+        assertTrue(json.contains("\"p50_ms\":1.23456"), json);
         assertTrue(json.contains("\"fsyncs_per_sec\":1234.5"), json);
         assertTrue(json.contains("\"mode\":\"async \\\"quoted\\\"\""), json);
         assertTrue(r.toTable().contains("fsyncs_per_sec"));
