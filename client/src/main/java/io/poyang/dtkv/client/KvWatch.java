@@ -16,6 +16,11 @@ public final class KvWatch implements AutoCloseable {
      * notifications only update that copy, which the start reads. Guarded by the KvWatches monitor.
      */
     boolean started;
+    /**
+     * Its place among its group's handles, in the order they were made: a state reaches the handles
+     * that watch it in this order. Set when it is registered, under the KvWatches monitor.
+     */
+    long order;
 
     KvWatch(KvWatches owner, int groupId, List<String> keys, KvWatchListener listener) {
         this.owner = owner;

@@ -23,9 +23,12 @@ import io.poyang.net.WritePacket;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -53,15 +56,27 @@ final class KvWatches implements ConnectionListener {
     private static final PoyangLog log = PoyangLogs.get(KvWatches.class);
     private static final long RESYNC_DELAY_MILLIS = 30;
     private static final long RESYNC_RETRY_MILLIS = 200;
+    /** Handles in the order they were made; a handle's own keys by their place in its list. */
+    private static final Comparator<Map.Entry<KvWatch, Integer>> MADE_THEN_PLACE =
+            Comparator.<Map.Entry<KvWatch, Integer>>comparingLong(e -> e.getKey().order)
+                    .thenComparingInt(Map.Entry::getValue);
 
     private final KvClient.Shared shared;
     private final Map<Integer, GroupWatches> groups = new HashMap<>();
     private boolean resyncScheduled;
 
     private static final class GroupWatches {
-        final List<KvWatch> handles = new ArrayList<>();
-        /** Watched key → handles watching it. */
-        final Map<String, Integer> refCounts = new HashMap<>();
+        /** The handles, in the order they were made. */
+        final Set<KvWatch> handles = new LinkedHashSet<>();
+        /** Handles made so far: the next one's {@link KvWatch#order}. */
+        long handlesMade;
+        /**
+         * Watched key → the handles watching it, in the order they were made, each with the key's
+         * place in its list (the first, when it lists the key twice). A key is watched while some
+         * handle is here; the handles a state reaches are found by looking up its key and each of
+         * the key's directories ({@link KvWatches#watchersOf}), not by walking every handle's keys.
+         */
+        final Map<String, Map<KvWatch, Integer>> watchers = new HashMap<>();
         /** Key → the raft index of the latest state seen (removed keys too), for keys some watch covers. */
         final Map<String, Long> seenAt = new HashMap<>();
         /** Key → its latest state, for keys that exist. */
@@ -120,18 +135,19 @@ final class KvWatches implements ConnectionListener {
         long[] known;
         synchronized (this) {
             GroupWatches g = groups.computeIfAbsent(groupId, id -> new GroupWatches());
+            w.order = g.handlesMade++;
             g.handles.add(w);
-            for (String k : keys) {
-                Integer n = g.refCounts.get(k);
-                if (n == null) {
+            for (int i = 0; i < keys.length; i++) {
+                String k = keys[i];
+                Map<KvWatch, Integer> ws = g.watchers.get(k);
+                if (ws == null) {
                     fresh.add(k);
-                    g.refCounts.put(k, 1);
-                } else {
-                    g.refCounts.put(k, n + 1);
-                    if (g.refused.remove(k)) {
-                        fresh.add(k);   // refused before: this watch asks again (and is told if refused again)
-                    }
+                    ws = new LinkedHashMap<>();
+                    g.watchers.put(k, ws);
+                } else if (g.refused.remove(k)) {
+                    fresh.add(k);   // refused before: this watch asks again (and is told if refused again)
                 }
+                ws.putIfAbsent(w, i);
             }
             known = new long[fresh.size()];
             for (int i = 0; i < known.length; i++) {
@@ -193,14 +209,15 @@ final class KvWatches implements ConnectionListener {
                 return;
             }
             for (String k : w.keys) {
-                int n = g.refCounts.get(k) - 1;
-                if (n == 0) {
-                    g.refCounts.remove(k);
+                Map<KvWatch, Integer> ws = g.watchers.get(k);
+                if (ws == null || ws.remove(w) == null) {
+                    continue;   // a key it lists twice, done at its first
+                }
+                if (ws.isEmpty()) {
+                    g.watchers.remove(k);
                     if (!g.refused.remove(k)) {
                         gone.add(k);   // (a refused key is not watched on the node)
                     }
-                } else {
-                    g.refCounts.put(k, n);
                 }
             }
             if (!gone.isEmpty()) {
@@ -228,7 +245,7 @@ final class KvWatches implements ConnectionListener {
      */
     private static boolean covered(GroupWatches g, String key) {
         for (String k = key; ; k = KvKeys.parentOf(k)) {
-            if (g.refCounts.containsKey(k)) {
+            if (g.watchers.containsKey(k)) {
                 return true;
             }
             if (k.isEmpty()) {
@@ -299,7 +316,7 @@ final class KvWatches implements ConnectionListener {
                 }
             } else {
                 for (String k : req.keys()) {
-                    if (g.refCounts.containsKey(k)) {
+                    if (g.watchers.containsKey(k)) {
                         g.refused.add(k);
                     }
                 }
@@ -444,8 +461,8 @@ final class KvWatches implements ConnectionListener {
                 }
                 g.needsSync = false;
                 g.resyncParts.clear(); // the server starts every directory's resync again
-                List<String> keys = new ArrayList<>(g.refCounts.size());
-                for (String k : g.refCounts.keySet()) {
+                List<String> keys = new ArrayList<>(g.watchers.size());
+                for (String k : g.watchers.keySet()) {
                     if (!g.refused.contains(k)) {
                         keys.add(k);
                     }
@@ -571,18 +588,15 @@ final class KvWatches implements ConnectionListener {
         if (seen != null && index <= seen) {
             return;   // an older or equal state than the one we have (a lagging replica, a repeat)
         }
-        boolean covered = false;
-        for (KvWatch w : g.handles) {
-            String wk = w.coveringKey(key);
-            if (wk != null) {
-                if (w.started) {
-                    calls.add(new Object[]{w, wk, node});
-                }   // else its start, queued behind this notification, delivers the state recorded below
-                covered = true;
-            }
-        }
-        if (!covered) {
+        List<Map.Entry<KvWatch, Integer>> found = watchersOf(g, key);
+        if (found.isEmpty()) {
             return;   // sent before its watch was closed: keep nothing no watch covers
+        }
+        for (Map.Entry<KvWatch, Integer> e : found) {
+            KvWatch w = e.getKey();
+            if (w.started) {
+                calls.add(new Object[]{w, w.keys.get(e.getValue()), node});
+            }   // else its start, queued behind this notification, delivers the state recorded below
         }
         g.seenAt.put(key, index);
         if (node.exists()) {
@@ -590,5 +604,40 @@ final class KvWatches implements ConnectionListener {
         } else {
             g.latest.remove(key);
         }
+    }
+
+    /**
+     * The handles whose watch covers {@code key}, in the order they were made, each once with the
+     * place in its list of its first key that covers it (the one {@link KvWatch#coveringKey} gives):
+     * the handles watching the key itself or one of its directories, the root included. Looks up the
+     * key's ancestors, not every handle's keys: a notification asks this for every state it brings,
+     * under the monitor the I/O thread also takes.
+     */
+    private static List<Map.Entry<KvWatch, Integer>> watchersOf(GroupWatches g, String key) {
+        List<Map.Entry<KvWatch, Integer>> found = new ArrayList<>();
+        int levels = 0;
+        for (String k = key; ; k = KvKeys.parentOf(k)) {
+            Map<KvWatch, Integer> ws = g.watchers.get(k);
+            if (ws != null) {
+                found.addAll(ws.entrySet());
+                levels++;
+            }
+            if (k.isEmpty()) {
+                break;
+            }
+        }
+        if (levels > 1) {
+            // handles of several levels: in the order they were made, and a handle found at more than
+            // one level (it watches the key and a directory above it) once, with its first such key
+            found.sort(MADE_THEN_PLACE);
+            int n = 0;
+            for (int i = 0; i < found.size(); i++) {
+                if (n == 0 || found.get(n - 1).getKey() != found.get(i).getKey()) {
+                    found.set(n++, found.get(i));
+                }
+            }
+            found.subList(n, found.size()).clear();
+        }
+        return found;
     }
 }
