@@ -33,8 +33,10 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Writes to raft groups of a cluster. It knows the nodes (their service addresses), keeps one
@@ -82,6 +84,8 @@ public final class RaftClient extends LifeCycle {
     private ScheduledExecutorService timer;
     private final AtomicLong redirects = new AtomicLong();
     private final AtomicLong retries = new AtomicLong();
+    /** Deadline timers of writes waiting for a leader search that still hold their write (tests). */
+    private final AtomicInteger searchDeadlinesHoldingWrites = new AtomicInteger();
 
     public RaftClient(RaftClientConfig config) {
         if (config.nodes.isEmpty()) {
@@ -325,6 +329,14 @@ public final class RaftClient extends LifeCycle {
         return retries.get();
     }
 
+    /**
+     * The deadline timers of writes that waited for a leader search which still hold their write:
+     * those whose search has not ended yet (package-private, for tests).
+     */
+    int searchDeadlinesHoldingWrites() {
+        return searchDeadlinesHoldingWrites.get();
+    }
+
     @SuppressWarnings("rawtypes")
     private static final AtomicIntegerFieldUpdater<WriteCall> WRITE_CALL_DONE =
             AtomicIntegerFieldUpdater.newUpdater(WriteCall.class, "done");
@@ -427,19 +439,23 @@ public final class RaftClient extends LifeCycle {
             }
             int ticket = searchTicket;
             CompletableFuture<Integer> search = findLeader(groupId);
+            SearchDeadline deadline = null;
             if (!search.isDone()) {
                 long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()) + 1;
+                deadline = new SearchDeadline(this, ticket);
                 try {
-                    timer.schedule(() -> {
-                        if (SEARCH_TICKET.compareAndSet(this, ticket, ticket + 1)) {
-                            attemptInCallback();   // past the deadline: fails, nothing was sent meanwhile
-                        }
-                    }, Math.max(1, left), TimeUnit.MILLISECONDS);
+                    timer.schedule(deadline, Math.max(1, left), TimeUnit.MILLISECONDS);
                 } catch (RejectedExecutionException e) {
-                    // stopped: the client's stop ends the call
+                    deadline.take();   // stopped: the client's stop ends the call
                 }
             }
+            SearchDeadline searchDeadline = deadline;
             search.whenComplete((leader, e) -> {
+                if (searchDeadline != null) {
+                    // whichever of the two takes the ticket, the timer has nothing left to do: it
+                    // must not keep the write (its body, its callback) until the deadline
+                    searchDeadline.take();
+                }
                 if (!SEARCH_TICKET.compareAndSet(this, ticket, ticket + 1)) {
                     return;   // the deadline came first
                 }
@@ -632,6 +648,40 @@ public final class RaftClient extends LifeCycle {
                 }
             } catch (Throwable t) {
                 log.warn("a raft write callback threw", t);
+            }
+        }
+    }
+
+    /**
+     * The deadline of a write while it waits for a leader search: at the deadline it takes the
+     * write's search ticket and fails it, unless the search's end took the ticket first. The search's
+     * end takes the write from it, so the timer's queue, which keeps it until the deadline, no longer
+     * holds the write. (It is not cancelled instead: the timer's cancel scans its queue, and every
+     * write that waited for a search would cancel, all at once when the search ends.)
+     */
+    private final class SearchDeadline extends AtomicReference<WriteCall<?>> implements Runnable {
+        private final int ticket;
+
+        SearchDeadline(WriteCall<?> call, int ticket) {
+            super(call);
+            this.ticket = ticket;
+            searchDeadlinesHoldingWrites.incrementAndGet();
+        }
+
+        /** The write, the first time only (null after): this deadline lets go of it. */
+        WriteCall<?> take() {
+            WriteCall<?> call = getAndSet(null);
+            if (call != null) {
+                searchDeadlinesHoldingWrites.decrementAndGet();
+            }
+            return call;
+        }
+
+        @Override
+        public void run() {
+            WriteCall<?> call = take();
+            if (call != null && SEARCH_TICKET.compareAndSet(call, ticket, ticket + 1)) {
+                call.attemptInCallback();   // past the deadline: fails, nothing was sent meanwhile
             }
         }
     }

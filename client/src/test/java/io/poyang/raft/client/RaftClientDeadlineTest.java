@@ -12,14 +12,19 @@ import io.poyang.net.ReqProcessor;
 import io.poyang.net.WritePacket;
 import org.junit.jupiter.api.Test;
 
+import io.poyang.testutil.Await;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -63,6 +68,41 @@ class RaftClientDeadlineTest {
         }
     }
 
+    /** Keeps status requests unanswered until the test answers them, as node 1 leading group 1. */
+    private static final class HeldStatus implements ReqProcessor<Object> {
+        final ConcurrentLinkedQueue<ReqContext> held = new ConcurrentLinkedQueue<>();
+
+        @Override
+        public PbCallback<Object> createDecoder() {
+            return IgnoreBodyDecoder.<Object>factory().create();
+        }
+
+        @Override
+        public WritePacket process(ReqContext context, Object body) {
+            held.add(context);
+            return null;
+        }
+
+        void answerAsLeader() {
+            for (ReqContext c; (c = held.poll()) != null; ) {
+                c.respond(WritePacket.response(new RaftStatusResponse(1, 1, 5, 1, RaftRole.LEADER, 0, 0, 0, new int[]{1})));
+            }
+        }
+    }
+
+    /** Answers every write with the same bytes, as the leader would with the state machine's result. */
+    private static final class AnsweringWrites implements ReqProcessor<Object> {
+        @Override
+        public PbCallback<Object> createDecoder() {
+            return IgnoreBodyDecoder.<Object>factory().create();
+        }
+
+        @Override
+        public WritePacket process(ReqContext context, Object body) {
+            return WritePacket.response(new BytesBody(new byte[]{42}));
+        }
+    }
+
     /** What a test does with the client. */
     private interface ClientTest {
         void run(RaftClient client, RaftClientConfig cfg) throws Exception;
@@ -74,6 +114,12 @@ class RaftClientDeadlineTest {
      */
     private static void withOneNode(ReqProcessor<Object> status, Consumer<RaftClientConfig> settings, ClientTest test)
             throws Exception {
+        withOneNode(status, null, settings, test);
+    }
+
+    /** Like the one above; the server also takes writes with {@code writes} (when not null). */
+    private static void withOneNode(ReqProcessor<Object> status, ReqProcessor<Object> writes,
+                                    Consumer<RaftClientConfig> settings, ClientTest test) throws Exception {
         NioServerConfig sc = new NioServerConfig();
         sc.host = "127.0.0.1";
         sc.port = 0;
@@ -81,6 +127,9 @@ class RaftClientDeadlineTest {
         sc.stopTimeoutMillis = 1000;
         NioServer server = new NioServer(sc);
         server.register(RaftCommands.RAFT_STATUS, status);
+        if (writes != null) {
+            server.register(RaftCommands.RAFT_WRITE, writes);
+        }
         server.start();
         RaftClientConfig cfg = new RaftClientConfig();
         cfg.node(1, "127.0.0.1:" + server.port());
@@ -146,6 +195,29 @@ class RaftClientDeadlineTest {
             assertTrue(e.getCause() instanceof PoyangTimeoutException, e.getCause().toString());
             assertTrue(e.getCause().getMessage().contains("not applied"), e.getCause().getMessage());
             assertTrue(tookMillis < 10_000, "a write of 300 ms ended after " + tookMillis + " ms");
+        });
+    }
+
+    @Test
+    void aWriteThatWaitedForALeaderSearchIsNotKeptByItsDeadlineTimerOnceTheSearchEnded() throws Exception {
+        HeldStatus status = new HeldStatus();
+        withOneNode(status, new AnsweringWrites(), cfg -> cfg.statusTimeoutMillis = 60_000, (client, cfg) -> {
+            // no leader known: the writes wait for one search, each with a timer for its (long) deadline
+            List<CompletableFuture<byte[]>> writes = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                writes.add(client.write(1, 0, new BytesBody(new byte[1024]), BytesDecoder.FACTORY, 600_000));
+            }
+            Await.until("the leader search's status request", 10_000, () -> !status.held.isEmpty());
+            assertEquals(3, client.searchDeadlinesHoldingWrites(), "each waiting write has a deadline timer");
+
+            status.answerAsLeader();
+            for (CompletableFuture<byte[]> w : writes) {
+                assertArrayEquals(new byte[]{42}, w.get(30, TimeUnit.SECONDS));
+            }
+            // the timers stay queued until the writes' deadline, ten minutes away: they must not hold
+            // the writes (their bodies, their callbacks) until then
+            assertEquals(0, client.searchDeadlinesHoldingWrites(),
+                    "deadline timers still holding a write after the search ended and the writes completed");
         });
     }
 }
