@@ -1185,8 +1185,8 @@ final class NioWorker implements Runnable {
      * it has. One lookup per peer at a time.
      */
     private void lookUpAgain(Peer peer) {
-        if (peer.lookingUp) {
-            return;
+        if (peer.lookingUp || stopping) {
+            return;   // one at a time; and a stopping client connects nowhere again
         }
         peer.lookingUp = true;
         HostResolver resolver = ((NioClientConfig) config).hostResolver;
