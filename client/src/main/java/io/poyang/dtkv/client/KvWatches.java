@@ -26,12 +26,13 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -77,10 +78,13 @@ final class KvWatches implements ConnectionListener {
          * the key's directories ({@link KvWatches#watchersOf}), not by walking every handle's keys.
          */
         final Map<String, Map<KvWatch, Integer>> watchers = new HashMap<>();
-        /** Key → the raft index of the latest state seen (removed keys too), for keys some watch covers. */
-        final Map<String, Long> seenAt = new HashMap<>();
-        /** Key → its latest state, for keys that exist. */
-        final Map<String, KvNode> latest = new HashMap<>();
+        /**
+         * Key → the raft index of the latest state seen (removed keys too), for keys some watch covers.
+         * Sorted, so the states under a directory are a range ({@link KvWatches#addKeysAtOrUnder}).
+         */
+        final NavigableMap<String, Long> seenAt = new TreeMap<>();
+        /** Key → its latest state, for keys that exist (sorted, as {@link #seenAt}). */
+        final NavigableMap<String, KvNode> latest = new TreeMap<>();
         /**
          * Directory → what the parts of its resync have brought so far, while the server sends it in
          * parts (a directory too large for one notification); gone once the last part came.
@@ -183,11 +187,14 @@ final class KvWatches implements ConnectionListener {
             if (w.closed || g == null) {
                 return;
             }
-            for (Map.Entry<String, Long> e : g.seenAt.entrySet()) {
-                if (w.coveringKey(e.getKey()) != null) {
-                    KvNode node = g.latest.get(e.getKey());
-                    cached.add(node != null ? node : KvNode.absent(e.getKey()));
-                }
+            // the kept states under each of its keys: ranges of the sorted map, not a walk of every state
+            Set<String> covered = new LinkedHashSet<>();
+            for (String k : w.keys) {
+                addKeysAtOrUnder(g.seenAt, k, covered);
+            }
+            for (String key : covered) {
+                KvNode node = g.latest.get(key);
+                cached.add(node != null ? node : KvNode.absent(key));
             }
         }
         for (KvNode n : cached) {
@@ -208,6 +215,7 @@ final class KvWatches implements ConnectionListener {
             if (g == null || !g.handles.remove(w)) {
                 return;
             }
+            List<String> unwatched = new ArrayList<>();
             for (String k : w.keys) {
                 Map<KvWatch, Integer> ws = g.watchers.get(k);
                 if (ws == null || ws.remove(w) == null) {
@@ -215,6 +223,7 @@ final class KvWatches implements ConnectionListener {
                 }
                 if (ws.isEmpty()) {
                     g.watchers.remove(k);
+                    unwatched.add(k);
                     if (!g.refused.remove(k)) {
                         gone.add(k);   // (a refused key is not watched on the node)
                     }
@@ -224,11 +233,15 @@ final class KvWatches implements ConnectionListener {
                 g.registrationsSent++;
             }
             // forget states no watch covers any more (and the indexes they were seen at: a later watch
-            // of such a key must get its current state from the server, not "nothing newer")
-            for (Iterator<String> it = g.seenAt.keySet().iterator(); it.hasNext(); ) {
-                String k = it.next();
+            // of such a key must get its current state from the server, not "nothing newer"); only
+            // states under a key nobody watches now can have lost their cover
+            Set<String> mayBeUncovered = new LinkedHashSet<>();
+            for (String k : unwatched) {
+                addKeysAtOrUnder(g.seenAt, k, mayBeUncovered);
+            }
+            for (String k : mayBeUncovered) {
                 if (!covered(g, k)) {
-                    it.remove();
+                    g.seenAt.remove(k);
                     g.latest.remove(k);
                 }
             }
@@ -243,6 +256,30 @@ final class KvWatches implements ConnectionListener {
      * included) is watched. Looks up the key's ancestors, not every watched key: {@link #unwatch}
      * asks this for every state it keeps, under the monitor the I/O thread also takes.
      */
+    /**
+     * Adds to {@code out} the keys of {@code m} under directory {@code dir}: strictly under it, or for
+     * the root every key (the root's own too). A range of the sorted map, since every key under "d"
+     * starts with "d." and so sorts from "d." up to, not including, "d/" ('/' follows '.').
+     */
+    static void addKeysUnder(NavigableMap<String, ?> m, String dir, java.util.Collection<String> out) {
+        if (dir.isEmpty()) {
+            out.addAll(m.keySet());
+            return;
+        }
+        out.addAll(m.subMap(dir + KvKeys.SEPARATOR, true, dir + (char) (KvKeys.SEPARATOR + 1), false).keySet());
+    }
+
+    /**
+     * Adds to {@code out} (a set) the keys of {@code m} that a watch of {@code key} covers: the key
+     * and all under it.
+     */
+    static void addKeysAtOrUnder(NavigableMap<String, ?> m, String key, java.util.Collection<String> out) {
+        if (m.containsKey(key)) {
+            out.add(key);
+        }
+        addKeysUnder(m, key, out);
+    }
+
     private static boolean covered(GroupWatches g, String key) {
         for (String k = key; ; k = KvKeys.parentOf(k)) {
             if (g.watchers.containsKey(k)) {
@@ -555,8 +592,10 @@ final class KvWatches implements ConnectionListener {
                         g.resyncParts.put(dir, parts);
                         continue;
                     }
-                    for (String k : new ArrayList<>(g.latest.keySet())) {
-                        if ((dir.isEmpty() || KvKeys.isUnder(k, dir)) && !present.contains(k)) {
+                    List<String> under = new ArrayList<>();
+                    addKeysUnder(g.latest, dir, under);
+                    for (String k : under) {
+                        if (!present.contains(k)) {
                             // gone, unless a change newer than the resync's start told us of it (a key
                             // made while later parts were on their way: it is in no part)
                             Long seen = g.seenAt.get(k);
