@@ -1,6 +1,5 @@
 package io.poyang.server.node;
 
-import io.poyang.server.Await;
 import io.poyang.server.config.PropertiesFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,7 +24,7 @@ class ClusterNameRecordTest {
     @Test
     void aNodeRestartedWithAnotherClusterNameIsRefusedAndTheRightNameStillStarts() throws Exception {
         Path data = tmp.resolve("data");
-        runAndStop(node(data, "prod"));
+        InProcessNodes.runAndStop(node(data, "prod"));
         assertEquals("prod", PropertiesFile.read(data.resolve(DataDir.NODE_FILE)).get("clusterName"));
 
         NodeStartException other = assertThrows(NodeStartException.class, () -> node(data, "staging").start());
@@ -34,20 +33,11 @@ class ClusterNameRecordTest {
         NodeStartException none = assertThrows(NodeStartException.class, () -> node(data, null).start());
         assertTrue(none.getMessage().contains("names no cluster"), none.getMessage());
 
-        runAndStop(node(data, "prod"));
+        InProcessNodes.runAndStop(node(data, "prod"));
     }
 
     private PoyangNode node(Path data, String clusterName) throws Exception {
         return InProcessNodes.singleNode(tmp.resolve("config.properties"), data, clusterName == null
                 ? Collections.emptyMap() : Collections.singletonMap("clusterName", clusterName));
-    }
-
-    private static void runAndStop(PoyangNode node) throws Exception {
-        node.start();
-        try {
-            Await.until("node 1 to lead group 1", 30_000, () -> node.raftServer().group(1).isLeader());
-        } finally {
-            node.stop();
-        }
     }
 }

@@ -43,7 +43,7 @@ class FailedStartTest {
         }
         assertDirectoryFree(data);
 
-        runAndStop(node);
+        InProcessNodes.runAndStop(node);
         assertDirectoryFree(data);
         awaitNoThreadLeftSince(before);
     }
@@ -66,20 +66,9 @@ class FailedStartTest {
         }
 
         Files.delete(groupDir);
-        runAndStop(node);
+        InProcessNodes.runAndStop(node);
         assertDirectoryFree(data);
         awaitNoThreadLeftSince(before);
-    }
-
-    /** Starts {@code node} (again), waits until its group elects it, stops it. */
-    private static void runAndStop(PoyangNode node) throws Exception {
-        node.start();
-        try {
-            Await.until("node 1 to lead group 1", 30_000, () -> node.raftServer().group(1).isLeader());
-        } finally {
-            node.stop();
-        }
-        assertTrue(node.isStopped());
     }
 
     /** Nobody in this JVM holds the directory: it can be taken (and is given back). */

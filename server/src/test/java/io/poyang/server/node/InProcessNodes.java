@@ -85,6 +85,19 @@ public final class InProcessNodes implements AutoCloseable {
         return new PoyangNode(NodeConfig.load(confFile), ServersConfig.singleNode(1, "127.0.0.1:0"), null);
     }
 
+    /** Starts a single node (again), waits until it leads group 1, stops it. */
+    static void runAndStop(PoyangNode node) throws Exception {
+        node.start();
+        try {
+            Await.until("node 1 to lead group 1", 30_000, () -> node.raftServer().group(1).isLeader());
+        } finally {
+            node.stop();
+        }
+        if (!node.isStopped()) {
+            throw new AssertionError("node 1 did not stop");
+        }
+    }
+
     /** The nodes in id order (node i at index i - 1). */
     public List<PoyangNode> nodes() {
         return Collections.unmodifiableList(nodes);
