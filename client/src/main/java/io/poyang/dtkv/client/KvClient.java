@@ -27,6 +27,7 @@ import io.poyang.net.RemoteException;
 import io.poyang.net.ResponseCode;
 import io.poyang.net.RpcCallback;
 import io.poyang.raft.client.RaftClient;
+import io.poyang.raft.client.RaftCommands;
 import io.poyang.raft.client.RaftOutcomeUnknownException;
 
 import java.nio.charset.StandardCharsets;
@@ -56,9 +57,13 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * pool unless configured), never on the I/O thread unless {@link KvClientConfig#callbackOnIoThread}.
  *
  * <p>Writes are exactly-once: each carries the client's id (its connection handshake id, also the
- * owner of its temp nodes and locks) and a seq; a write whose connection dropped before the answer
- * is sent again with the same seq within its deadline, and the server answers a repeat with the
- * first answer. A write with no answer by its deadline fails with
+ * owner of its temp nodes and locks) and a seq; a write whose connection dropped before the answer,
+ * or whose leader stepped down before it committed (a leader cut off from its peers answers its
+ * uncommitted writes so when check-quorum ends its leadership), is sent again with the same seq
+ * within its deadline — to the new leader, once the raft client finds it — and the group applies
+ * it at most once, answering a repeat with the first answer. Writes outstanding together may then
+ * be applied in another order than they were sent; a write sent after another's answer is always
+ * applied after it. A write with no answer by its deadline fails with
  * {@link RaftOutcomeUnknownException}: it may or may not be applied.
  *
  * <p>Reads are linearizable: each returns data at least as new as every write acknowledged before
@@ -705,6 +710,8 @@ public final class KvClient implements AutoCloseable {
          * later copy hears that says "not applied" is true of that copy only.
          */
         private boolean earlierCopyUnknown;
+        /** What became of the earlier copy, for the outcome-unknown message. */
+        private String earlierCopyFate = "its connection was lost";
         /** The pause before sending again after SESSION_EXPIRED; doubles each time. */
         private long expiredBackoffMillis = 10;
         /** The answer that made the last copy be sent again (reported if the deadline passes first). */
@@ -723,8 +730,9 @@ public final class KvClient implements AutoCloseable {
             if (leftMillis <= 0) {
                 finish(null, session == null ? readTimeout(groupId, req, null)
                         : earlierCopyUnknown || resentAfter == null
-                        ? new RaftOutcomeUnknownException(groupId, "the write's connection was lost and its deadline"
-                        + " passed before it could be sent again; it may or may not be applied", null)
+                        ? new RaftOutcomeUnknownException(groupId, "an earlier copy of the write was sent and "
+                        + earlierCopyFate + ", and the deadline passed before it could be sent again; it may or"
+                        + " may not be applied", null)
                         : resentAfter);
                 return;
             }
@@ -770,6 +778,18 @@ public final class KvClient implements AutoCloseable {
                 // The connection dropped with the request in flight: a write with the same seq again is
                 // safe (exactly-once), and so is a read (it changes nothing).
                 earlierCopyUnknown = session != null;
+                earlierCopyFate = "its connection was lost";
+                if (resendAfter(20)) {
+                    return;
+                }
+            }
+            if (session != null && error instanceof RaftOutcomeUnknownException && isSteppedDown(error.getCause())) {
+                // The leader that took it stopped leading (cut off from its peers, or it saw a newer
+                // term) before the write committed. The new leader applies a copy with the same seq at
+                // most once, answering with the first result if the old entry commits after all; the
+                // raft client looks for that leader (the old one is forgotten, and answers NOT_LEADER).
+                earlierCopyUnknown = true;
+                earlierCopyFate = "its leader stepped down before it committed";
                 if (resendAfter(20)) {
                     return;
                 }
@@ -795,8 +815,8 @@ public final class KvClient implements AutoCloseable {
         }
 
         private RaftOutcomeUnknownException outcomeUnknown(Throwable lastCopysFailure) {
-            return new RaftOutcomeUnknownException(groupId, "an earlier copy of the write was sent before its"
-                    + " connection was lost, and the last copy failed (" + lastCopysFailure.getMessage()
+            return new RaftOutcomeUnknownException(groupId, "an earlier copy of the write was sent and "
+                    + earlierCopyFate + ", and the last copy failed (" + lastCopysFailure.getMessage()
                     + "): it may or may not be applied", lastCopysFailure);
         }
 
@@ -916,6 +936,15 @@ public final class KvClient implements AutoCloseable {
     @SuppressWarnings("rawtypes")
     private static final AtomicIntegerFieldUpdater<NodeReadCall> READ_DONE =
             AtomicIntegerFieldUpdater.newUpdater(NodeReadCall.class, "done");
+
+    /**
+     * Whether {@code cause} is a leader's answer that it stopped leading with the write in its log,
+     * not committed as far as it knew (SYS_ERROR, {@link RaftCommands#SYS_ERROR_STEPPED_DOWN}).
+     */
+    static boolean isSteppedDown(Throwable cause) {
+        return cause instanceof RemoteException && ((RemoteException) cause).responseCode() == ResponseCode.SYS_ERROR
+                && ((RemoteException) cause).bizCode() == RaftCommands.SYS_ERROR_STEPPED_DOWN;
+    }
 
     /** What a read's failure means to the caller: reads have no "unknown outcome", only no answer in time. */
     static Throwable readFailure(int groupId, KvReq req, Throwable error) {

@@ -554,6 +554,10 @@ public final class RaftClient extends LifeCycle {
                                 + groupId + " could take it; it was not applied"));
                         return;
                     case ResponseCode.SYS_ERROR:
+                        if (r.bizCode() == RaftCommands.SYS_ERROR_STEPPED_DOWN) {
+                            // the node stopped leading: the next write of the group looks for the new leader
+                            leaders.remove(groupId, node);
+                        }
                         if (exactlyOnce && r.bizCode() != RaftCommands.SYS_ERROR_SESSION_WINDOW_PASSED
                                 && deadlineNanos - System.nanoTime() > 0) {
                             // the node failed or stopped with it in its log: another leader applies it once

@@ -64,6 +64,17 @@ public final class RaftCommands {
     public static final int SYS_ERROR_SESSION_WINDOW_PASSED = 1;
 
     /**
+     * The detail (biz_code) of a SYS_ERROR answer from a leader that stepped down (it lost its
+     * majority, saw a higher term, or handed over) while the write was in its log above the commit
+     * index it knew: the outcome is unknown — the entry may still be committed by the new leader, or
+     * be overwritten. Only writes the state machine deduplicates get it (DtKV writes with a session,
+     * see {@code RaftGroup.acceptDeduplicatedWrite}): the client sends such a write again, same
+     * session and seq, to the new leader, which applies it at most once. Other writes stay in the old
+     * leader's list until their index is applied there or their deadline passes.
+     */
+    public static final int SYS_ERROR_STEPPED_DOWN = 2;
+
+    /**
      * The detail (packet field 5) of a BAD_REQUEST answer from a node that does not host the group the
      * request names: nothing was applied there. A client that took that node for the leader — the group
      * was moved off it by a membership change and removed — looks for the leader again; if no other node

@@ -92,7 +92,13 @@ final class KvProcessors {
             // No raft session (raft's SessionTable): a DtKV write carries its exactly-once session in the
             // KvReq (client id, seq, acked_below) and the store's ClientSessions check it when it is
             // applied. One mechanism per write; dtkv/README.md, "Sessions", says why it is this one.
-            g.acceptWrite(context, KvCommands.KV_BIZ_TYPE, req, req.encodedSize());
+            if (req.seq() != 0) {
+                // the store applies a repeat of (client, seq) at most once, so if the leader stops leading
+                // before the write commits it answers at once, and the client sends it to the new leader
+                g.acceptDeduplicatedWrite(context, KvCommands.KV_BIZ_TYPE, req, req.encodedSize());
+            } else {
+                g.acceptWrite(context, KvCommands.KV_BIZ_TYPE, req, req.encodedSize());
+            }
             return null;
         }
     }

@@ -143,6 +143,44 @@ final class ApplyManager extends FiberFrame<Void> {
         g.responder.flush();
     }
 
+    /**
+     * This node stopped leading: the writes that the state machine deduplicates
+     * ({@link WriteTask#answerAtStepDown}) and that are above {@code commitIndex} are answered now,
+     * outcome unknown ({@link io.poyang.raft.client.RaftCommands#SYS_ERROR_STEPPED_DOWN}), so their
+     * clients send them again to the new leader instead of waiting here. Kept waiting, a write of a
+     * leader cut off from its peers would learn its fate only when the partition heals, mostly after
+     * its deadline. Committed ones, and writes that cannot be sent again safely, keep waiting for
+     * their index as before.
+     */
+    void answerUncommittedAtStepDown(long commitIndex) {
+        int answered = answerUncommittedAtStepDown(pending, commitIndex) + answerUncommittedAtStepDown(stale, commitIndex);
+        if (answered != 0) {
+            g.responder.flush();
+            log.info("group {}: node {} stepped down with {} deduplicated writes above commit index {}; answered"
+                    + " them outcome unknown so their clients send them to the new leader", g.state.groupId,
+                    g.state.selfId, answered, commitIndex);
+        }
+    }
+
+    private int answerUncommittedAtStepDown(ArrayDeque<WriteTask> q, long commitIndex) {
+        int answered = 0;
+        int n = q.size();
+        for (int i = 0; i < n; i++) {
+            // one pass in index order, keeping the others in place (the queue stays sorted)
+            WriteTask t = q.pollFirst();
+            if (t.answerAtStepDown && t.index > commitIndex) {
+                g.responder.fail(t, ResponseCode.SYS_ERROR, io.poyang.raft.client.RaftCommands.SYS_ERROR_STEPPED_DOWN,
+                        "node " + g.state.selfId + " stopped leading raft group " + g.state.groupId + " with the write"
+                                + " (index " + t.index + ") not committed as far as it knows; its outcome is unknown:"
+                                + " send it again, same session and seq, to the new leader");
+                answered++;
+            } else {
+                q.addLast(t);
+            }
+        }
+        return answered;
+    }
+
     int pendingCount() {
         return pending.size() + stale.size();
     }

@@ -434,6 +434,11 @@ public final class RaftGroup {
 
     /** {@link #acceptWrite(ReqContext, int, Encodable, int)} of an exactly-once write ({@code sessionId} 0: none). */
     public void acceptWrite(ReqContext ctx, int bizType, Encodable body, int bodyBytes, long sessionId, long sessionSeq) {
+        acceptWrite(ctx, bizType, body, bodyBytes, sessionId, sessionSeq, false);
+    }
+
+    private void acceptWrite(ReqContext ctx, int bizType, Encodable body, int bodyBytes, long sessionId, long sessionSeq,
+                             boolean answerAtStepDown) {
         RaftRole role = pubRole;
         if (role != RaftRole.LEADER) {
             if (stopRequested) {
@@ -458,7 +463,21 @@ public final class RaftGroup {
         WriteTask t = new WriteTask(bizType, body, bodyBytes, ctx.deadlineNanos(), ctx, null);
         t.sessionId = sessionId;
         t.sessionSeq = sessionSeq;
+        t.answerAtStepDown = answerAtStepDown;
         writeChannel.fireOffer(t);
+    }
+
+    /**
+     * {@link #acceptWrite(ReqContext, int, Encodable, int)} of a write the state machine applies at
+     * most once however many copies reach the log — it carries the state machine's own session, as a
+     * DtKV write with a seq does. If this node stops leading with the write above the commit index it
+     * knows, it answers at once SYS_ERROR with detail {@code RaftCommands.SYS_ERROR_STEPPED_DOWN}
+     * (outcome unknown), so the client sends it again to the new leader instead of waiting for an
+     * answer that a leader cut off from its peers cannot give before the deadline. Never use it for a
+     * write that a second copy would apply twice.
+     */
+    public void acceptDeduplicatedWrite(ReqContext ctx, int bizType, Encodable body, int bodyBytes) {
+        acceptWrite(ctx, bizType, body, bodyBytes, 0, 0, true);
     }
 
     /** An AppendEntries request from the leader (I/O thread). */
@@ -1069,6 +1088,7 @@ public final class RaftGroup {
 
     void onLeadershipLost() {
         reads.onLeadershipLost();
+        applyManager.answerUncommittedAtStepDown(state.commitIndex);
         transfer.onProgress();
         membership.onProgress();
         Replicator[] rs = replicators;

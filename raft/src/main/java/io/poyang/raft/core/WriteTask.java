@@ -30,6 +30,15 @@ final class WriteTask {
     /** Exactly-once writes: the client's session id and this write's sequence number (0: none). */
     long sessionId;
     long sessionSeq;
+    /**
+     * The state machine applies a repeat of this write at most once (it carries the state machine's
+     * own session, as a DtKV write does), so a client may send it again to another leader. When this
+     * node stops leading with the write not committed as far as it knows, it answers it at once —
+     * outcome unknown, {@link io.poyang.raft.client.RaftCommands#SYS_ERROR_STEPPED_DOWN} — instead of
+     * keeping it until its index is applied or its deadline passes: a leader cut off from its peers
+     * learns neither before the deadline, while the client could have had it done by the new leader.
+     */
+    boolean answerAtStepDown;
     /** Assigned by the leader writer; 0 until then. */
     long index;
     int term;
