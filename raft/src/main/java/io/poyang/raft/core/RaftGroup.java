@@ -1088,7 +1088,11 @@ public final class RaftGroup {
 
     void onLeadershipLost() {
         reads.onLeadershipLost();
-        applyManager.answerUncommittedAtStepDown(state.commitIndex);
+        if (state.failure == null) {
+            // (a group that failed answers every waiting write with its failure instead, at once and
+            // for good: failAllPending)
+            applyManager.answerUncommittedAtStepDown(state.commitIndex);
+        }
         transfer.onProgress();
         membership.onProgress();
         Replicator[] rs = replicators;
