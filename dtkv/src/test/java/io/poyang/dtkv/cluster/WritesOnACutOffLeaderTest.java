@@ -1,7 +1,15 @@
 package io.poyang.dtkv.cluster;
 
+import io.poyang.dtkv.KvCommands;
+import io.poyang.dtkv.KvReq;
+import io.poyang.dtkv.KvResp;
 import io.poyang.dtkv.client.KvClient;
 import io.poyang.dtkv.client.KvClientConfig;
+import io.poyang.net.RemoteException;
+import io.poyang.net.ResponseCode;
+import io.poyang.net.RpcCallback;
+import io.poyang.raft.client.RaftCommands;
+import io.poyang.raft.client.RaftOutcomeUnknownException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -10,9 +18,13 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -73,6 +85,36 @@ class WritesOnACutOffLeaderTest {
             assertEquals("3", kv.get("n").valueAsString());
 
             c.faults.heal();
+            c.checkReplicasEqual();
+        }
+    }
+
+    @Test
+    void aWriteWithoutASessionIsNotAnsweredAtTheStepDownAndNotSentAgain() throws Exception {
+        try (KvTestCluster c = new KvTestCluster(dir, 3, KvTestCluster.testConfig().electionTimeoutMillis(1_000), null)
+                .start()) {
+            KvClient kv = c.clientOf(new KvClientConfig(), 1, 2, 3);
+            kv.put("plain", b("0"));
+            int oldLeader = c.leader();
+            c.faults.isolate(oldLeader);
+            // seq 0: the store cannot tell a second copy from a new write, so the cut-off leader keeps it
+            // (it may still commit) and the raft client never sends it again; only its deadline ends it
+            CompletableFuture<KvResp> plain = new CompletableFuture<>();
+            kv.raftClient().callLeader(1, KvCommands.KV_WRITE, KvReq.put("plain", b("1")).groupId(1),
+                    KvResp.Decoder::new, 4_000, RpcCallback.completing(plain));
+            ExecutionException e = assertThrows(ExecutionException.class, () -> plain.get(30, TimeUnit.SECONDS));
+            assertInstanceOf(RaftOutcomeUnknownException.class, e.getCause(), "a write with no session sent once");
+            Throwable answer = e.getCause().getCause();
+            if (answer instanceof RemoteException) {
+                // the leader's answer at the deadline, not at the step-down
+                assertEquals(ResponseCode.SYS_ERROR, ((RemoteException) answer).responseCode());
+                assertNotEquals(RaftCommands.SYS_ERROR_STEPPED_DOWN, ((RemoteException) answer).bizCode(),
+                        "a write without a session was answered at the step-down: " + answer);
+            }
+            assertTrue(c.group(oldLeader).lastLogIndex() > c.group(oldLeader).commitIndex(),
+                    "the cut-off leader took the write");
+            c.faults.heal();
+            assertEquals("0", kv.get("plain").valueAsString(), "the cut-off leader's entry was overwritten");
             c.checkReplicasEqual();
         }
     }
