@@ -67,10 +67,12 @@ public final class RaftCommands {
      * The detail (biz_code) of a SYS_ERROR answer from a leader that stepped down (it lost its
      * majority, saw a higher term, or handed over) while the write was in its log above the commit
      * index it knew: the outcome is unknown — the entry may still be committed by the new leader, or
-     * be overwritten. Only writes the state machine deduplicates get it (DtKV writes with a session,
-     * see {@code RaftGroup.acceptDeduplicatedWrite}): the client sends such a write again, same
-     * session and seq, to the new leader, which applies it at most once. Other writes stay in the old
-     * leader's list until their index is applied there or their deadline passes.
+     * be overwritten. Only writes that are applied at most once get it — exactly-once writes with a
+     * raft session, and writes the state machine deduplicates itself (DtKV writes with a seq, see
+     * {@code RaftGroup.acceptDeduplicatedWrite}): the client sends such a write again, same session
+     * and seq, to the new leader (RaftClient does for its exactly-once writes, KvClient for its
+     * writes). Other writes stay in the old leader's list until their index is applied there or their
+     * deadline passes.
      */
     public static final int SYS_ERROR_STEPPED_DOWN = 2;
 

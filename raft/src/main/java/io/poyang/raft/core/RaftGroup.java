@@ -432,9 +432,13 @@ public final class RaftGroup {
         acceptWrite(ctx, bizType, body, bodyBytes, 0, 0);
     }
 
-    /** {@link #acceptWrite(ReqContext, int, Encodable, int)} of an exactly-once write ({@code sessionId} 0: none). */
+    /**
+     * {@link #acceptWrite(ReqContext, int, Encodable, int)} of an exactly-once write ({@code sessionId} 0: none).
+     * Raft's session table applies a (session, seq) at most once, so such a write is answered when this
+     * node stops leading with it uncommitted, like {@link #acceptDeduplicatedWrite}'s.
+     */
     public void acceptWrite(ReqContext ctx, int bizType, Encodable body, int bodyBytes, long sessionId, long sessionSeq) {
-        acceptWrite(ctx, bizType, body, bodyBytes, sessionId, sessionSeq, false);
+        acceptWrite(ctx, bizType, body, bodyBytes, sessionId, sessionSeq, sessionId != 0);
     }
 
     private void acceptWrite(ReqContext ctx, int bizType, Encodable body, int bodyBytes, long sessionId, long sessionSeq,

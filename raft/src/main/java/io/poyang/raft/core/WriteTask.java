@@ -31,8 +31,8 @@ final class WriteTask {
     long sessionId;
     long sessionSeq;
     /**
-     * The state machine applies a repeat of this write at most once (it carries the state machine's
-     * own session, as a DtKV write does), so a client may send it again to another leader. When this
+     * A repeat of this write is applied at most once (it has a raft session, or it carries the state
+     * machine's own session, as a DtKV write does), so a client may send it again to another leader. When this
      * node stops leading with the write not committed as far as it knows, it answers it at once —
      * outcome unknown, {@link io.poyang.raft.client.RaftCommands#SYS_ERROR_STEPPED_DOWN} — instead of
      * keeping it until its index is applied or its deadline passes: a leader cut off from its peers

@@ -360,4 +360,34 @@ class RaftClientTest {
                     java.util.Arrays.stream(c.values(leader, 1)).anyMatch(v -> v == 42));
         }
     }
+
+    /**
+     * A leader cut off from its peers (the client still reaching it) takes an exactly-once write it can
+     * never commit. When check-quorum ends its leadership it answers the write "stepped down, outcome
+     * unknown" at once, and the client sends it to the new leader, which applies it once. Attempts are
+     * as long as the deadline here, so that answer is the only thing that can make the client resend.
+     */
+    @Test
+    void anExactlyOnceWriteTakenByALeaderCutOffFromItsPeersIsAppliedOnceByTheNewLeader() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            RaftClient client = clientWithAttemptsOf(c, 60_000);
+            io.poyang.raft.client.RaftSession session = client.newSession();
+            session.write(1, 0, TestStateMachine.body(1), BytesDecoder.FACTORY, 5_000).get(10, TimeUnit.SECONDS);
+            assertEquals(leader, client.knownLeader(1));
+            long committedBefore = c.group(leader, 1).commitIndex();
+
+            c.faults.isolate(leader);
+            byte[] r = session.write(1, 0, TestStateMachine.body(2), BytesDecoder.FACTORY, 20_000)
+                    .get(30, TimeUnit.SECONDS);
+            assertTrue(ByteBuffer.wrap(r).getLong() > committedBefore);
+            assertTrue(c.group(leader, 1).lastLogIndex() > c.group(leader, 1).commitIndex(),
+                    "the cut-off leader took the write");
+            assertNotEquals(leader, client.knownLeader(1));
+
+            c.faults.heal();
+            long twos = java.util.Arrays.stream(c.checkIdentical(1)).filter(v -> v == 2).count();
+            assertEquals(1, twos, "the write was applied " + twos + " times");
+        }
+    }
 }
