@@ -1,5 +1,7 @@
 package io.poyang.dtkv.server;
 
+import java.util.TreeMap;
+
 /**
  * One key of the tree: its versions (newest first), its place under its parent, its place in the
  * tree's creation-ordered list (what snapshots walk), and its TTL deadline when it is a temp node.
@@ -13,11 +15,12 @@ final class KvEntry extends DeadlineHeap.Item {
     KvEntry parent;
     KvVersion latest;
 
-    // children of a directory, in no particular order (list sorts by name)
-    KvEntry firstChild;
-    KvEntry prevSibling;
-    KvEntry nextSibling;
-    int childCount;
+    /**
+     * The live children of a directory by full key (null while it has none): kept sorted so that a
+     * list comes out in key order without sorting and a list page seeks to the first key after its
+     * cursor in O(log n) instead of visiting every child. Only {@link KvTree} changes it.
+     */
+    TreeMap<String, KvEntry> children;
 
     // the tree's creation-ordered list
     KvEntry listPrev;
@@ -37,6 +40,11 @@ final class KvEntry extends DeadlineHeap.Item {
     /** Whether the key exists now. */
     boolean live() {
         return latest != null && !latest.removed;
+    }
+
+    /** How many live children this directory has. */
+    int childCount() {
+        return children == null ? 0 : children.size();
     }
 
     boolean isLiveDir() {

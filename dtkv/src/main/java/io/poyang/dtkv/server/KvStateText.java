@@ -25,7 +25,7 @@ final class KvStateText {
             KvVersion v = e.latest;
             sb.append("node ").append(e.key).append(v.dir ? " dir" : " value=" + hex(v.value))
                     .append(" c=").append(v.createIndex).append(" u=").append(v.updateIndex)
-                    .append(" parent=").append(e.parent.key).append(" children=").append(e.childCount);
+                    .append(" parent=").append(e.parent.key).append(" children=").append(e.childCount());
             if (v.isTemp()) {
                 sb.append(" owner=").append(v.ownerMost).append(':').append(v.ownerLeast).append(" ttl=")
                         .append(v.ttlMillis).append(" expireAt=").append(v.expireAtMillis)

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 
 /**
@@ -476,7 +477,7 @@ public final class KvStore {
         if (e == null || removedInBatch != null && removedInBatch.contains(e)) {
             return fail(KvCode.NOT_FOUND, "'" + key + "' does not exist");
         }
-        int children = e.childCount;
+        int children = e.childCount();
         if (childrenRemovedInBatch != null) {
             children -= childrenRemovedInBatch.getOrDefault(e, 0);
         }
@@ -500,8 +501,8 @@ public final class KvStore {
 
     /** Removes a directory and everything under it, children first, in one entry. */
     private void removeSubtree(long index, KvEntry e) {
-        while (e.firstChild != null) {
-            removeSubtree(index, e.firstChild);
+        while (e.children != null) { // the last child's removal drops the map
+            removeSubtree(index, e.children.firstEntry().getValue());
         }
         doRemove(index, e);
     }
@@ -738,8 +739,6 @@ public final class KvStore {
         return 1 + PbUtil.sizeOfUnsignedVarint32(len) + len;
     }
 
-    private static final java.util.Comparator<KvNode> NODES_BY_KEY = java.util.Comparator.comparing(KvNode::key);
-
     /** The children of a directory ("" is the root), sorted by key, values included. */
     public KvResp list(String dirKey) {
         KvResp refused = checkListable(dirKey);
@@ -747,21 +746,19 @@ public final class KvStore {
             return refused;
         }
         KvEntry e = tree.live(dirKey);
-        // sorted only once they are known to fit: a directory too large for one answer is refused
-        // after one pass, not after sorting all of it
-        List<KvNode> nodes = new ArrayList<>(Math.min(e.childCount, 1 << 16));
+        // children are kept sorted by key: one pass, refused as soon as the answer would be too large
+        List<KvNode> nodes = new ArrayList<>(Math.min(e.childCount(), 1 << 16));
         long bytes = 0;
-        for (KvEntry child = e.firstChild; child != null; child = child.nextSibling) {
+        for (KvEntry child : KvTree.sortedChildren(e)) {
             KvNode node = child.latest.toNode(child.key);
             bytes += nodeFieldBytes(node);
             if (bytes > KvKeys.MAX_ANSWER_BYTES) {
-                return KvResp.fail(KvCode.ANSWER_TOO_LARGE, lastAppliedIndex, "the " + e.childCount
+                return KvResp.fail(KvCode.ANSWER_TOO_LARGE, lastAppliedIndex, "the " + e.childCount()
                         + " children of directory '" + dirKey + "' take more than the " + KvKeys.MAX_ANSWER_BYTES
                         + " bytes one answer may carry; list it in pages (listPage)");
             }
             nodes.add(node);
         }
-        nodes.sort(NODES_BY_KEY);
         return KvResp.success(lastAppliedIndex).nodes(nodes);
     }
 
@@ -799,20 +796,27 @@ public final class KvStore {
             return refused;
         }
         KvEntry e = tree.live(dirKey);
-        int[] afterCount = new int[1];
-        List<KvEntry> after = KvTree.sortedChildrenAfter(e, startAfter,
-                limit == 0 ? KvKeys.DEFAULT_LIST_PAGE_NODES : limit, afterCount);
-        List<KvNode> nodes = new ArrayList<>(after.size());
+        int maxNodes = limit == 0 ? KvKeys.DEFAULT_LIST_PAGE_NODES : limit;
+        // a seek to the first child after the cursor, then one step per child: a page does not
+        // visit the children before it, so paging through a directory costs in proportion to its size
+        Iterator<KvEntry> after = KvTree.childrenAfter(e, startAfter);
+        List<KvNode> nodes = new ArrayList<>(Math.min(maxNodes, e.childCount()));
         long bytes = 0;
-        for (KvEntry child : after) {
+        boolean more = false;
+        while (after.hasNext()) {
+            if (nodes.size() == maxNodes) {
+                more = true;
+                break;
+            }
+            KvEntry child = after.next();
             KvNode node = child.latest.toNode(child.key);
             bytes += nodeFieldBytes(node);
             if (bytes > KvKeys.MAX_LIST_PAGE_BYTES && !nodes.isEmpty()) {
+                more = true; // this child starts the next page
                 break;
             }
             nodes.add(node);
         }
-        boolean more = nodes.size() < afterCount[0];
         return KvResp.success(lastAppliedIndex).nodes(nodes).more(more);
     }
 

@@ -4,15 +4,16 @@ import io.poyang.dtkv.KvKeys;
 import io.poyang.dtkv.KvNode;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
-import java.util.PriorityQueue;
+import java.util.TreeMap;
 
 /**
- * The tree's storage: a hash index from full key to {@link KvEntry}, directories linked to their
- * children, all entries on one list in creation order, and multi-versioning while snapshots are
+ * The tree's storage: a hash index from full key to {@link KvEntry}, each directory's live children
+ * in a map sorted by key, all entries on one list in creation order, and multi-versioning while snapshots are
  * open. It knows nothing about operations' rules (that is {@link KvStore}); it installs versions.
  *
  * <h3>Versions and snapshots</h3>
@@ -199,8 +200,7 @@ final class KvTree {
         listHead = null;
         listTail = null;
         liveCount = 0;
-        root.firstChild = null;
-        root.childCount = 0;
+        root.children = null;
         garbage.clear();
         keptVersions = 0;
     }
@@ -212,72 +212,35 @@ final class KvTree {
     // ---- children ----
 
     private static void linkChild(KvEntry parent, KvEntry e) {
-        e.prevSibling = null;
-        e.nextSibling = parent.firstChild;
-        if (parent.firstChild != null) {
-            parent.firstChild.prevSibling = e;
+        if (parent.children == null) {
+            parent.children = new TreeMap<>();
         }
-        parent.firstChild = e;
-        parent.childCount++;
+        parent.children.put(e.key, e);
     }
 
     private static void unlinkChild(KvEntry parent, KvEntry e) {
-        if (e.prevSibling != null) {
-            e.prevSibling.nextSibling = e.nextSibling;
-        } else {
-            parent.firstChild = e.nextSibling;
+        parent.children.remove(e.key);
+        if (parent.children.isEmpty()) {
+            parent.children = null; // an emptied directory holds no map, as one never filled does not
         }
-        if (e.nextSibling != null) {
-            e.nextSibling.prevSibling = e.prevSibling;
-        }
-        e.prevSibling = null;
-        e.nextSibling = null;
-        parent.childCount--;
     }
 
-    private static final Comparator<KvEntry> BY_KEY = Comparator.comparing(e -> e.key);
-
-    /** The live children of a directory, sorted by key. */
-    static List<KvEntry> sortedChildren(KvEntry dir) {
-        if (dir.childCount == 0) {
-            return Collections.emptyList();
-        }
-        ArrayList<KvEntry> out = new ArrayList<>(dir.childCount);
-        for (KvEntry c = dir.firstChild; c != null; c = c.nextSibling) {
-            out.add(c);
-        }
-        out.sort(BY_KEY);
-        return out;
+    /** The live children of a directory, sorted by key (a view: do not change the tree while iterating it). */
+    static Collection<KvEntry> sortedChildren(KvEntry dir) {
+        return dir.children == null ? Collections.emptyList() : dir.children.values();
     }
 
     /**
-     * The first {@code limit} (above 0) children of {@code dir} whose key sorts after
-     * {@code startAfter} (null: all), by key; {@code afterCount[0]} is set to how many children sort
-     * after it. One pass over the children and a heap of {@code limit} entries: a page of a large
-     * directory does not sort all of it, but it does visit every child, so a page costs time in
-     * proportion to the directory's size (children are not kept in key order).
+     * The live children of {@code dir} whose key sorts after {@code startAfter} (null: all), by key:
+     * a seek in the sorted children, O(log n), then O(1) per child taken, so a list page costs time in
+     * proportion to its own size and the log of the directory's, not to the directory's size. The
+     * iterator is a view: take what is needed before the tree changes.
      */
-    static List<KvEntry> sortedChildrenAfter(KvEntry dir, String startAfter, int limit, int[] afterCount) {
-        // the `limit` smallest keys after startAfter: a max-heap whose head is the largest kept
-        PriorityQueue<KvEntry> kept = new PriorityQueue<>(Math.min(limit, Math.max(1, dir.childCount)),
-                BY_KEY.reversed());
-        int count = 0;
-        for (KvEntry c = dir.firstChild; c != null; c = c.nextSibling) {
-            if (startAfter != null && c.key.compareTo(startAfter) <= 0) {
-                continue;
-            }
-            count++;
-            if (kept.size() < limit) {
-                kept.add(c);
-            } else if (c.key.compareTo(kept.peek().key) < 0) {
-                kept.poll();
-                kept.add(c);
-            }
+    static Iterator<KvEntry> childrenAfter(KvEntry dir, String startAfter) {
+        if (dir.children == null) {
+            return Collections.emptyIterator();
         }
-        afterCount[0] = count;
-        ArrayList<KvEntry> out = new ArrayList<>(kept);
-        out.sort(BY_KEY);
-        return out;
+        return (startAfter == null ? dir.children : dir.children.tailMap(startAfter, false)).values().iterator();
     }
 
     /** Every live node under {@code dir} (any depth), parents before children, siblings by key. */

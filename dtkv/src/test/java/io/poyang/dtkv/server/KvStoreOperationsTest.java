@@ -299,6 +299,61 @@ class KvStoreOperationsTest {
     }
 
     @Test
+    void aPageStartsAfterItsCursorWhenTheCursorKeyWasRemovedOrKeysCameBeforeOrAfterItBetweenPages() {
+        ok(KvReq.mkdir("d"));
+        for (String k : Arrays.asList("d.e", "d.a", "d.d", "d.b", "d.c")) {
+            ok(KvReq.put(k, b(k)));
+        }
+        KvResp first = store.listPage("d", null, 2);
+        assertEquals(Arrays.asList("d.a", "d.b"), keys(first.nodes()));
+        assertTrue(first.more());
+        String cursor = "d.b";
+        ok(KvReq.remove(cursor));               // the cursor key itself is gone
+        ok(KvReq.put("d.aa", b("before")));     // before the cursor: not listed, the pages passed it
+        ok(KvReq.put("d.bb", b("after")));      // just after the cursor: the next page starts with it
+        ok(KvReq.put("d.f", b("at the end")));  // after every child listed so far: the last page has it
+        KvResp second = store.listPage("d", cursor, 2);
+        assertEquals(Arrays.asList("d.bb", "d.c"), keys(second.nodes()));
+        assertTrue(second.more());
+        // the last page holds exactly the children left: no more, though it is full
+        KvResp last = store.listPage("d", "d.c", 3);
+        assertEquals(Arrays.asList("d.d", "d.e", "d.f"), keys(last.nodes()));
+        assertFalse(last.more());
+        // a page cut by its limit right before the last child says more
+        KvResp cut = store.listPage("d", "d.c", 2);
+        assertEquals(Arrays.asList("d.d", "d.e"), keys(cut.nodes()));
+        assertTrue(cut.more());
+        // re-created after its removal, the cursor key is listed by a page from before it only
+        ok(KvReq.put(cursor, b("again")));
+        assertEquals(Arrays.asList("d.bb", "d.c"), keys(store.listPage("d", cursor, 2).nodes()));
+        assertEquals(Arrays.asList("d.b", "d.bb"), keys(store.listPage("d", "d.aa", 2).nodes()));
+    }
+
+    @Test
+    void aDirectoryThatIsEmptyOrWasEmptiedListsAsOneEmptyLastPage() {
+        ok(KvReq.mkdir("never"));
+        KvResp never = store.listPage("never", null, 5);
+        assertEquals(KvCode.SUCCESS, never.code());
+        assertTrue(never.nodes().isEmpty());
+        assertFalse(never.more());
+        assertTrue(store.listPage("never", "never.x", 0).nodes().isEmpty());
+        assertTrue(store.list("never").nodes().isEmpty());
+
+        ok(KvReq.mkdir("emptied"));
+        ok(KvReq.put("emptied.a", b("1")));
+        ok(KvReq.put("emptied.b", b("2")));
+        ok(KvReq.batchRemove(Arrays.asList("emptied.a", "emptied.b")));
+        KvResp emptied = store.listPage("emptied", null, 5);
+        assertTrue(emptied.nodes().isEmpty());
+        assertFalse(emptied.more());
+        assertTrue(store.listPage("emptied", "emptied.a", 1).nodes().isEmpty());
+        assertTrue(store.list("emptied").nodes().isEmpty());
+        ok(KvReq.remove("emptied"));            // no children left, so it can go
+        ok(KvReq.put("never.c", b("3")));       // and a directory that never had a child can get one
+        assertEquals(Collections.singletonList("never.c"), keys(store.listPage("never", null, 5).nodes()));
+    }
+
+    @Test
     void aPageWithoutALimitHoldsAtMostTheDefaultNumberOfChildren() {
         ok(KvReq.mkdir("many"));
         int children = KvKeys.DEFAULT_LIST_PAGE_NODES + 5;
