@@ -21,13 +21,17 @@ import java.util.TreeMap;
  * entry at once: a put over an existing key costs one hash lookup and overwrites the current version
  * in place ({@link #putValue}). While snapshots are open, a
  * version some open snapshot can see (its modIndex is at or below the newest open snapshot's index)
- * is kept behind the new one ({@link KvVersion#prev}), a removal leaves a tombstone version and the
- * entry stays on the index and the list, and the entry is remembered; when the last snapshot
- * closes, those entries are trimmed back to their newest version and tombstoned ones are unlinked.
+ * is kept behind the new one ({@link KvVersion#prev}), the removal of an entry some open snapshot
+ * can see leaves a tombstone version and the entry stays on the index and the list, and the entry
+ * is remembered; when the last snapshot closes, those entries are trimmed back to their newest
+ * version and tombstoned ones are unlinked. An entry no open snapshot can see (made after they all
+ * opened) is unlinked at its removal, as with none open: what is kept is bounded by the keys that
+ * existed when the snapshots opened and were changed since, not by the writes during them.
  *
- * <p>A snapshot walks the creation-ordered list from the head; entries are never unlinked while a
- * snapshot is open, so its cursor stays valid, and entries appended after it opened are skipped
- * because nothing in them is visible at its index. A live entry is always after its parent on the
+ * <p>A snapshot walks the creation-ordered list from the head; entries it can see are never
+ * unlinked while it is open, so its walk does not lose its place among them, and entries appended
+ * after it opened are skipped because nothing in them is visible at its index (one of those is
+ * unlinked when removed; a walk standing on it ends there, since only such entries follow it). A live entry is always after its parent on the
  * list (a parent exists before its children, and an entry only leaves the list when no snapshot is
  * open, when its children are gone too), so a snapshot lists parents before children.
  *
@@ -121,16 +125,35 @@ final class KvTree {
         }
     }
 
-    /** Removes a live entry (the caller checked it has no children). */
+    /**
+     * Removes a live entry (the caller checked it has no children). It leaves the index and the list
+     * at once unless an open snapshot can read one of its versions: then a tombstone keeps it until
+     * the last snapshot closes. A key made and removed while snapshots are open is therefore not
+     * kept, however many such keys a long snapshot sees come and go.
+     */
     void remove(KvEntry e, long modIndex) {
         unlinkChild(e.parent, e);
         liveCount--;
-        if (openSnapshots.isEmpty()) {
+        if (openSnapshots.isEmpty() || !anOpenSnapshotSees(e)) {
             e.latest = null;
             dropEntry(e);
         } else {
             install(e, KvVersion.tombstone(modIndex));
         }
+    }
+
+    /**
+     * Whether some open snapshot can read a version of the live entry {@code e}: a snapshot at S
+     * reads the newest version with modIndex at or below S, and every open snapshot is at or below
+     * the newest one. A version kept behind the latest ({@link KvVersion#prev}) was kept because one
+     * could. When neither holds, the entry was made after every open snapshot opened (one that was on
+     * the list when a snapshot opened had a version at or below its index, kept since), so every
+     * entry after it on the creation-ordered list was too: unlinking it cannot make a snapshot's walk
+     * miss anything it would have listed, even when the walk's cursor is on it (the walk then ends).
+     */
+    private boolean anOpenSnapshotSees(KvEntry e) {
+        KvVersion v = e.latest;
+        return v.prev != null || v.modIndex <= newestOpenSnapshotIndex;
     }
 
     private void install(KvEntry e, KvVersion v) {

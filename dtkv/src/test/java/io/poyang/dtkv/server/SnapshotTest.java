@@ -186,6 +186,59 @@ class SnapshotTest {
     }
 
     @Test
+    void aKeyMadeAndRemovedWhileASnapshotIsOpenIsDroppedAtOnceWhileOneTheSnapshotSeesWaitsForItToClose() {
+        KvLog log = new KvLog();
+        KvStore store = log.store;
+        log.apply(KvReq.mkdir("d"));
+        log.apply(KvReq.put("d.old", b("seen")));
+        KvSnapshot snap = store.openSnapshot();
+        // a long snapshot under churn of keys it never saw: none of them needs to be kept
+        for (int i = 0; i < 1000; i++) {
+            String k = "d.tmp" + i;
+            assertEquals(KvCode.SUCCESS, log.apply(KvReq.put(k, b("1"))).code());
+            assertEquals(KvCode.SUCCESS, log.apply(KvReq.put(k, b("2"))).code());
+            assertEquals(KvCode.SUCCESS, log.apply(KvReq.remove(k)).code());
+            assertNull(store.tree.lookup(k), "no open snapshot can see " + k + ": it leaves the index at once");
+        }
+        log.apply(KvReq.remove("d.old"));
+        assertNotNull(store.tree.lookup("d.old"), "the snapshot sees d.old: its entry stays while the snapshot is open");
+        assertEquals(1, store.nodeCount());
+        assertEquals(2, store.tree.entryCount(), "d and d.old's tombstone, nothing of the 1000 keys made since");
+        KvSnapshotChunk c = snap.nextChunk();
+        assertTrue(c.isLast());
+        assertEquals(Arrays.asList("d", "d.old"), KvStoreOperationsTest.keys(c.nodes()));
+        assertEquals("seen", c.nodes().get(1).valueAsString());
+        snap.close();
+        assertNull(store.tree.lookup("d.old"), "dropped once no open snapshot needs it");
+        assertEquals(store.nodeCount(), store.tree.entryCount());
+    }
+
+    @Test
+    void aSnapshotWhoseCursorSitsOnAKeyMadeAfterItOpenedEndsCorrectlyWhenThatKeyIsDropped() {
+        KvLog log = new KvLog();
+        KvStore store = log.store;
+        store.config().snapshotChunkBytes = 1; // one node per chunk, so the cursor stops on each entry
+        log.apply(KvReq.mkdir("d"));
+        log.apply(KvReq.put("d.a", b("a")));
+        try (KvSnapshot snap = store.openSnapshot()) {
+            log.apply(KvReq.put("d.x", b("made after the snapshot")));
+            log.apply(KvReq.put("d.y", b("made after the snapshot")));
+            List<String> keys = new ArrayList<>(KvStoreOperationsTest.keys(snap.nextChunk().nodes()));
+            keys.addAll(KvStoreOperationsTest.keys(snap.nextChunk().nodes())); // the cursor is on d.x now
+            log.apply(KvReq.remove("d.x"));
+            assertNull(store.tree.lookup("d.x"));
+            log.apply(KvReq.remove("d.a"));
+            log.apply(KvReq.put("d.z", b("made after the snapshot")));
+            KvSnapshotChunk last = snap.nextChunk();
+            assertTrue(last.isLast(), "nothing after d.x on the list is visible to the snapshot");
+            keys.addAll(KvStoreOperationsTest.keys(last.nodes()));
+            assertEquals(Arrays.asList("d", "d.a"), keys);
+        }
+        assertEquals(store.nodeCount(), store.tree.entryCount());
+        assertEquals(Arrays.asList("d.y", "d.z"), KvStoreOperationsTest.keys(store.list("d").nodes()));
+    }
+
+    @Test
     void aPutOverwritesTheVersionInPlaceOnlyWhileNoSnapshotIsOpen() {
         KvLog log = new KvLog();
         KvStore store = log.store;
