@@ -86,6 +86,11 @@ final class SnapshotManager {
         return snapshots.isEmpty() ? null : snapshots.get(snapshots.size() - 1);
     }
 
+    /** A copy of the list of complete snapshots, oldest first (for tests). Dispatcher thread. */
+    List<SnapshotFiles.Snapshot> listedForTests() {
+        return new ArrayList<>(snapshots);
+    }
+
     // ---------------------------------------------------------------- start
 
     /** Finds the snapshots on disk and installs the latest into the state machine; returns its meta or null. */
@@ -371,19 +376,20 @@ final class SnapshotManager {
 
     /** Deletes the snapshots beyond {@code snapshotsToKeep}, oldest first; those being read go when their readers end. */
     private void pruneOld() {
-        int keep = g.config.snapshotsToKeep();
-        Iterator<SnapshotFiles.Snapshot> it = snapshots.iterator();
-        int excess = snapshots.size() - keep;
-        while (excess > 0 && it.hasNext()) {
-            SnapshotFiles.Snapshot s = it.next();
-            it.remove();
-            excess--;
-            if (s.readers > 0) {
-                s.deleteWhenUnread = true;
-                unlisted.add(s);
-            } else {
-                deleteLater(s);
-            }
+        int excess = snapshots.size() - g.config.snapshotsToKeep();
+        for (; excess > 0; excess--) {
+            unlistAndDelete(snapshots.get(0));
+        }
+    }
+
+    /** Takes a listed snapshot off the list and deletes its files, at once or when its readers end. */
+    private void unlistAndDelete(SnapshotFiles.Snapshot s) {
+        snapshots.remove(s);
+        if (s.readers > 0) {
+            s.deleteWhenUnread = true;
+            unlisted.add(s);
+        } else {
+            deleteLater(s);
         }
     }
 
@@ -432,6 +438,8 @@ final class SnapshotManager {
         private final InstallSnapshotRequest req;
         private SnapshotFiles.Snapshot snapshot;
         private boolean busy;
+        /** Whether the listed {@link #snapshot} is being installed: a failure now means it was not. */
+        private boolean installing;
         private boolean logReset;
         /** The base name held in {@link #busyNames} while the received file is committed, or null. */
         private String committingName;
@@ -557,10 +565,12 @@ final class SnapshotManager {
             log.info("group {} on node {}: received {} from leader {}", g.state.groupId, g.state.selfId, s, req.leaderId);
             busy = true;
             g.state.logBusy = true;
+            installing = true;
             return g.applyManager.requestInstall(s).await(this::afterInstall);
         }
 
         private FrameCallResult afterInstall(Boolean installed) {
+            installing = false;
             long idx = snapshot.meta.lastIndex();
             int term = snapshot.meta.lastTerm();
             io.poyang.raft.store.LogStore store = g.store;
@@ -596,6 +606,9 @@ final class SnapshotManager {
                         skipped > 0 ? " (" + skipped + " more failures since the last warning)" : "", ex);
             }
             freeName();
+            if (installing && !g.state.stopping) {
+                dropUninstalled(snapshot, ex);
+            }
             LogFile f = receiving != null ? receiving : receivedFile;
             receiving = null;
             receivedFile = null;
@@ -615,6 +628,25 @@ final class SnapshotManager {
             }
             return Fiber.frameReturn();
         }
+    }
+
+    /**
+     * A received snapshot was listed before it was installed, and the install failed (the state
+     * machine could not read it, or refused it): it goes off the list and its files are deleted.
+     * Listed, it would pass for a good snapshot: the newest one, so this node would skip taking its
+     * own until it applied past its index (takeSnapshot answering with it), send it to followers as
+     * their leader, count it among the {@code snapshotsToKeep} (pruning a good one for it), and load
+     * it at the next start, where reading it fails again. Nothing needs it: the log is reset only
+     * after an install that succeeded, so the older snapshot and the log still hold this node's
+     * state, and the leader sends the snapshot again. The apply fiber read it and is done with it.
+     */
+    private void dropUninstalled(SnapshotFiles.Snapshot s, Throwable why) {
+        if (!snapshots.contains(s)) {
+            return;
+        }
+        log.warn("group {} on node {}: {} from the leader was not installed ({}); it is deleted, and the leader"
+                + " sends it again", g.state.groupId, g.state.selfId, s, why.toString());
+        unlistAndDelete(s);
     }
 
     /** Closes (when open) and deletes a partly received snapshot; I/O thread, never fails. */

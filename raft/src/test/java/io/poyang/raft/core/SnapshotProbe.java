@@ -29,6 +29,33 @@ public final class SnapshotProbe {
     private SnapshotProbe() {
     }
 
+    /**
+     * The lastIndex of each snapshot {@code g} lists as complete, oldest first (read on its
+     * dispatcher).
+     */
+    public static CompletableFuture<List<Long>> listedIndexes(RaftGroup g) {
+        CompletableFuture<List<Long>> result = new CompletableFuture<>();
+        boolean started = g.fiberGroup.fireFiber("test-listed-snapshots", new FiberFrame<Void>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                List<Long> out = new ArrayList<>();
+                SnapshotFiles.Snapshot latest = g.snapshotManager.latest();
+                for (SnapshotFiles.Snapshot s : g.snapshotManager.listedForTests()) {
+                    out.add(s.meta.lastIndex());
+                }
+                if (latest != null && !out.contains(latest.meta.lastIndex())) {
+                    throw new IllegalStateException("latest() is not listed");
+                }
+                result.complete(out);
+                return Fiber.frameReturn();
+            }
+        });
+        if (!started) {
+            result.completeExceptionally(new IllegalStateException("group " + g.state.groupId + " is stopping"));
+        }
+        return result;
+    }
+
     /** The fibers of {@code g} as they are now (a fiber that has ended is not among them). */
     public static CompletableFuture<io.poyang.fiber.FiberGroupSnapshot> fibers(RaftGroup g) {
         return g.fiberGroup.snapshot();

@@ -220,11 +220,17 @@ final class TestStateMachine implements StateMachine {
 
     /** Tests: how long reading a snapshot takes at least (a large state on a slow disk). */
     static volatile long readSnapshotDelayMillis;
+    /** Tests: when set, every snapshot read fails with it (a snapshot the state machine cannot read). */
+    static volatile IOException failSnapshotReads;
 
     @Override
     public Object readSnapshot(SnapshotMeta meta, InputStream data) throws IOException {
         if (readSnapshotDelayMillis > 0) {
             java.util.concurrent.locks.LockSupport.parkNanos(readSnapshotDelayMillis * 1_000_000L);
+        }
+        IOException fail = failSnapshotReads;
+        if (fail != null) {
+            throw fail;
         }
         DataInputStream d = new DataInputStream(data);
         int n = d.readInt();
