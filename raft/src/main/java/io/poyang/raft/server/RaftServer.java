@@ -218,11 +218,15 @@ public final class RaftServer extends LifeCycle {
     private synchronized RaftGroup newGroup(int groupId, Supplier<? extends StateMachine> sm, Members members) {
         Dispatcher d = dispatchers[nextDispatcher];
         nextDispatcher = (nextDispatcher + 1) % dispatchers.length;
-        Executor cb = config.callbackExecutor != null ? config.callbackExecutor : ForkJoinPool.commonPool();
         RaftGroup g = new RaftGroup(groupId, config.nodeId, members, sm.get(), config.raft, groupDir(groupId), d, logIo,
-                cb, transport, fsyncGate);
+                callbackExecutor(), transport, fsyncGate);
         startedWith.put(groupId, new GroupStart(sm, members));
         return g;
+    }
+
+    /** Where the embedding's futures complete, and a restart makes its new state machine. */
+    private Executor callbackExecutor() {
+        return config.callbackExecutor != null ? config.callbackExecutor : ForkJoinPool.commonPool();
     }
 
     private java.nio.file.Path groupDir(int groupId) {
@@ -380,7 +384,9 @@ public final class RaftServer extends LifeCycle {
      * a second call while one is in progress returns the same future. Fails when the group is not
      * hosted here ({@link IllegalArgumentException}), when it is removed meanwhile, or when its old
      * file operations do not end within {@value #FILES_RELEASE_TIMEOUT_SECONDS} s (a hung disk: the
-     * group is then left stopped and listed; ask again once the disk answers). Any thread.
+     * group is then left stopped and listed; ask again once the disk answers). The supplier runs on
+     * the node's callback executor ({@link RaftServerConfig.Builder#callbackExecutor}, default the
+     * common pool), never on a raft dispatcher or log I/O thread. Any thread.
      */
     public CompletableFuture<RaftGroup> restartGroup(int groupId) {
         checkRunning();
@@ -403,7 +409,11 @@ public final class RaftServer extends LifeCycle {
         Throwable failure = old.failure();
         log.info("raft node {}: restarting group {}{}", config.nodeId, groupId,
                 failure == null ? "" : " (it had failed: " + failure + ")");
-        filesReleased(old, "restarting").whenComplete((v, e) -> {
+        // Async on the executor the embedding's futures complete on: the old group's files are
+        // released on its dispatcher thread (or a log I/O thread), and the supplier below is the
+        // embedding's code, which must not block a raft thread or find another group's per-thread
+        // state there. addGroup runs it on its caller's thread, which has long returned here.
+        filesReleased(old, "restarting").whenCompleteAsync((v, e) -> {
             CompletableFuture<Void> started;
             RaftGroup fresh;
             synchronized (this) {
@@ -446,7 +456,7 @@ public final class RaftServer extends LifeCycle {
                     restarted.complete(fresh);
                 }
             });
-        });
+        }, callbackExecutor());
         return restarted;
     }
 

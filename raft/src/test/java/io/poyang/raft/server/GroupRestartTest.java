@@ -293,6 +293,30 @@ class GroupRestartTest {
     }
 
     /**
+     * The new state machine is the embedding's code: made on the old group's dispatcher thread (where
+     * its files were released) it blocked that thread's other groups and met their per-thread state.
+     */
+    @Test
+    void aRestartMakesTheNewStateMachineOnTheCallbackExecutorNotOnARaftThread() throws Exception {
+        java.util.concurrent.ExecutorService callbacks = java.util.concurrent.Executors.newSingleThreadExecutor(
+                r -> new Thread(r, "embedding-callbacks"));
+        try (RaftCluster c = new RaftCluster(dir, 1, 1)) {
+            c.callbackExecutor = callbacks;
+            c.start();
+            c.waitForLeader(1);
+            c.write(1, 1);
+            RaftGroup fresh = c.server(1).restartGroup(1).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            assertEquals("embedding-callbacks", c.lastMachineMadeOn.getName(),
+                    "the restart's state machine supplier ran on " + c.lastMachineMadeOn.getName());
+            assertSame(fresh, c.group(1, 1));
+            c.write(1, 2);
+            assertEquals(2, c.checkIdentical(1).length);
+        } finally {
+            callbacks.shutdown();
+        }
+    }
+
+    /**
      * Writes 100 values, then restarts group 1 on {@code node} while {@code gate} holds the old
      * group's status save (its stop): the restart returned is not done.
      */

@@ -156,6 +156,8 @@ final class RaftCluster implements AutoCloseable {
         return join(servers[node].addGroup(groupId, () -> newMachine(node, groupId), members));
     }
 
+    /** The thread the last state machine supplier ran on. */
+    volatile Thread lastMachineMadeOn;
     /** Set: making a state machine throws this (a supplier that cannot open its resources). */
     volatile RuntimeException supplierFailure;
     /** The state machines made from now on ask for raft's own entries (StateMachine.appliesRaftEntries). */
@@ -165,6 +167,7 @@ final class RaftCluster implements AutoCloseable {
 
     /** A state machine for group {@code groupId} on {@code node}, remembered for {@link #machine}. */
     private TestStateMachine newMachine(int node, int groupId) {
+        lastMachineMadeOn = Thread.currentThread();
         RuntimeException fail = supplierFailure;
         if (fail != null) {
             throw fail;
