@@ -184,6 +184,7 @@ public final class RaftGroup {
         }
 
         private FrameCallResult afterStore(RecoveredState r) {
+            checkNotStopped();
             state.currentTerm = r.getCurrentTerm();
             state.votedFor = r.getVotedFor();
             state.commitIndex = r.getCommitIndex();
@@ -196,6 +197,7 @@ public final class RaftGroup {
         }
 
         private FrameCallResult afterSnapshot(SnapshotMeta meta) {
+            checkNotStopped();
             snapshot = meta;
             if (meta == null) {
                 membership.reset(0, state.members);
@@ -230,6 +232,7 @@ public final class RaftGroup {
 
         /** Reads the log after the snapshot for configuration entries: the newest one is in force. */
         private FrameCallResult scanConfigs() {
+            checkNotStopped();   // a safe point between chunks of a long log
             if (scanFrom > store.lastIndex()) {
                 return afterScan();
             }
@@ -265,12 +268,52 @@ public final class RaftGroup {
             return Fiber.frameReturn();
         }
 
+        /** A stop asked while the group starts ends the start at the next step (see {@link #stop()}). */
+        private void checkNotStopped() {
+            if (stopRequested) {
+                throw stoppedWhileStarting();
+            }
+        }
+
+        private StoppedException stoppedWhileStarting() {
+            return new StoppedException("raft group " + state.groupId + " on node " + state.selfId
+                    + " was stopped while starting; it did not start");
+        }
+
+        /**
+         * The start failed, or was stopped: the log store's files it opened are closed before the
+         * start's future fails (left to the garbage collector, they kept the directory's files open,
+         * and locked on some systems, so it could not be removed nor the start retried cleanly).
+         */
         @Override
         protected FrameCallResult handle(Throwable ex) {
-            log.error("group {} on node {} failed to start", state.groupId, state.selfId, ex);
-            state.failure = ex;
-            pubFailure = ex;
-            started.completeExceptionally(ex);
+            Throwable error = ex;
+            if (stopRequested) {
+                StoppedException stopped = stoppedWhileStarting();
+                if (!(ex instanceof StoppedException)) {
+                    stopped.initCause(ex);
+                }
+                error = stopped;
+                log.info("group {} on node {}: stopped while starting", state.groupId, state.selfId);
+            } else {
+                log.error("group {} on node {} failed to start", state.groupId, state.selfId, ex);
+                state.failure = ex;
+                pubFailure = ex;
+            }
+            Throwable outcome = error;
+            if (!store.isOpen()) {
+                return failStart(outcome);
+            }
+            return Fiber.call(Attempt.of(store.close()), a -> {
+                if (!a.ok()) {
+                    log.warn("group {}: closing the log after a failed start failed", state.groupId, a.error);
+                }
+                return failStart(outcome);
+            });
+        }
+
+        private FrameCallResult failStart(Throwable error) {
+            started.completeExceptionally(error);
             fiberGroup.requestShutdown();
             return Fiber.frameReturn();
         }
@@ -311,11 +354,6 @@ public final class RaftGroup {
     }
 
     /**
-     * Stops the group: no more writes are taken, writes in the log but not applied fail with an
-     * outcome-unknown error, the log is closed (after its last fsync) and the fibers end. Any
-     * thread; idempotent.
-     */
-    /**
      * Completes once the group has stopped ({@link #stop()}) and the last of its file operations on
      * the shared I/O pool has ended: only then may its directory be deleted, or another group be
      * started on it. A stopped group usually has none left; a failed one may still be finishing a
@@ -325,12 +363,27 @@ public final class RaftGroup {
         return stopped.thenCompose(v -> ioExecutor.whenIdle());
     }
 
+    /**
+     * Stops the group: no more writes are taken, writes in the log but not applied fail with an
+     * outcome-unknown error, the log is closed (after its last fsync) and the fibers end. A group
+     * still starting ends its start at the next safe point instead (its log's recovery is
+     * abandoned; {@link #start()}'s future fails with a {@link StoppedException}, "stopped while
+     * starting"), and its stop completes without waiting for a recovery task still reading:
+     * {@link #whenFilesReleased()} tells when that task closed its files. Any thread; idempotent.
+     */
     public CompletableFuture<Void> stop() {
         if (stopRequested) {
             return stopped;
         }
         stopRequested = true;
         pubRole = RaftRole.NONE;
+        if (!started.isDone()) {
+            // Still starting: the start ends at its next step instead of running to its end (the
+            // log's recovery and replay take minutes on a large log, and a node's stop would wait
+            // for them). The recovery stops at its next safe point and closes its files; the start
+            // fails with a StoppedException after closing what it opened.
+            store.abandonRecovery();
+        }
         started.whenComplete((v, e) -> {
             if (e != null || !fiberGroup.fireFiber("raft-stop-" + state.groupId, new StopFrame())) {
                 fiberGroup.requestShutdown();

@@ -112,6 +112,16 @@ final class LogRecovery {
         /** The machine's current boot, or null ({@link BootId}). */
         String bootId;
 
+        /** Closes every segment (the result was handed to nobody). */
+        void closeAll() {
+            for (LogSegment s : live) {
+                SegmentQueue.closeQuietly(s);
+            }
+            for (LogSegment s : spares) {
+                SegmentQueue.closeQuietly(s);
+            }
+        }
+
         void addPosition(long pos) {
             if (positionCount == positions.length) {
                 positions = Arrays.copyOf(positions, positionCount * 2);
@@ -121,6 +131,7 @@ final class LogRecovery {
     }
 
     Result run() throws IOException {
+        safePoint();
         Files.createDirectories(logDir);
         Files.createDirectories(idxDir);
         Files.createDirectories(store.config().dir().resolve("snapshot"));
@@ -179,6 +190,7 @@ final class LogRecovery {
         for (Path p : files) {
             LogFile f = null;
             try {
+                safePoint();
                 f = store.fileIo().open(p);
                 segs.add(new LogSegment(IndexFiles.parseName(p), f.size(), f));
             } catch (IOException | RuntimeException e) {
@@ -279,6 +291,7 @@ final class LogRecovery {
         LogSegment seg = segs.get(segIdx);
         while (true) {
             if (seg.endPos() - pos < LogItemCodec.HEADER_BYTES) {
+                safePoint();
                 if (segIdx + 1 >= segs.size()) {
                     break;  // the next item would have gone into a segment that was never made
                 }
@@ -287,6 +300,7 @@ final class LogRecovery {
                 continue;
             }
             if (pos < bufStart || pos + LogItemCodec.HEADER_BYTES > bufStart + bufLen) {
+                safePoint();
                 bufLen = read(seg, pos, buf, READ_CHUNK_BYTES);
                 bufStart = pos;
             }
@@ -308,6 +322,7 @@ final class LogRecovery {
                     pos = seg.endPos();
                     break;
                 }
+                safePoint();
                 seg = segs.get(++segIdx);
                 pos = seg.startPos;
                 continue;
@@ -317,6 +332,7 @@ final class LogRecovery {
                 break;
             }
             if (pos + h.totalBytes > bufStart + bufLen) {
+                safePoint();
                 if (h.totalBytes > buf.capacity()) {
                     buf = ByteBuffer.allocate(h.totalBytes);
                 }
@@ -362,6 +378,9 @@ final class LogRecovery {
             pos += h.totalBytes;
         }
 
+        // the last point the recovery may stop at: from here on it changes the files (cuts a torn
+        // tail, zeroes spares' headers) and must finish
+        safePoint();
         long offsetInSeg = pos - seg.startPos;
         if (r.lastIndex < r.commitIndex) {
             String what = tornReason != null ? tornReason + " at index " + expect
@@ -426,6 +445,7 @@ final class LogRecovery {
         // the log's first index for the segment the log starts in (what lies before it there is
         // left over from before a reset), else the index of the item at the segment's start.
         for (LogSegment s : r.live) {
+            safePoint();   // what the scan changed is durable now
             if (s.firstIndex < 0 && s.startPos < r.nextPos) {
                 if (s.contains(r.firstIndexPos) && r.firstIndexPos != s.startPos) {
                     // the log's first item is here unless it did not fit (then it is in the next segment)
@@ -436,6 +456,17 @@ final class LogRecovery {
                     s.firstIndex = firstIndexOf(s, codec, h);
                 }
             }
+        }
+    }
+
+    /**
+     * A safe point: when the group's start was abandoned ({@link LogStore#abandonRecovery}), the
+     * recovery ends here, before reading on; the caller closes what it opened. Nothing on disk has
+     * been changed by the scan at any of these points, or what was changed is complete.
+     */
+    private void safePoint() {
+        if (store.recoveryAbandoned()) {
+            throw store.abandonedError();
         }
     }
 

@@ -2,6 +2,7 @@ package io.poyang.raft.store;
 
 import io.poyang.buf.SharedBufferPool;
 import io.poyang.buf.ThreadBufferPool;
+import io.poyang.common.StoppedException;
 import io.poyang.fiber.Fiber;
 import io.poyang.fiber.FiberCondition;
 import io.poyang.fiber.FiberFrame;
@@ -78,6 +79,18 @@ public final class LogStore {
     private java.util.function.Consumer<LogStoreFailedException> failureListener;
 
     private boolean initialized;
+    /**
+     * Who owns the files recovery opens: {@link #RECOVERY_RUNNING} (the recovery task, which closes
+     * them on failure), {@link #RECOVERY_HANDED_OVER} (this store, from the moment the task ended
+     * with them) or {@link #RECOVERY_ABANDONED} (the start was stopped: the task closes them at its
+     * next safe point and hands over nothing). Set from any thread, hence atomic.
+     */
+    private final java.util.concurrent.atomic.AtomicInteger recoveryOwner = new java.util.concurrent.atomic.AtomicInteger();
+    private static final int RECOVERY_RUNNING = 0;
+    private static final int RECOVERY_HANDED_OVER = 1;
+    private static final int RECOVERY_ABANDONED = 2;
+    /** The future the opening fiber waits on for recovery's outcome, once submitted; failed by {@link #abandonRecovery}. */
+    private volatile FiberFuture<LogRecovery.Result> recoveryFuture;
     private boolean closing;
     private boolean closed;
     private boolean truncating;
@@ -136,12 +149,24 @@ public final class LogStore {
             if (initialized) {
                 throw new IllegalStateException(name + " is already initialised");
             }
+            if (recoveryAbandoned()) {
+                throw abandonedError();
+            }
             FiberFuture<LogRecovery.Result> f = group.executeBlocking("log-recovery", config.ioExecutor(),
-                    () -> new LogRecovery(LogStore.this, logDir, idxDir).run());
+                    LogStore.this::recoverBlocking);
+            recoveryFuture = f;
+            if (recoveryAbandoned()) {
+                // abandoned between the check above and publishing the future: it may not have seen it
+                f.completeExceptionally(abandonedError());
+            }
             return f.await(this::afterRecovery);
         }
 
+        /** What recovery handed over, once it did: the files this frame closes when it fails. */
+        private LogRecovery.Result taken;
+
         private FrameCallResult afterRecovery(LogRecovery.Result r) {
+            taken = r;
             SharedBufferPool shared = new SharedBufferPool(true, config.bufferPoolBytes());
             bufferPool = new ThreadBufferPool(Thread.currentThread(), group.getDispatcher().timestamp(),
                     config.bufferPoolBytes(), shared, ThreadBufferPool.DEFAULT_IDLE_NANOS);
@@ -191,6 +216,79 @@ public final class LogStore {
             return Fiber.frameReturn(new RecoveredState(firstIndex, r.lastIndex, r.lastTerm, commitIndex, currentTerm,
                     votedFor, r.tornBytes));
         }
+
+        /**
+         * Opening failed after the recovered files were taken (the status save after a cut, say):
+         * they are closed before the error goes on, so the failed start leaves no file open (and
+         * the directory can be removed or the start retried). Before that, recovery closed its own.
+         */
+        @Override
+        protected FrameCallResult handle(Throwable ex) throws Throwable {
+            LogRecovery.Result r = taken;
+            if (r == null || closed) {
+                throw ex;
+            }
+            closing = true;
+            closed = true;
+            List<LogSegment> all = segments.all();
+            return group.executeBlocking("log-close", config.ioExecutor(), () -> {
+                r.closeAll();
+                for (LogSegment s : all) {
+                    SegmentQueue.closeQuietly(s);
+                }
+                index.closeBlocking();
+                return null;
+            }).await(ignored -> {
+                throw ex;
+            });
+        }
+    }
+
+    /**
+     * The recovery task: runs {@link LogRecovery} and hands its open files to the store, unless the
+     * start was abandoned meanwhile; then it closes them itself, as nobody will take them.
+     */
+    private LogRecovery.Result recoverBlocking() throws IOException {
+        LogRecovery.Result r = new LogRecovery(this, logDir, idxDir).run();
+        if (!recoveryOwner.compareAndSet(RECOVERY_RUNNING, RECOVERY_HANDED_OVER)) {
+            r.closeAll();
+            throw abandonedError();
+        }
+        return r;
+    }
+
+    /**
+     * Gives up the opening of this store if its recovery still runs (the group is stopped while it
+     * starts): the recovery ends at its next safe point (between segments or read chunks), closes
+     * the files it opened, and {@link #init()} fails at once with a {@link StoppedException} rather
+     * than when the recovery would have ended. Returns false when there is nothing to abandon (the
+     * recovery ended and handed its files to the store, which a {@link #close()} then closes). Any
+     * thread.
+     */
+    public boolean abandonRecovery() {
+        if (!recoveryOwner.compareAndSet(RECOVERY_RUNNING, RECOVERY_ABANDONED)) {
+            return false;
+        }
+        FiberFuture<LogRecovery.Result> f = recoveryFuture;
+        if (f != null) {
+            f.fireCompleteExceptionally(abandonedError());
+        }
+        return true;
+    }
+
+    /** Whether {@link #abandonRecovery} was called while the recovery ran: its safe points check this. Any thread. */
+    boolean recoveryAbandoned() {
+        return recoveryOwner.get() == RECOVERY_ABANDONED;
+    }
+
+    StoppedException abandonedError() {
+        return new StoppedException(name + ": opening " + config.dir() + " was abandoned: the group was stopped"
+                + " while it recovered its log");
+    }
+
+    /** Whether the store is open: initialised, and not closing or closed. Dispatcher thread. */
+    public boolean isOpen() {
+        return initialized && !closing && !closed;
     }
 
     // ---------------------------------------------------------------- append

@@ -223,8 +223,15 @@ final class TestStateMachine implements StateMachine {
     /** Tests: when set, every snapshot read fails with it (a snapshot the state machine cannot read). */
     static volatile IOException failSnapshotReads;
 
+    /** Set: reading a snapshot throws this (a machine that cannot load its state: the group's start fails). */
+    volatile IOException failReadSnapshot;
+
     @Override
     public Object readSnapshot(SnapshotMeta meta, InputStream data) throws IOException {
+        IOException fail = failReadSnapshot;
+        if (fail != null) {
+            throw fail;
+        }
         if (readSnapshotDelayMillis > 0) {
             java.util.concurrent.locks.LockSupport.parkNanos(readSnapshotDelayMillis * 1_000_000L);
         }

@@ -1,0 +1,113 @@
+package io.poyang.raft.server;
+
+import io.poyang.common.StoppedException;
+import io.poyang.raft.core.Members;
+import io.poyang.raft.core.RaftGroup;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A group's start that does not end in a running group: stopped while it recovers its log, or
+ * failed after its log store opened. Either way it gives back every file it opened, and the group
+ * can be added again on its directory.
+ */
+class GroupStartStopTest {
+
+    private static final Members ONE = new Members(new int[]{1}, new int[0]);
+
+    @TempDir
+    Path dir;
+
+    /**
+     * Before, a stop waited for the start to end: the whole recovery (minutes on a large log), then
+     * the replay, and a node's stop with it.
+     */
+    @Test
+    void aGroupStoppedWhileItRecoversItsLogStopsWithoutWaitingForTheRecoveryWhichClosesItsFilesAtItsNextSafePoint()
+            throws Exception {
+        TrackingFileIo io = new TrackingFileIo();
+        try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.logFileIo(io).segmentBytes(16 << 10))
+                .start()) {
+            c.waitForLeader(1);
+            for (long v = 1; v <= 300; v++) {
+                c.write(1, v);
+            }
+            RaftServer server = c.server(1);
+            server.removeGroup(1, false).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            Path groupDir = dir.resolve("node-1").resolve("group-1");
+            assertEquals(Collections.emptyList(), io.openUnder(groupDir));
+            try {
+                io.holdNextReadUnder(groupDir.resolve("log"));
+                CompletableFuture<RaftGroup> adding = server.addGroup(1, TestStateMachine::new, ONE);
+                assertTrue(io.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the recovery read nothing");
+                RaftGroup starting = server.group(1);
+                CompletableFuture<Void> removal = server.removeGroup(1, false);
+
+                // the recovery is held in a read: the group stops all the same
+                starting.stop().get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+                ExecutionException e = assertThrows(ExecutionException.class,
+                        () -> adding.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
+                assertTrue(e.getCause() instanceof StoppedException
+                        && e.getCause().getMessage().contains("stopped while starting"), String.valueOf(e.getCause()));
+                assertFalse(removal.isDone(), "the removal answered while the recovery still had the group's files");
+            } finally {
+                io.release();
+            }
+            RaftCluster.waitFor("the removal to complete", () -> server.group(1) == null
+                    && io.openUnder(groupDir).isEmpty());
+            assertEquals(0, io.readsAfterRelease(), "the recovery read on after it was abandoned");
+
+            // the group comes back on its kept files
+            c.addGroup(1, 1, ONE);
+            c.waitForLeader(1);
+            c.write(1, 301);
+            assertEquals(301, c.checkIdentical(1).length);
+        }
+    }
+
+    /** Before, the log store's segments and index files stayed open until garbage collected. */
+    @Test
+    void aStartThatFailsAfterItsLogOpenedClosesTheLogsFilesAndTheGroupCanBeAddedAgain() throws Exception {
+        TrackingFileIo io = new TrackingFileIo();
+        try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
+            c.waitForLeader(1);
+            for (long v = 1; v <= 20; v++) {
+                c.write(1, v);
+            }
+            c.group(1, 1).takeSnapshot().get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            RaftServer server = c.server(1);
+            server.removeGroup(1, false).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            Path groupDir = dir.resolve("node-1").resolve("group-1");
+            assertEquals(Collections.emptyList(), io.openUnder(groupDir));
+
+            IOException cannotLoad = new IOException("the state machine cannot load its snapshot (test)");
+            CompletableFuture<RaftGroup> failing = server.addGroup(1, () -> {
+                TestStateMachine m = new TestStateMachine();
+                m.failReadSnapshot = cannotLoad;
+                return m;
+            }, ONE);
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> failing.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
+            assertTrue(String.valueOf(e.getCause()).contains("cannot load its snapshot"), String.valueOf(e.getCause()));
+            // the start opened the log (segments, index files) before it read the snapshot
+            assertEquals(Collections.emptyList(), io.openUnder(groupDir), "files of the failed start still open");
+
+            c.addGroup(1, 1, ONE);
+            c.waitForLeader(1);
+            c.write(1, 21);
+            assertEquals(21, c.checkIdentical(1).length);
+        }
+    }
+}

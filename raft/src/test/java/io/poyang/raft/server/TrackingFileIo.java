@@ -1,0 +1,162 @@
+package io.poyang.raft.server;
+
+import io.poyang.raft.store.FileIo;
+import io.poyang.raft.store.LogFile;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A {@link FileIo} over {@link FileIo#DEFAULT} that knows which of the files it opened are still
+ * open (for leak checks after a group stopped or failed to start), and can hold one read under a
+ * chosen directory until the test releases it (a recovery caught in the middle of its scan),
+ * counting the reads there after the release. Any thread.
+ */
+final class TrackingFileIo implements FileIo {
+
+    /** Opens minus closes, by file. */
+    private final Map<Path, AtomicInteger> open = new ConcurrentHashMap<>();
+    private volatile Path holdUnder;
+    private volatile Path countUnder;
+    final CountDownLatch reached = new CountDownLatch(1);
+    private final CountDownLatch release = new CountDownLatch(1);
+    private final AtomicInteger readsAfterRelease = new AtomicInteger();
+    /** One read only is held. */
+    private final java.util.concurrent.atomic.AtomicBoolean holding = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /** The next read of a file under {@code dir} waits until {@link #release()}. */
+    void holdNextReadUnder(Path dir) {
+        holdUnder = dir.toAbsolutePath();
+    }
+
+    /** Lets the held read go on; from now on the reads under its directory are counted. */
+    void release() {
+        Path held = holdUnder;
+        holdUnder = null;
+        if (held != null && countUnder == null) {
+            countUnder = held;
+        }
+        release.countDown();
+    }
+
+    /** Reads under the held read's directory since {@link #release()} (the held one not counted). */
+    int readsAfterRelease() {
+        return readsAfterRelease.get();
+    }
+
+    /** The files under {@code dir} opened and not closed yet. */
+    List<Path> openUnder(Path dir) {
+        Path d = dir.toAbsolutePath();
+        List<Path> l = new ArrayList<>();
+        open.forEach((p, n) -> {
+            if (n.get() > 0 && p.startsWith(d)) {
+                l.add(p);
+            }
+        });
+        l.sort(null);
+        return l;
+    }
+
+    private void beforeRead(Path file) throws IOException {
+        Path p = file.toAbsolutePath();
+        Path counted = countUnder;
+        if (counted != null && p.startsWith(counted)) {
+            readsAfterRelease.incrementAndGet();
+        }
+        Path hold = holdUnder;
+        if (hold != null && p.startsWith(hold) && holding.compareAndSet(false, true)) {
+            reached.countDown();
+            try {
+                if (!release.await(60, TimeUnit.SECONDS)) {
+                    throw new IOException("the test never released the held read of " + file);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException(e);
+            }
+        }
+    }
+
+    @Override
+    public LogFile open(Path path) throws IOException {
+        return tracked(FileIo.DEFAULT.open(path));
+    }
+
+    @Override
+    public LogFile openForRead(Path path) throws IOException {
+        return tracked(FileIo.DEFAULT.openForRead(path));
+    }
+
+    private LogFile tracked(LogFile f) {
+        Path path = f.path().toAbsolutePath();
+        open.computeIfAbsent(path, p -> new AtomicInteger()).incrementAndGet();
+        return new LogFile() {
+            private boolean closed;
+
+            @Override
+            public Path path() {
+                return f.path();
+            }
+
+            @Override
+            public int write(ByteBuffer src, long position) throws IOException {
+                return f.write(src, position);
+            }
+
+            @Override
+            public int read(ByteBuffer dst, long position) throws IOException {
+                beforeRead(path);
+                return f.read(dst, position);
+            }
+
+            @Override
+            public void force(boolean metadata) throws IOException {
+                f.force(metadata);
+            }
+
+            @Override
+            public long size() throws IOException {
+                return f.size();
+            }
+
+            @Override
+            public void setLength(long length) throws IOException {
+                f.setLength(length);
+            }
+
+            @Override
+            public void close() throws IOException {
+                synchronized (this) {
+                    if (!closed) {
+                        closed = true;
+                        open.get(path).decrementAndGet();
+                    }
+                }
+                f.close();
+            }
+        };
+    }
+
+    @Override
+    public void syncDirectory(Path dir) throws IOException {
+        FileIo.DEFAULT.syncDirectory(dir);
+    }
+
+    @Override
+    public void atomicMove(Path from, Path to) throws IOException {
+        FileIo.DEFAULT.atomicMove(from, to);
+    }
+
+    @Override
+    public void delete(Path path) throws IOException {
+        FileIo.DEFAULT.delete(path);
+    }
+}
