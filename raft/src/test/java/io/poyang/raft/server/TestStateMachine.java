@@ -235,9 +235,9 @@ final class TestStateMachine implements StateMachine {
         if (readSnapshotDelayMillis > 0) {
             java.util.concurrent.locks.LockSupport.parkNanos(readSnapshotDelayMillis * 1_000_000L);
         }
-        IOException fail = failSnapshotReads;
-        if (fail != null) {
-            throw fail;
+        IOException failEverywhere = failSnapshotReads;
+        if (failEverywhere != null) {
+            throw failEverywhere;
         }
         DataInputStream d = new DataInputStream(data);
         int n = d.readInt();
