@@ -2,14 +2,12 @@ package io.poyang.raft.server;
 
 import io.poyang.raft.store.FileIo;
 import io.poyang.raft.store.LogFile;
+import io.poyang.raft.store.OpenFilesIo;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -22,8 +20,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class TrackingFileIo implements FileIo {
 
-    /** Opens minus closes, by file. */
-    private final Map<Path, AtomicInteger> open = new ConcurrentHashMap<>();
+    /** The files opened and not closed; every read goes through {@link #beforeRead} first. */
+    private final OpenFilesIo files = new OpenFilesIo(FileIo.DEFAULT, this::beforeRead);
     private volatile Path holdUnder;
     private volatile Path countUnder;
     final CountDownLatch reached = new CountDownLatch(1);
@@ -56,12 +54,11 @@ final class TrackingFileIo implements FileIo {
     List<Path> openUnder(Path dir) {
         Path d = dir.toAbsolutePath();
         List<Path> l = new ArrayList<>();
-        open.forEach((p, n) -> {
-            if (n.get() > 0 && p.startsWith(d)) {
+        for (Path p : files.openFiles()) {
+            if (p.toAbsolutePath().startsWith(d)) {
                 l.add(p);
             }
-        });
-        l.sort(null);
+        }
         return l;
     }
 
@@ -87,76 +84,26 @@ final class TrackingFileIo implements FileIo {
 
     @Override
     public LogFile open(Path path) throws IOException {
-        return tracked(FileIo.DEFAULT.open(path));
+        return files.open(path);
     }
 
     @Override
     public LogFile openForRead(Path path) throws IOException {
-        return tracked(FileIo.DEFAULT.openForRead(path));
-    }
-
-    private LogFile tracked(LogFile f) {
-        Path path = f.path().toAbsolutePath();
-        open.computeIfAbsent(path, p -> new AtomicInteger()).incrementAndGet();
-        return new LogFile() {
-            private boolean closed;
-
-            @Override
-            public Path path() {
-                return f.path();
-            }
-
-            @Override
-            public int write(ByteBuffer src, long position) throws IOException {
-                return f.write(src, position);
-            }
-
-            @Override
-            public int read(ByteBuffer dst, long position) throws IOException {
-                beforeRead(path);
-                return f.read(dst, position);
-            }
-
-            @Override
-            public void force(boolean metadata) throws IOException {
-                f.force(metadata);
-            }
-
-            @Override
-            public long size() throws IOException {
-                return f.size();
-            }
-
-            @Override
-            public void setLength(long length) throws IOException {
-                f.setLength(length);
-            }
-
-            @Override
-            public void close() throws IOException {
-                synchronized (this) {
-                    if (!closed) {
-                        closed = true;
-                        open.get(path).decrementAndGet();
-                    }
-                }
-                f.close();
-            }
-        };
+        return files.openForRead(path);
     }
 
     @Override
     public void syncDirectory(Path dir) throws IOException {
-        FileIo.DEFAULT.syncDirectory(dir);
+        files.syncDirectory(dir);
     }
 
     @Override
     public void atomicMove(Path from, Path to) throws IOException {
-        FileIo.DEFAULT.atomicMove(from, to);
+        files.atomicMove(from, to);
     }
 
     @Override
     public void delete(Path path) throws IOException {
-        FileIo.DEFAULT.delete(path);
+        files.delete(path);
     }
 }

@@ -9,18 +9,33 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** A {@link FileIo} (over another) that knows which files it opened are not closed yet, for leak checks. */
-final class OpenFilesIo implements FileIo {
+/**
+ * A {@link FileIo} (over another) that knows which files it opened are not closed yet, for leak
+ * checks; a hook may run before each read (tests that hold a read). Tests of other packages use it
+ * too.
+ */
+public final class OpenFilesIo implements FileIo {
+
+    /** Runs before a read of {@code file} through a file this opened (any thread). */
+    public interface ReadHook {
+        void beforeRead(Path file) throws IOException;
+    }
 
     private final FileIo io;
+    private final ReadHook beforeRead;
     private final Map<Path, AtomicInteger> open = new ConcurrentHashMap<>();
 
-    OpenFilesIo(FileIo io) {
+    public OpenFilesIo(FileIo io) {
+        this(io, file -> { });
+    }
+
+    public OpenFilesIo(FileIo io, ReadHook beforeRead) {
         this.io = io;
+        this.beforeRead = beforeRead;
     }
 
     /** The files opened and not closed (a file opened twice and closed once is listed). */
-    List<Path> openFiles() {
+    public List<Path> openFiles() {
         List<Path> l = new ArrayList<>();
         open.forEach((p, n) -> {
             if (n.get() > 0) {
@@ -58,6 +73,7 @@ final class OpenFilesIo implements FileIo {
 
             @Override
             public int read(ByteBuffer dst, long position) throws IOException {
+                beforeRead.beforeRead(f.path());
                 return f.read(dst, position);
             }
 
