@@ -35,11 +35,24 @@ class ElectionLockCloseOnIoThreadTest {
 
             AtomicReference<String> thread = new AtomicReference<>();
             CompletableFuture<Long> closeTook = new CompletableFuture<>();
-            a.putAsync("k", "v".getBytes(StandardCharsets.UTF_8)).whenComplete((r, e) -> {
+            // the callback form, not a future's whenComplete: a future already complete when the
+            // stage is added runs it on the caller's thread
+            Runnable closeHere = () -> {
                 thread.set(Thread.currentThread().getName());
                 long t0 = System.nanoTime();
                 election.close();
                 closeTook.complete(System.nanoTime() - t0);
+            };
+            a.put("k", "v".getBytes(StandardCharsets.UTF_8), new KvCallback<Long>() {
+                @Override
+                public void onSuccess(Long index) {
+                    closeHere.run();
+                }
+
+                @Override
+                public void onFailure(Throwable error) {
+                    closeHere.run();
+                }
             });
             assertClosedPromptly(closeTook, thread);
             assertFalse(election.isLeader());
