@@ -48,12 +48,13 @@ class GroupStartStopTest {
             server.removeGroup(1, false).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
             Path groupDir = dir.resolve("node-1").resolve("group-1");
             assertEquals(Collections.emptyList(), io.openUnder(groupDir));
+            CompletableFuture<Void> removal;
             try {
                 io.holdNextReadUnder(groupDir.resolve("log"));
                 CompletableFuture<RaftGroup> adding = server.addGroup(1, TestStateMachine::new, ONE);
                 assertTrue(io.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the recovery read nothing");
                 RaftGroup starting = server.group(1);
-                CompletableFuture<Void> removal = server.removeGroup(1, false);
+                removal = server.removeGroup(1, false);
 
                 // the recovery is held in a read: the group stops all the same
                 starting.stop().get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
@@ -65,8 +66,11 @@ class GroupStartStopTest {
             } finally {
                 io.release();
             }
-            RaftCluster.waitFor("the removal to complete", () -> server.group(1) == null
-                    && io.openUnder(groupDir).isEmpty());
+            // the removal completes once the abandoned recovery closed the files at its next safe point
+            // (waiting for the files alone raced the removal's own bookkeeping, which follows them)
+            removal.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            assertEquals(null, server.group(1));
+            assertEquals(Collections.emptyList(), io.openUnder(groupDir));
             assertEquals(0, io.readsAfterRelease(), "the recovery read on after it was abandoned");
 
             // the group comes back on its kept files
