@@ -96,6 +96,14 @@ public final class RaftGroup {
     private volatile long pubFirstLog;
     private volatile long pubElectionRounds;
     private volatile boolean stopRequested;
+    /**
+     * Orders {@link #start()} against {@link #stop()}: a stop that comes before any start has no
+     * fibers to end and no files to close, so it completes at once and the start is refused; one
+     * that comes after waits for the start to end (see {@link #stop()}).
+     */
+    private final Object startStopLock = new Object();
+    /** Set by the first {@link #start()} (under {@link #startStopLock}). */
+    private boolean startCalled;
     /** Set by {@link #refuseNewWrites()}: a node on its way down answers new writes STOPPING. */
     private volatile boolean refusingWrites;
     private volatile Throwable pubFailure;
@@ -161,9 +169,19 @@ public final class RaftGroup {
 
     /**
      * Starts the group: recovers the log, loads the latest snapshot, replays the committed log on
-     * top, then takes part in elections. Any thread; the future completes when the group runs.
+     * top, then takes part in elections. Any thread; the future completes when the group runs. A
+     * second call returns the same future. A group that was stopped ({@link #stop()}) before it was
+     * started is not started: the future fails with a {@link StoppedException} (a group starts at
+     * most once; make a new {@code RaftGroup} on the directory instead).
      */
     public CompletableFuture<Void> start() {
+        synchronized (startStopLock) {
+            if (startCalled || stopRequested) {
+                // stopped first: stop() failed the future already with the reason
+                return started;
+            }
+            startCalled = true;
+        }
         dispatcher.startGroup(fiberGroup).whenComplete((v, e) -> {
             if (e != null) {
                 started.completeExceptionally(e);
@@ -369,14 +387,32 @@ public final class RaftGroup {
      * still starting ends its start at the next safe point instead (its log's recovery is
      * abandoned; {@link #start()}'s future fails with a {@link StoppedException}, "stopped while
      * starting"), and its stop completes without waiting for a recovery task still reading:
-     * {@link #whenFilesReleased()} tells when that task closed its files. Any thread; idempotent.
+     * {@link #whenFilesReleased()} tells when that task closed its files. A group never started
+     * has nothing to end: its stop completes at once, {@link #startedFuture()} fails with a
+     * {@link StoppedException} and a later {@link #start()} is refused with it. Any thread; idempotent.
      */
     public CompletableFuture<Void> stop() {
-        if (stopRequested) {
+        boolean neverStarted;
+        synchronized (startStopLock) {
+            if (stopRequested) {
+                return stopped;
+            }
+            stopRequested = true;
+            neverStarted = !startCalled;
+        }
+        pubRole = RaftRole.NONE;
+        if (neverStarted) {
+            // No fiber ran and no file was opened (the log store opens its files in start's
+            // recovery). Before, this stop waited for a start that never came: its future never
+            // completed, and a node's stop or a group's removal waited on it until its timeout.
+            started.completeExceptionally(new StoppedException("raft group " + state.groupId + " on node "
+                    + state.selfId + " was stopped before it was started; a stopped group does not start again:"
+                    + " make a new RaftGroup on its directory"));
+            // calls that would run a fiber in it (callInGroup, takeSnapshot) are refused from now on
+            fiberGroup.requestShutdown();
+            stopped.complete(null);
             return stopped;
         }
-        stopRequested = true;
-        pubRole = RaftRole.NONE;
         if (!started.isDone()) {
             // Still starting: the start ends at its next step instead of running to its end (the
             // log's recovery and replay take minutes on a large log, and a node's stop would wait
