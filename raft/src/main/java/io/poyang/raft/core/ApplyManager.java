@@ -146,7 +146,8 @@ final class ApplyManager extends FiberFrame<Void> {
     /**
      * This node stopped leading: the writes that the state machine deduplicates
      * ({@link WriteTask#answerAtStepDown}) and that are above {@code commitIndex} are answered now,
-     * outcome unknown ({@link io.poyang.raft.client.RaftCommands#SYS_ERROR_STEPPED_DOWN}), so their
+     * outcome unknown ({@link io.poyang.raft.client.RaftCommands#SYS_ERROR_STEPPED_DOWN}; an embedded
+     * write's future fails with a {@link io.poyang.raft.client.LeaderSteppedDownException}), so their
      * clients send them again to the new leader instead of waiting here. Kept waiting, a write of a
      * leader cut off from its peers would learn its fate only when the partition heals, mostly after
      * its deadline. Committed ones, and writes that cannot be sent again safely, keep waiting for

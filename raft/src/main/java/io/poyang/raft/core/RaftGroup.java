@@ -136,7 +136,7 @@ public final class RaftGroup {
                 .segmentBytes(config.segmentBytes()).syncForce(config.syncForce()).fsyncGate(fsyncGate)
                 .fileIo(config.logFileIo()));
         this.flowControl = new WriteFlowControl(config.maxPendingWrites(), config.maxPendingWriteBytes());
-        this.responder = new WriteResponder(groupId, flowControl, callbackExecutor, this::nowNanos);
+        this.responder = new WriteResponder(groupId, selfId, flowControl, callbackExecutor, this::nowNanos);
         this.statusSaver = new StatusSaver(state, store, fiberGroup);
         this.roleManager = new RoleManager(this);
         this.commitManager = new CommitManager(this);
@@ -633,6 +633,15 @@ public final class RaftGroup {
      * {@link #submit(int, Encodable, long)} exactly once: a write carrying the same
      * ({@code sessionId}, {@code seq}) as one already applied is not applied again, and completes
      * with the first application's result (see {@link SessionTable}). {@code sessionId} 0: no session.
+     *
+     * <p>With a session, a write still in this node's log above the commit index it knows when the
+     * node stops leading (it lost its majority, saw a higher term, handed over) fails at once with a
+     * {@link io.poyang.raft.client.LeaderSteppedDownException} (a
+     * {@link io.poyang.raft.client.RaftOutcomeUnknownException}): its outcome is unknown, and the
+     * embedder sends it again, same {@code sessionId} and {@code seq}, to the new leader, which
+     * applies it once or answers with the first copy's result. Without a session it keeps waiting
+     * (a copy could be applied twice): for its index to be applied on this node, or for its deadline
+     * (outcome unknown), which on a leader cut off from its peers comes first.
      */
     public CompletableFuture<Encodable> submit(int bizType, Encodable body, long timeoutMillis, long sessionId, long seq) {
         CompletableFuture<Encodable> f = new CompletableFuture<>();
@@ -662,6 +671,9 @@ public final class RaftGroup {
         WriteTask t = new WriteTask(bizType, body, bytes, deadline, null, f);
         t.sessionId = sessionId;
         t.sessionSeq = seq;
+        // the session table applies a (session, seq) once, so a copy sent to the new leader is safe:
+        // answered at a step-down like acceptWrite's session writes, not left to its deadline
+        t.answerAtStepDown = sessionId != 0;
         writeChannel.fireOffer(t);
         return f;
     }

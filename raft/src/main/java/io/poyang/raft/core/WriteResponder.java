@@ -9,7 +9,9 @@ import io.poyang.log.PoyangLogs;
 import io.poyang.net.RemoteException;
 import io.poyang.net.ResponseCode;
 import io.poyang.net.WritePacket;
+import io.poyang.raft.client.LeaderSteppedDownException;
 import io.poyang.raft.client.NotLeaderException;
+import io.poyang.raft.client.RaftCommands;
 import io.poyang.raft.client.RaftOutcomeUnknownException;
 
 import java.util.concurrent.Executor;
@@ -27,6 +29,8 @@ final class WriteResponder {
     private static final PoyangLog log = PoyangLogs.get(WriteResponder.class);
 
     private final int groupId;
+    /** This node: named in a {@link LeaderSteppedDownException}. */
+    private final int selfId;
     private final WriteFlowControl flowControl;
     private final Executor callbackExecutor;
     private int releaseCount;
@@ -43,9 +47,10 @@ final class WriteResponder {
     long rejected;
     long failed;
 
-    WriteResponder(int groupId, WriteFlowControl flowControl, Executor callbackExecutor,
+    WriteResponder(int groupId, int selfId, WriteFlowControl flowControl, Executor callbackExecutor,
                    java.util.function.LongSupplier clock) {
         this.groupId = groupId;
+        this.selfId = selfId;
         this.flowControl = flowControl;
         this.callbackExecutor = callbackExecutor;
         this.clock = clock;
@@ -112,6 +117,13 @@ final class WriteResponder {
                 return new PoyangTimeoutException(message);
             case ResponseCode.STOPPING:
                 return new StoppedException(message);
+            case ResponseCode.SYS_ERROR:
+                if (detail == RaftCommands.SYS_ERROR_STEPPED_DOWN) {
+                    // only writes a copy of which is safe get it (ApplyManager.answerUncommittedAtStepDown):
+                    // the embedder can tell "send it again" from "no answer by the deadline"
+                    return new LeaderSteppedDownException(groupId, selfId, message);
+                }
+                return new RaftOutcomeUnknownException(groupId, message, null);
             default:
                 return new RaftOutcomeUnknownException(groupId, message, null);
         }
