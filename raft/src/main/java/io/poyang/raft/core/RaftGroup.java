@@ -1087,6 +1087,11 @@ public final class RaftGroup {
         return dispatcher.timestamp().nanoTime();
     }
 
+    /** Whether {@link #stop()} was asked (a start then ends at its next step). */
+    boolean stopRequested() {
+        return stopRequested;
+    }
+
     <T> FiberFuture<T> blocking(String name, Callable<T> task) {
         return fiberGroup.executeBlocking(name, ioExecutor, task);
     }

@@ -34,7 +34,9 @@ import java.util.zip.CRC32C;
  * *.meta.tmp                    a meta file being written (left over only by a crash)
  * </pre>
  *
- * A data file without its meta file is an interrupted snapshot and is deleted at start. Every
+ * A data file without its meta file is an interrupted snapshot and is deleted at start. A meta
+ * file that fails its checks, or whose data file is missing or of another size, is a damaged
+ * snapshot: {@link #scan} reports it and leaves its files alone. Every
  * read, write, fsync, rename, directory sync and delete goes through the group's {@link FileIo}
  * ({@link RaftConfig#logFileIo}), so tests fail any of them on purpose.
  */
@@ -74,10 +76,53 @@ final class SnapshotFiles {
         return String.format("%020d-%d", meta.lastIndex(), meta.lastTerm());
     }
 
-    /** Lists the complete snapshots, oldest first, after removing leftovers of interrupted ones. */
-    static List<Snapshot> scan(FileIo io, Path dir) throws IOException {
+    /**
+     * A snapshot whose meta file exists but cannot be trusted: it fails its CRC or lacks a field, or
+     * the data file it names is missing or of another size (truncated, say). Its files are left as
+     * they are; {@link SnapshotManager#init} decides whether an older snapshot can stand in for it.
+     */
+    static final class Damaged {
+        /** The index its file name gives, or {@link Long#MAX_VALUE} when the name does not give one. */
+        final long lastIndex;
+        final Path metaFile;
+        final Path data;
+        final String reason;
+
+        Damaged(long lastIndex, Path metaFile, Path data, String reason) {
+            this.lastIndex = lastIndex;
+            this.metaFile = metaFile;
+            this.data = data;
+            this.reason = reason;
+        }
+
+        @Override
+        public String toString() {
+            return metaFile.getFileName() + " (" + reason + ")";
+        }
+    }
+
+    /** What {@link #scan} found in a snapshot directory. */
+    static final class Scan {
+        /** The snapshots whose meta file checks out and whose data file has the recorded size, oldest first. */
+        final List<Snapshot> complete;
+        /** The snapshots whose meta file or data file is damaged, in no particular order. */
+        final List<Damaged> damaged;
+
+        Scan(List<Snapshot> complete, List<Damaged> damaged) {
+            this.complete = complete;
+            this.damaged = damaged;
+        }
+    }
+
+    /**
+     * Lists the snapshots, after removing leftovers of interrupted ones. A snapshot whose meta file
+     * or data file is damaged is reported in {@link Scan#damaged}, not thrown: the start may go on
+     * from an older snapshot.
+     */
+    static Scan scan(FileIo io, Path dir) throws IOException {
         Files.createDirectories(dir);
         List<Snapshot> found = new ArrayList<>();
+        List<Damaged> damaged = new ArrayList<>();
         List<Path> dataFiles = new ArrayList<>();
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
             for (Path p : ds) {
@@ -85,21 +130,15 @@ final class SnapshotFiles {
                 if (n.endsWith(".tmp")) {
                     io.delete(p);
                 } else if (n.endsWith(META_SUFFIX)) {
-                    Path data = dir.resolve(n.substring(0, n.length() - META_SUFFIX.length()) + DATA_SUFFIX);
-                    Map<String, String> m = readMeta(io, p);
-                    SnapshotMeta meta = new SnapshotMeta(Long.parseLong(m.get("lastIndex")),
-                            Integer.parseInt(m.get("lastTerm")), parseMembers(m.get("members")),
-                            m.containsKey("newVoters") ? parseMembers(m.get("newVoters")) : null,
-                            parseMembers(m.getOrDefault("observers", "")),
-                            parseMembers(m.getOrDefault("oldObservers", "")),
-                            Integer.parseInt(m.getOrDefault("format", "0")));
-                    long bytes = Long.parseLong(m.get("dataBytes"));
-                    if (!Files.exists(data) || Files.size(data) != bytes) {
-                        throw new IOException("snapshot " + p + " names a data file " + data + " of " + bytes
-                                + " bytes that is missing or of another size; move the snapshot files away to start"
-                                + " without it (the node then needs the log or a snapshot from the leader)");
+                    String base = n.substring(0, n.length() - META_SUFFIX.length());
+                    Path data = dir.resolve(base + DATA_SUFFIX);
+                    try {
+                        found.add(readComplete(io, p, data));
+                    } catch (IOException | RuntimeException e) {
+                        // an I/O error on the meta file is treated as damage too: either way the
+                        // snapshot cannot be loaded, and an older one may do instead
+                        damaged.add(new Damaged(indexOfBaseName(base), p, data, e.toString()));
                     }
-                    found.add(new Snapshot(meta, data, p, bytes));
                 } else if (n.endsWith(DATA_SUFFIX)) {
                     dataFiles.add(p);
                 }
@@ -113,7 +152,38 @@ final class SnapshotFiles {
             }
         }
         found.sort(Comparator.comparingLong(s -> s.meta.lastIndex()));
-        return found;
+        return new Scan(found, damaged);
+    }
+
+    /** Reads a meta file and checks that its data file has the size it records. */
+    private static Snapshot readComplete(FileIo io, Path metaFile, Path data) throws IOException {
+        Map<String, String> m = readMeta(io, metaFile);
+        SnapshotMeta meta = new SnapshotMeta(Long.parseLong(m.get("lastIndex")),
+                Integer.parseInt(m.get("lastTerm")), parseMembers(m.get("members")),
+                m.containsKey("newVoters") ? parseMembers(m.get("newVoters")) : null,
+                parseMembers(m.getOrDefault("observers", "")),
+                parseMembers(m.getOrDefault("oldObservers", "")),
+                Integer.parseInt(m.getOrDefault("format", "0")));
+        long bytes = Long.parseLong(m.get("dataBytes"));
+        if (!Files.exists(data)) {
+            throw new IOException("its data file " + data.getFileName() + " is missing");
+        }
+        long size = Files.size(data);
+        if (size != bytes) {
+            throw new IOException("its data file " + data.getFileName() + " has " + size + " bytes, the meta file"
+                    + " records " + bytes + " (truncated or overwritten)");
+        }
+        return new Snapshot(meta, data, metaFile, bytes);
+    }
+
+    /** The last index a base name ({@link #baseName}) gives, or {@link Long#MAX_VALUE} for another name. */
+    static long indexOfBaseName(String base) {
+        int dash = base.indexOf('-');
+        try {
+            return Long.parseLong(dash < 0 ? base : base.substring(0, dash));
+        } catch (NumberFormatException e) {
+            return Long.MAX_VALUE;
+        }
     }
 
     /**

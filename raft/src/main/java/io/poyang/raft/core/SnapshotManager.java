@@ -28,7 +28,8 @@ import java.util.concurrent.TimeUnit;
  * A group's snapshots: taking them (every {@code snapshotEveryEntries} applied entries, every
  * {@code snapshotIntervalMillis}, or on demand), writing them with CRCs and the meta file last
  * ({@link SnapshotFiles}), keeping {@code snapshotsToKeep} of them, deleting the log below the
- * oldest kept one, loading the latest at start, and receiving one from the leader chunk by chunk.
+ * oldest kept one, loading the newest one that can be read at start (an older one when the log
+ * continues it), and receiving one from the leader chunk by chunk.
  * The state machine is captured by the {@link ApplyManager} between two apply batches and written
  * out on an I/O thread while applying goes on. Dispatcher thread.
  */
@@ -93,31 +94,173 @@ final class SnapshotManager {
 
     // ---------------------------------------------------------------- start
 
-    /** Finds the snapshots on disk and installs the latest into the state machine; returns its meta or null. */
+    /**
+     * Finds the snapshots on disk and installs the newest one that can be read into the state
+     * machine; returns its meta, or null when there is no snapshot. The log store is open.
+     *
+     * <p>A snapshot that cannot be read (a chunk fails its CRC, its data file is truncated or
+     * missing, its meta file is damaged, the state machine's {@code readSnapshot} throws, the disk
+     * gives an I/O error) is skipped with a warning, and the next older one is tried, if the log
+     * continues it up to the newest snapshot on disk (see {@link #logContinues}): the older state
+     * plus the log then replays to at least the state the skipped one held. An I/O error is handled
+     * as damage: the older snapshot's own CRCs say whether the disk serves it correctly, and a disk
+     * that keeps failing fails that read too. Skipping is safe for the state machine because
+     * {@code readSnapshot} builds a new state object and must not touch the live state; an
+     * {@code installSnapshot} that throws (the live state may be half replaced) fails the start
+     * as before. When no snapshot can stand in, the start fails with {@link SnapshotUnreadableException}.
+     * Skipped snapshots are taken off the list (never sent to a follower, never counted among the
+     * kept ones) and their files are left as they are for the operator to inspect.
+     */
     FiberFrame<SnapshotMeta> init() {
         return new FiberFrame<SnapshotMeta>() {
+            /** The newest index among the snapshots on disk, damaged or not. */
+            private long newestOnDisk;
+            /** Position in {@link #snapshots} of the snapshot being tried. */
+            private int candidate;
+            /** The snapshots passed over: "file: why". */
+            private final List<String> skipped = new ArrayList<>();
+            private final List<Path> unreadable = new ArrayList<>();
+            /** The damaged snapshots older than the one loaded: harmless, but their files stay. */
+            private final List<SnapshotFiles.Damaged> olderDamaged = new ArrayList<>();
+            private Throwable firstFailure;
+
             @Override
             public FrameCallResult execute(Object input) {
                 return g.blocking("snapshot-scan", () -> SnapshotFiles.scan(io, dir)).await(this::afterScan);
             }
 
-            private FrameCallResult afterScan(List<SnapshotFiles.Snapshot> found) {
+            private FrameCallResult afterScan(SnapshotFiles.Scan found) {
                 snapshots.clear();
-                snapshots.addAll(found);
-                SnapshotFiles.Snapshot s = latest();
-                if (s == null) {
+                snapshots.addAll(found.complete);
+                SnapshotFiles.Snapshot newestComplete = latest();
+                long newestCompleteIndex = newestComplete == null ? -1 : newestComplete.meta.lastIndex();
+                newestOnDisk = newestCompleteIndex;
+                List<SnapshotFiles.Damaged> damaged = new ArrayList<>(found.damaged);
+                damaged.sort((x, y) -> Long.compare(y.lastIndex, x.lastIndex));
+                for (SnapshotFiles.Damaged d : damaged) {
+                    newestOnDisk = Math.max(newestOnDisk, d.lastIndex);
+                    if (d.lastIndex > newestCompleteIndex) {
+                        skipped.add(d.metaFile.getFileName() + ": " + d.reason);
+                        unreadable.add(d.metaFile);
+                    } else {
+                        olderDamaged.add(d);
+                    }
+                }
+                if (newestComplete == null && damaged.isEmpty()) {
                     return Fiber.frameReturn(null);
                 }
-                return Fiber.call(readSnapshot(s), this::afterRead);
+                candidate = snapshots.size() - 1;
+                return tryCandidate();
             }
 
-            private FrameCallResult afterRead(Object state) throws IOException {
-                SnapshotFiles.Snapshot s = latest();
-                install(s.meta, state);
+            private FrameCallResult tryCandidate() {
+                for (; candidate >= 0; candidate--) {
+                    SnapshotFiles.Snapshot s = snapshots.get(candidate);
+                    if (s.meta.lastIndex() >= newestOnDisk) {
+                        break;   // the newest snapshot: loaded as before, whatever the log holds
+                    }
+                    String gap = logContinues(s.meta, newestOnDisk);
+                    if (gap == null) {
+                        break;
+                    }
+                    skipped.add(s.data.getFileName() + ": it reads, but cannot stand in for the newer ones: " + gap);
+                }
+                if (candidate < 0) {
+                    throw unloadable();
+                }
+                return Fiber.call(Attempt.of(readSnapshot(snapshots.get(candidate))), this::afterRead);
+            }
+
+            private FrameCallResult afterRead(Attempt<Object> a) throws Throwable {
+                SnapshotFiles.Snapshot s = snapshots.get(candidate);
+                if (!a.ok()) {
+                    if (a.error instanceof Error || g.stopRequested()) {
+                        throw a.error;
+                    }
+                    if (firstFailure == null) {
+                        firstFailure = a.error;
+                    } else {
+                        firstFailure.addSuppressed(a.error);
+                    }
+                    log.warn("group {} on node {}: cannot read the snapshot {} ({}); trying an older one",
+                            g.state.groupId, g.state.selfId, s.data, a.error.toString());
+                    skipped.add(s.data.getFileName() + ": " + a.error);
+                    unreadable.add(s.data);
+                    candidate--;
+                    return tryCandidate();
+                }
+                install(s.meta, a.value);
+                for (Iterator<SnapshotFiles.Damaged> it = olderDamaged.iterator(); it.hasNext(); ) {
+                    SnapshotFiles.Damaged d = it.next();
+                    if (d.lastIndex > s.meta.lastIndex()) {
+                        // between the loaded one and a newer one that failed: skipped as well
+                        skipped.add(d.metaFile.getFileName() + ": " + d.reason);
+                        it.remove();
+                    }
+                }
+                if (candidate < snapshots.size() - 1 || !skipped.isEmpty()) {
+                    // not listed, a skipped snapshot is never sent to a follower nor counted among
+                    // the kept ones; its files stay for the operator (see the README)
+                    snapshots.subList(candidate + 1, snapshots.size()).clear();
+                    log.warn("group {} on node {}: started from the older snapshot {} instead of the newer ones,"
+                            + " which cannot be used: {}. The log holds every entry from it on, so nothing is lost."
+                            + " The skipped snapshots' files are left in {} for inspection; delete them once done"
+                            + " (after a restart they are tried again while they are the newest)", g.state.groupId,
+                            g.state.selfId, s, String.join("; ", skipped), dir, firstFailure);
+                }
+                for (SnapshotFiles.Damaged d : olderDamaged) {
+                    log.warn("group {} on node {}: the snapshot {} in {} is damaged and older than the one loaded;"
+                            + " it is ignored, delete its files", g.state.groupId, g.state.selfId, d, dir);
+                }
                 log.info("group {} on node {}: loaded {}", g.state.groupId, g.state.selfId, s);
                 return Fiber.frameReturn(s.meta);
             }
+
+            private SnapshotUnreadableException unloadable() {
+                for (SnapshotFiles.Damaged d : olderDamaged) {
+                    skipped.add(d.metaFile.getFileName() + ": " + d.reason);
+                    unreadable.add(d.metaFile);
+                }
+                Path groupDir = dir.getParent();
+                String message = "group " + g.state.groupId + " on node " + g.state.selfId + " cannot load a snapshot"
+                        + " from " + dir + ": " + String.join("; ", skipped)
+                        + "; no older snapshot is left to try"
+                        + ". No file was changed or deleted. To rebuild this node's replica from the other members:"
+                        + " take the node out of the group (prepare-change and commit-change without it), move "
+                        + groupDir + " aside (keep it for analysis), start the node, and add it back (add-group,"
+                        + " then prepare-change and commit-change with it); it catches up from the leader by a"
+                        + " snapshot (docs/operations.md, \"Back up and restore\"). Do not just delete the directory"
+                        + " of a voter. If no other member holds the group's data (a single-node group), restore the"
+                        + " snapshot files from a backup instead";
+                return new SnapshotUnreadableException(message, groupDir, new ArrayList<>(unreadable), firstFailure);
+            }
         };
+    }
+
+    /**
+     * Null when the log continues {@code older}: it holds the entry right after it, the entry at its
+     * index has its term (or is the log's known previous entry), and it reaches {@code newestOnDisk},
+     * so replaying it brings the state machine at least to where the newest snapshot was. Otherwise
+     * what is missing. Without the last condition a node whose log was lost or reset would restart
+     * with less than it had applied (a single-node group would lose committed writes).
+     */
+    private String logContinues(SnapshotMeta older, long newestOnDisk) {
+        io.poyang.raft.store.LogStore store = g.store;
+        long idx = older.lastIndex();
+        long first = store.firstIndex();
+        long last = store.lastIndex();
+        if (first > idx + 1) {
+            return "the log starts at index " + first + ", after its index " + idx
+                    + " (it was compacted, or reset after a snapshot from the leader)";
+        }
+        if (last < newestOnDisk) {
+            return "the log ends at index " + last + ", before the newest snapshot's index " + newestOnDisk;
+        }
+        if (store.termOf(idx) != older.lastTerm()) {
+            return "the log's entry at its index " + idx + " has term " + store.termOf(idx) + ", not "
+                    + older.lastTerm();
+        }
+        return null;
     }
 
     /** Reads a snapshot into a new state object ({@link StateMachine#readSnapshot}) on an I/O thread. */

@@ -96,7 +96,7 @@ public final class SnapshotProbe {
 
     /** The data file of the newest snapshot in {@code snapshotDir}, re-cut into chunks of {@code chunkBytes}. */
     public static byte[] rechunkedNewest(Path snapshotDir, int chunkBytes) throws IOException {
-        List<SnapshotFiles.Snapshot> found = SnapshotFiles.scan(FileIo.DEFAULT, snapshotDir);
+        List<SnapshotFiles.Snapshot> found = SnapshotFiles.scan(FileIo.DEFAULT, snapshotDir).complete;
         if (found.isEmpty()) {
             throw new IOException("no snapshot in " + snapshotDir);
         }

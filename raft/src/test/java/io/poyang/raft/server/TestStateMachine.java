@@ -222,6 +222,11 @@ final class TestStateMachine implements StateMachine {
     static volatile long readSnapshotDelayMillis;
     /** Tests: when set, every snapshot read fails with it (a snapshot the state machine cannot read). */
     static volatile IOException failSnapshotReads;
+    /**
+     * Tests: when positive, reading the snapshot of this last index fails on every machine, as
+     * {@code readSnapshot} does on content it cannot parse (one bad snapshot among good ones).
+     */
+    static volatile long failSnapshotReadAtIndex;
 
     /** Set: reading a snapshot throws this (a machine that cannot load its state: the group's start fails). */
     volatile IOException failReadSnapshot;
@@ -238,6 +243,9 @@ final class TestStateMachine implements StateMachine {
         IOException failEverywhere = failSnapshotReads;
         if (failEverywhere != null) {
             throw failEverywhere;
+        }
+        if (failSnapshotReadAtIndex > 0 && meta.lastIndex() == failSnapshotReadAtIndex) {
+            throw new IOException("test: the state machine cannot parse the snapshot of index " + meta.lastIndex());
         }
         DataInputStream d = new DataInputStream(data);
         int n = d.readInt();
