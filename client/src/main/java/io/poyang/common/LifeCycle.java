@@ -9,10 +9,13 @@ import io.poyang.log.PoyangLogs;
  * just marks the component stopped. Subclasses implement {@link #doStart()} and
  * {@link #doStop()}; the two never run at the same time.
  *
- * <p>A {@code stop()} that arrives while the component is starting waits for the start to finish
- * and then stops it, and a {@code stop()} that arrives while another thread is stopping waits for
+ * <p>A {@code stop()} that arrives while the component is starting first tells the start
+ * ({@link #stopRequestedWhileStarting()}: a component with a long start, such as one recovering
+ * logs, gives it up there and its {@code doStart()} throws), then waits for the start to end and
+ * stops what it started. A {@code stop()} that arrives while another thread is stopping waits for
  * that stop to finish: when {@code stop()} returns, the component is {@link Status#STOPPED}.
- * {@code doStart()} aborts a start by throwing, not by calling {@code stop()}.
+ * {@code doStart()} aborts a start by throwing, not by calling {@code stop()}; a start that fails
+ * after a stop was requested throws {@link StoppedException}.
  */
 public abstract class LifeCycle {
 
@@ -25,6 +28,8 @@ public abstract class LifeCycle {
     private volatile Status status = Status.NEW;
     /** The thread running doStart or doStop; guarded by this. */
     private Thread transitionThread;
+    /** A stop() came while starting (the start is told once); guarded by this. */
+    private boolean stopRequestedWhileStarting;
 
     public final void start() {
         synchronized (this) {
@@ -44,10 +49,15 @@ public abstract class LifeCycle {
         if (failure != null) {
             safeStopAfterFailedStart();
         }
+        boolean stopped;
         synchronized (this) {
             status = failure == null ? Status.RUNNING : Status.STOPPED;
             transitionThread = null;
+            stopped = stopRequestedWhileStarting;
             notifyAll();
+        }
+        if (failure != null && stopped && !(failure instanceof Error)) {
+            throw new StoppedException(describe() + " was stopped while it started: " + failure, failure);
         }
         if (failure instanceof RuntimeException) {
             throw (RuntimeException) failure;
@@ -67,6 +77,15 @@ public abstract class LifeCycle {
     protected void stoppedBeforeStart() {
     }
 
+    /**
+     * Called once, on the thread calling {@link #stop()} and without this object's lock, when a stop
+     * arrives while {@code doStart()} runs: a component whose start may take long (recovering logs,
+     * waiting for peers) makes it end soon, with {@code doStart()} throwing. The stop then waits for
+     * the start to end either way. Default: nothing (the stop waits for the whole start).
+     */
+    protected void stopRequestedWhileStarting() {
+    }
+
     private void safeStopAfterFailedStart() {
         try {
             doStop();
@@ -76,6 +95,7 @@ public abstract class LifeCycle {
     }
 
     public final void stop() {
+        boolean tellStart = false;
         synchronized (this) {
             if (status == Status.NEW) {
                 status = Status.STOPPED;
@@ -89,6 +109,19 @@ public abstract class LifeCycle {
                 }
                 return; // stop() from inside doStop(): already stopping
             }
+            if (status == Status.STARTING && !stopRequestedWhileStarting) {
+                stopRequestedWhileStarting = true;
+                tellStart = true;
+            }
+        }
+        if (tellStart) {
+            try {
+                stopRequestedWhileStarting();
+            } catch (RuntimeException | Error e) {
+                log.warn("{} failed to cut its start short for a stop; waiting for the whole start", describe(), e);
+            }
+        }
+        synchronized (this) {
             awaitNot(Status.STARTING);
             if (status != Status.RUNNING) {
                 awaitNot(Status.STOPPING);

@@ -6,4 +6,8 @@ public class StoppedException extends PoyangException {
     public StoppedException(String message) {
         super(ErrorCode.STOPPED, message);
     }
+
+    public StoppedException(String message, Throwable cause) {
+        super(ErrorCode.STOPPED, message, cause);
+    }
 }

@@ -169,4 +169,45 @@ class LifeCycleTest {
         assertEquals(LifeCycle.Status.STOPPED, c.status(), "a stop during start must not leave it RUNNING");
         assertEquals(1, c.stops.get());
     }
+
+    /** A component whose start gives up when told of a stop, as RaftServer's recovery does. */
+    static final class CancellableStart extends Component {
+        final AtomicInteger told = new AtomicInteger();
+
+        @Override
+        protected void stopRequestedWhileStarting() {
+            told.incrementAndGet();
+            failStartWith = new IOException("recovery abandoned (test)");
+            startMayFinish.countDown();
+        }
+    }
+
+    @Test
+    void stopDuringStartTellsTheStartWhichEndsAndTheStopReturnsWithoutTheWholeStart() throws Exception {
+        CancellableStart c = new CancellableStart();
+        c.startEntered = new CountDownLatch(1);
+        c.startMayFinish = new CountDownLatch(1);
+        AtomicReference<Throwable> startError = new AtomicReference<>();
+        Thread starter = new Thread(() -> {
+            try {
+                c.start();
+            } catch (Throwable t) {
+                startError.set(t);
+            }
+        }, "starter");
+        starter.start();
+        assertTrue(c.startEntered.await(10, TimeUnit.SECONDS));
+
+        // without the hook, this stop would wait for startMayFinish, which nothing else counts down
+        c.stop();
+        assertEquals(LifeCycle.Status.STOPPED, c.status());
+        assertEquals(1, c.told.get());
+        Await.join(starter, 10_000);
+        assertTrue(startError.get() instanceof StoppedException, String.valueOf(startError.get()));
+        assertTrue(startError.get().getMessage().contains("stopped while it started")
+                && startError.get().getCause() instanceof IOException, startError.get().getMessage());
+        assertEquals(1, c.stops.get(), "what the start had started is stopped once");
+        c.stop();
+        assertEquals(1, c.told.get(), "a later stop does not tell the start again");
+    }
 }

@@ -2,6 +2,7 @@ package io.poyang.raft.server;
 
 import io.poyang.common.LifeCycle;
 import io.poyang.common.PoyangException;
+import io.poyang.common.StoppedException;
 import io.poyang.fiber.Dispatcher;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
@@ -81,6 +82,8 @@ public final class RaftServer extends LifeCycle {
      * their files again before it deletes anything.
      */
     private final Map<Integer, RaftGroup> removing = new java.util.HashMap<>();
+    /** A stop came while doStart ran: no further group is started; guarded by this. */
+    private boolean startCutShort;
     /** Serializes address changes, so that two ids cannot take one address at once. */
     private final Object addressLock = new Object();
 
@@ -203,12 +206,35 @@ public final class RaftServer extends LifeCycle {
                 replicationServer.port(), serviceServer.port(), starts.size(), dispatchers.length);
     }
 
+    /**
+     * A stop during the start: the groups recovering their logs give the recovery up at their next
+     * safe point (their starts fail, and so does doStart's wait for them), and no group after them is
+     * started, so the stop does not wait for every group's whole recovery (minutes on large logs).
+     */
+    @Override
+    protected void stopRequestedWhileStarting() {
+        List<RaftGroup> starting;
+        synchronized (this) {
+            startCutShort = true;
+            starting = registry.all();
+        }
+        log.info("raft node {}: stopped while starting; {} groups give up their recovery", config.nodeId,
+                starting.size());
+        for (RaftGroup g : starting) {
+            g.stop();
+        }
+    }
+
     private CompletableFuture<Void> addGroup0(RaftServerConfig.GroupSpec spec) {
         return startGroup(spec.groupId, spec.stateMachine, new Members(spec.members));
     }
 
     private synchronized CompletableFuture<Void> startGroup(int groupId, Supplier<? extends StateMachine> sm,
                                                             Members members) {
+        if (startCutShort) {
+            throw new StoppedException("raft node " + config.nodeId + " was stopped while starting;"
+                    + " group " + groupId + " is not started");
+        }
         RaftGroup g = newGroup(groupId, sm, members);
         registry.add(g);
         return g.start();

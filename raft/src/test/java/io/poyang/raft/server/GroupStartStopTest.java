@@ -1,5 +1,6 @@
 package io.poyang.raft.server;
 
+import io.poyang.common.LifeCycle;
 import io.poyang.common.StoppedException;
 import io.poyang.raft.core.Members;
 import io.poyang.raft.core.RaftGroup;
@@ -79,6 +80,67 @@ class GroupStartStopTest {
             c.write(1, 301);
             assertEquals(301, c.checkIdentical(1).length);
         }
+    }
+
+    /**
+     * Before, a node's stop that came while the node started (its groups configured in the builder)
+     * waited for the whole start: every group's recovery, minutes on large logs. Now it waits only for
+     * the recovery's next safe point (here, the one held read), and the start fails as stopped.
+     */
+    @Test
+    void aNodeStoppedWhileItsGroupsRecoverAbandonsTheRecoveryAndItsStartFailsAsStopped()
+            throws Exception {
+        TrackingFileIo io = new TrackingFileIo();
+        Path nodeDir = dir.resolve("node-1");
+        try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.logFileIo(io).segmentBytes(16 << 10))
+                .start()) {
+            c.waitForLeader(1);
+            for (long v = 1; v <= 300; v++) {
+                c.write(1, v);
+            }
+            c.stopNode(1);
+        }
+        Path groupDir = nodeDir.resolve("group-1");
+        assertEquals(Collections.emptyList(), io.openUnder(groupDir));
+
+        RaftServer server = RaftServer.builder()
+                .nodeId(1)
+                .node(1, "127.0.0.1:0")
+                .servicePort("127.0.0.1", 0)
+                .dataDir(nodeDir)
+                .raftConfig(RaftCluster.testConfig().logFileIo(io).segmentBytes(16 << 10))
+                .group(1, TestStateMachine::new, new int[]{1})
+                .build();
+        java.util.concurrent.atomic.AtomicReference<Throwable> startFailure =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        Thread starter = new Thread(() -> {
+            try {
+                server.start();
+            } catch (Throwable t) {
+                startFailure.set(t);
+            }
+        }, "starter");
+        Thread stopper = new Thread(server::stop, "stopper");
+        try {
+            io.holdNextReadUnder(groupDir.resolve("log"));
+            starter.start();
+            assertTrue(io.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the recovery read nothing");
+            // the stop tells the start, then waits for it (the held read is the recovery's safe point)
+            stopper.start();
+            RaftCluster.waitFor("the stop to wait for the start", () -> stopper.getState() == Thread.State.WAITING);
+        } finally {
+            io.release();
+        }
+        stopper.join(TimeUnit.SECONDS.toMillis(RaftCluster.WAIT_SECONDS));
+        starter.join(TimeUnit.SECONDS.toMillis(RaftCluster.WAIT_SECONDS));
+        assertFalse(stopper.isAlive());
+        assertEquals(LifeCycle.Status.STOPPED, server.status());
+        assertFalse(starter.isAlive());
+        Throwable f = startFailure.get();
+        assertTrue(f instanceof StoppedException && f.getMessage().contains("stopped while it started"),
+                String.valueOf(f));
+        assertEquals(Collections.emptyList(), io.openUnder(groupDir), "the abandoned recovery's files are closed");
+        assertEquals(0, io.readsAfterRelease(), "the recovery read on after it was abandoned");
     }
 
     /** Before, the log store's segments and index files stayed open until garbage collected. */

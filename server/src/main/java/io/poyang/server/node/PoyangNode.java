@@ -1,5 +1,6 @@
 package io.poyang.server.node;
 
+import io.poyang.common.StoppedException;
 import io.poyang.dtkv.server.DtKvService;
 import io.poyang.dtkv.server.KvConfig;
 import io.poyang.log.PoyangLog;
@@ -54,6 +55,12 @@ public final class PoyangNode {
     private volatile ServersFileSync serversSync;
     private volatile boolean stopped;
     private boolean testingFaults;
+    /** A start() is running (it holds this object's lock); a stop() then cuts it short first. */
+    private volatile boolean startInProgress;
+    /** A stop() came while start() ran: the start gives up at its next step. */
+    private volatile boolean stopRequestedWhileStarting;
+    /** The raft server of the start in progress, for a stop that comes meanwhile; else null. */
+    private volatile RaftServer startingRaft;
 
     /**
      * @param serversFile where {@code servers} came from (the node writes membership and group
@@ -129,6 +136,18 @@ public final class PoyangNode {
             throw new IllegalStateException("node " + config.nodeId + (stopped ? " was started and stopped" : " is"
                     + " running") + "; a PoyangNode starts once: create a new one to start the node again");
         }
+        stopRequestedWhileStarting = false;
+        startInProgress = true;
+        try {
+            start0();
+        } finally {
+            startInProgress = false;
+            startingRaft = null;
+        }
+        log.info("{}", readyLine());
+    }
+
+    private void start0() {
         checkLayout(config, servers, serversFile);
         dataDir = DataDir.open(config.dataDir, config.nodeId, config.clusterName);
         try {
@@ -147,11 +166,22 @@ public final class PoyangNode {
                 http = new NodeHttpEndpoint(this, config.host, config.metricsPort);
                 http.start();
             }
+            checkNotStopping();
         } catch (RuntimeException | Error e) {
             abortStart(e);
+            if (stopRequestedWhileStarting && e instanceof RuntimeException && !(e instanceof StoppedException)) {
+                throw new StoppedException("node " + config.nodeId + " was stopped while it started (" + e.getMessage()
+                        + ")", e);
+            }
             throw e;
         }
-        log.info("{}", readyLine());
+    }
+
+    /** Throws once a stop() came during the start (the start then undoes itself). */
+    private void checkNotStopping() {
+        if (stopRequestedWhileStarting) {
+            throw new StoppedException("node " + config.nodeId + " was stopped while it started");
+        }
     }
 
     private void checkPortFree(String key, int port) {
@@ -239,6 +269,10 @@ public final class PoyangNode {
             }
         });
         raft = b.build();
+        // published before the flag is read, as stop() sets the flag before it reads this: either
+        // the stop finds the raft server and stops it, or the start sees the stop
+        startingRaft = raft;
+        checkNotStopping();
         try {
             raft.start();
         } catch (RuntimeException e) {
@@ -328,6 +362,7 @@ public final class PoyangNode {
         long target = g.commitIndex();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(config.groupStartTimeoutSeconds);
         while (g.failure() == null && g.lastApplied() < target) {
+            checkNotStopping();
             if (System.nanoTime() - deadline > 0) {
                 throw new NodeStartException("group " + g.groupId() + " did not replay its log up to index " + target
                         + " within " + config.groupStartTimeoutSeconds + " s (applied " + g.lastApplied() + ")"
@@ -465,8 +500,31 @@ public final class PoyangNode {
      * group is taken when {@code snapshotOnStop} is set, the groups stop (last fsync, files closed),
      * the ports close and the data directory is released. The caller bounds the whole with
      * {@code shutdownTimeoutMillis} (see ServerCommand). Before {@link #start()} it does nothing.
+     * During {@link #start()} it cuts the start short — the groups give up their log recovery at its
+     * next safe point, the start undoes itself and throws {@link StoppedException} — and returns once
+     * the start has ended (the node may then be started again, as after any failed start).
      */
-    public synchronized void stop() {
+    public void stop() {
+        if (startInProgress) {
+            cutStartShort();
+        }
+        stopAfterStart();
+    }
+
+    /**
+     * Tells the start in progress to give up: its raft server stops (from the thread calling stop(),
+     * as the start holds this object's lock), which fails the groups' starts the start waits for.
+     */
+    private void cutStartShort() {
+        stopRequestedWhileStarting = true;
+        RaftServer r = startingRaft;
+        if (r != null) {
+            log.info("node {}: stopped while starting; the groups give up their recovery", config.nodeId);
+            r.stop();
+        }
+    }
+
+    private synchronized void stopAfterStart() {
         if (stopped || raft == null) {
             return;   // stopped already, or never started: nothing runs
         }
