@@ -230,7 +230,7 @@ public final class LogStore {
             }
             closing = true;
             closed = true;
-            List<LogSegment> all = segments.all();
+            List<LogSegment> all = segments.takeAllForClose();
             return group.executeBlocking("log-close", config.ioExecutor(), () -> {
                 r.closeAll();
                 for (LogSegment s : all) {
@@ -1096,7 +1096,7 @@ public final class LogStore {
 
         private FrameCallResult closeFiles(Void v) {
             closed = true;
-            List<LogSegment> all = segments.all();
+            List<LogSegment> all = segments.takeAllForClose();
             all.addAll(leftovers);  // closed only: the next start deletes them if the status file allows
             leftovers.clear();
             return group.executeBlocking("log-close", config.ioExecutor(), () -> {

@@ -32,6 +32,8 @@ final class SegmentQueue {
     private final ArrayDeque<LogSegment> spares = new ArrayDeque<>();
     /** A preallocation runs, or a retry of a failed one is scheduled: no other may start meanwhile. */
     private boolean allocating;
+    /** The preallocation task running now, or null (none, or its outcome was handled). */
+    private Allocation inFlight;
     private int allocationFailures;
     private final WarningThrottle allocationWarnings = new WarningThrottle(TimeUnit.SECONDS.toNanos(10));
     /** Appends wait for the spare being prepared (the current segment is full). */
@@ -127,9 +129,18 @@ final class SegmentQueue {
         allocating = true;
         LogSegment last = current();
         long start = last == null ? 0 : last.endPos();
-        FiberFuture<LogSegment> f = store.group().executeBlocking("segment-alloc", store.ioExecutor(),
-                () -> allocateBlocking(start));
+        Allocation a = new Allocation();
+        inFlight = a;
+        FiberFuture<LogSegment> f = store.group().newFuture("segment-alloc");
+        try {
+            store.ioExecutor().execute(() -> a.run(start, f));
+        } catch (RuntimeException e) {
+            f.fireCompleteExceptionally(e);   // refused: the pool is shut down
+        }
         f.whenComplete((segment, error) -> {
+            if (inFlight == a) {
+                inFlight = null;
+            }
             if (error != null) {
                 onAllocationFailed(start, error);
                 return;
@@ -141,8 +152,11 @@ final class SegmentQueue {
                 log.info("{}: preallocating log segments works again after {} failed attempts", store.name(),
                         allocationWarnings.endRun());
             }
-            if (store.isClosed() || (current() != null && current().endPos() != segment.startPos)) {
-                closeQuietly(segment);  // the log was closed or moved on meanwhile; the file stays as a spare on disk
+            if (store.isClosed()) {
+                return;   // the store's close took the file from the hand-over and closed it
+            }
+            if (current() != null && current().endPos() != segment.startPos) {
+                closeQuietly(segment);  // the log moved on meanwhile; the file stays as a spare on disk
                 return;
             }
             spares.add(segment);
@@ -187,6 +201,51 @@ final class SegmentQueue {
             allocating = false;
             prepareSpare();
         });
+    }
+
+    /**
+     * One preallocation and who owns its file: the task while it runs, then whoever the hand-over
+     * decides. The task's completion reaches the dispatcher only if it still runs: a group removed
+     * or a node stopped meanwhile drops it, and the file would stay open for good. So the store's
+     * close ({@link #takeAllForClose}) abandons the task, which then closes the file itself, or, if
+     * the task handed the file over first, closes it with the others. Atomic, as the task runs on a
+     * log I/O thread and the close on the dispatcher.
+     */
+    private final class Allocation {
+        private static final int RUNNING = 0;
+        private static final int HANDED_OVER = 1;
+        private static final int ABANDONED = 2;
+        private final java.util.concurrent.atomic.AtomicInteger owner = new java.util.concurrent.atomic.AtomicInteger();
+        /** Set by the task before it hands over. */
+        private volatile LogSegment segment;
+
+        /**
+         * The task: completes {@code done} with the new segment or the error, or not at all when the
+         * store closed meanwhile (nothing waits then, and the dispatcher may have stopped): it
+         * closes the file instead, which stays on disk as a spare for the next start.
+         */
+        void run(long startPos, FiberFuture<LogSegment> done) {
+            LogSegment s;
+            try {
+                s = allocateBlocking(startPos);
+            } catch (Throwable e) {
+                if (owner.get() != ABANDONED) {
+                    done.fireCompleteExceptionally(e);
+                }
+                return;
+            }
+            segment = s;
+            if (owner.compareAndSet(RUNNING, HANDED_OVER)) {
+                done.fireComplete(s);
+            } else {
+                closeQuietly(s);
+            }
+        }
+
+        /** Dispatcher thread, at the close: the segment the close must close, or null (the task will, or made none). */
+        LogSegment abandon() {
+            return owner.compareAndSet(RUNNING, ABANDONED) ? null : segment;
+        }
     }
 
     private LogSegment allocateBlocking(long startPos) throws IOException {
@@ -237,10 +296,22 @@ final class SegmentQueue {
         return removed;
     }
 
-    /** Every open segment, live and spare (for closing). */
-    List<LogSegment> all() {
+    /**
+     * For the store's close: every open segment, live and spare, and the one a preallocation in
+     * flight just made (its completion may never be delivered); a preallocation still running is
+     * abandoned and closes its file itself. Dispatcher thread, once the store is marked closed.
+     */
+    List<LogSegment> takeAllForClose() {
         List<LogSegment> all = new ArrayList<>(live);
         all.addAll(spares);
+        Allocation a = inFlight;
+        inFlight = null;
+        if (a != null) {
+            LogSegment made = a.abandon();
+            if (made != null) {
+                all.add(made);
+            }
+        }
         return all;
     }
 
