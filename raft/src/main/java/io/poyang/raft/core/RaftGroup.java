@@ -384,12 +384,13 @@ public final class RaftGroup {
     /**
      * Stops the group: no more writes are taken, writes in the log but not applied fail with an
      * outcome-unknown error, the log is closed (after its last fsync) and the fibers end. A group
-     * still starting ends its start at the next safe point instead (its log's recovery is
-     * abandoned; {@link #start()}'s future fails with a {@link StoppedException}, "stopped while
-     * starting"), and its stop completes without waiting for a recovery task still reading:
-     * {@link #whenFilesReleased()} tells when that task closed its files. A group never started
-     * has nothing to end: its stop completes at once, {@link #startedFuture()} fails with a
-     * {@link StoppedException} and a later {@link #start()} is refused with it. Any thread; idempotent.
+     * still starting ends its start at the next safe point instead (its log's recovery, or the
+     * load of its latest snapshot, is abandoned; {@link #start()}'s future fails with a
+     * {@link StoppedException}, "stopped while starting"), and its stop completes without waiting
+     * for a recovery or snapshot-read task still reading: {@link #whenFilesReleased()} tells when
+     * that task closed its files. A group never started has nothing to end: its stop completes at
+     * once, {@link #startedFuture()} fails with a {@link StoppedException} and a later
+     * {@link #start()} is refused with it. Any thread; idempotent.
      */
     public CompletableFuture<Void> stop() {
         boolean neverStarted;
@@ -419,6 +420,9 @@ public final class RaftGroup {
             // for them). The recovery stops at its next safe point and closes its files; the start
             // fails with a StoppedException after closing what it opened.
             store.abandonRecovery();
+            // Likewise the load of the latest snapshot into the state machine: its stream reads
+            // no more, and the state read is dropped (the start fails: the machine is never used).
+            snapshotManager.abandonLoad();
         }
         started.whenComplete((v, e) -> {
             if (e != null || !fiberGroup.fireFiber("raft-stop-" + state.groupId, new StopFrame())) {

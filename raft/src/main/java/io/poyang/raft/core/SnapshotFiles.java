@@ -317,7 +317,16 @@ final class SnapshotFiles {
 
     /** The snapshot's state as a stream, checked chunk by chunk; it ends at the end marker. */
     static InputStream open(FileIo io, Path data) throws IOException {
-        return new ChunkInputStream(io.openForRead(data));
+        return open(io, data, () -> false);
+    }
+
+    /**
+     * Like {@link #open(FileIo, Path)}, but once {@code abandoned} says so the stream reads nothing
+     * more from the file: the next read throws (a group stopped while it loads its snapshot, whose
+     * state machine would otherwise read the whole file for nothing). Checked before each file read.
+     */
+    static InputStream open(FileIo io, Path data, java.util.function.BooleanSupplier abandoned) throws IOException {
+        return new ChunkInputStream(io.openForRead(data), abandoned);
     }
 
     static void syncDirectory(FileIo io, Path dir) throws IOException {
@@ -485,9 +494,12 @@ final class SnapshotFiles {
         /** Where the next chunk's header starts. */
         private long next;
 
-        ChunkInputStream(LogFile file) {
+        private final java.util.function.BooleanSupplier abandoned;
+
+        ChunkInputStream(LogFile file, java.util.function.BooleanSupplier abandoned) {
             this.file = file;
             this.path = file.path();
+            this.abandoned = abandoned;
         }
 
         private boolean nextChunk() throws IOException {
@@ -530,6 +542,9 @@ final class SnapshotFiles {
         }
 
         private void readFully(ByteBuffer b, long at) throws IOException {
+            if (abandoned.getAsBoolean()) {
+                throw new IOException(path + ": reading the snapshot was abandoned (its group was stopped)");
+            }
             int n = file.readFully(b, at);
             if (b.hasRemaining()) {
                 throw new EOFException(path + " ends inside a chunk at offset " + (at + n)

@@ -95,6 +95,14 @@ final class SnapshotManager {
     // ---------------------------------------------------------------- start
 
     /**
+     * Set by {@link #abandonLoad}: the group was stopped while it starts, and the start's snapshot
+     * read reads no more and is dropped. Any thread.
+     */
+    private volatile boolean loadAbandoned;
+    /** The start's snapshot read, once submitted: failed at once by {@link #abandonLoad}. */
+    private volatile FiberFuture<Object> loadFuture;
+
+    /**
      * Finds the snapshots on disk and installs the newest one that can be read into the state
      * machine; returns its meta, or null when there is no snapshot. The log store is open.
      *
@@ -110,6 +118,7 @@ final class SnapshotManager {
      * as before. When no snapshot can stand in, the start fails with {@link SnapshotUnreadableException}.
      * Skipped snapshots are taken off the list (never sent to a follower, never counted among the
      * kept ones) and their files are left as they are for the operator to inspect.
+     * Ends early with a {@link io.poyang.common.StoppedException} after {@link #abandonLoad}.
      */
     FiberFrame<SnapshotMeta> init() {
         return new FiberFrame<SnapshotMeta>() {
@@ -126,6 +135,9 @@ final class SnapshotManager {
 
             @Override
             public FrameCallResult execute(Object input) {
+                if (loadAbandoned) {
+                    throw loadAbandonedError(dir);
+                }
                 return g.blocking("snapshot-scan", () -> SnapshotFiles.scan(io, dir)).await(this::afterScan);
             }
 
@@ -168,7 +180,11 @@ final class SnapshotManager {
                 if (candidate < 0) {
                     throw unloadable();
                 }
-                return Fiber.call(Attempt.of(readSnapshot(snapshots.get(candidate))), this::afterRead);
+                SnapshotFiles.Snapshot s = snapshots.get(candidate);
+                if (loadAbandoned) {
+                    throw loadAbandonedError(s.data);
+                }
+                return Fiber.call(Attempt.of(new ReadFrame(s, true)), this::afterRead);
             }
 
             private FrameCallResult afterRead(Attempt<Object> a) throws Throwable {
@@ -263,34 +279,95 @@ final class SnapshotManager {
         return null;
     }
 
+    /**
+     * Gives up the start's snapshot load (the group is stopped while it starts): {@link #init()}
+     * fails at once with a {@link io.poyang.common.StoppedException} instead of waiting for the
+     * state machine to read the whole snapshot (minutes for a large one); the read task's stream
+     * refuses its next file read, so the task ends soon, closing the file, and what it read is
+     * dropped, never installed. {@link RaftGroup#whenFilesReleased()} still waits for the task.
+     * Any thread.
+     */
+    void abandonLoad() {
+        loadAbandoned = true;
+        FiberFuture<Object> f = loadFuture;
+        if (f != null) {
+            f.fireCompleteExceptionally(loadAbandonedError(dir));
+        }
+    }
+
+    private io.poyang.common.StoppedException loadAbandonedError(Path what) {
+        return new io.poyang.common.StoppedException("raft group " + g.state.groupId + " on node " + g.state.selfId
+                + ": loading " + what + " was abandoned: the group was stopped while it started");
+    }
+
     /** Reads a snapshot into a new state object ({@link StateMachine#readSnapshot}) on an I/O thread. */
     FiberFrame<Object> readSnapshot(SnapshotFiles.Snapshot s) {
-        return new FiberFrame<Object>() {
-            @Override
-            public FrameCallResult execute(Object input) {
-                s.readers++;
-                FiberFuture<Object> f = g.blocking("snapshot-read", () -> {
-                    try (InputStream in = SnapshotFiles.open(io, s.data)) {
-                        byte[] section = null;
-                        if (s.meta.format() == SnapshotMeta.FORMAT_WITH_RAFT_SECTION) {
-                            section = SessionTable.readSection(new java.io.DataInputStream(in));
-                        }
-                        return new Restored(section, sm.readSnapshot(s.meta, in));
-                    }
-                });
-                return f.await(this::done);
-            }
+        return new ReadFrame(s, false);
+    }
 
-            private FrameCallResult done(Object state) {
-                return Fiber.frameReturn(state);
-            }
+    /** Reads {@code s} on an I/O thread; the start's read ({@code atStart}) can be abandoned. */
+    private final class ReadFrame extends FiberFrame<Object> {
+        private final SnapshotFiles.Snapshot s;
+        private final boolean atStart;
 
-            @Override
-            protected FrameCallResult doFinally() {
-                release(s);
-                return Fiber.frameReturn();
+        ReadFrame(SnapshotFiles.Snapshot s, boolean atStart) {
+            this.s = s;
+            this.atStart = atStart;
+        }
+
+        @Override
+        public FrameCallResult execute(Object input) {
+            s.readers++;
+            java.util.function.BooleanSupplier abandoned = atStart ? () -> loadAbandoned : () -> false;
+            FiberFuture<Object> f = g.fiberGroup.newFuture("snapshot-read");
+            try {
+                g.ioExecutor.execute(() -> read(f, abandoned));
+            } catch (RuntimeException e) {
+                f.fireCompleteExceptionally(e);   // refused: the pool is shut down
             }
-        };
+            if (atStart) {
+                loadFuture = f;
+                if (loadAbandoned) {
+                    // abandoned between the check before this frame and publishing the future: it may not have seen it
+                    f.fireCompleteExceptionally(loadAbandonedError(s.data));
+                }
+            }
+            return f.await(this::done);
+        }
+
+        /**
+         * The I/O thread's part. An abandoned read completes nothing: its future failed already,
+         * and the group's dispatcher may have stopped since. Its state, whole or half read, is
+         * dropped here and never reaches the state machine.
+         */
+        private void read(FiberFuture<Object> f, java.util.function.BooleanSupplier abandoned) {
+            Restored r;
+            try (InputStream in = SnapshotFiles.open(io, s.data, abandoned)) {
+                byte[] section = null;
+                if (s.meta.format() == SnapshotMeta.FORMAT_WITH_RAFT_SECTION) {
+                    section = SessionTable.readSection(new java.io.DataInputStream(in));
+                }
+                r = new Restored(section, sm.readSnapshot(s.meta, in));
+            } catch (Throwable e) {
+                if (!abandoned.getAsBoolean()) {
+                    f.fireCompleteExceptionally(e);
+                }
+                return;
+            }
+            if (!abandoned.getAsBoolean()) {
+                f.fireComplete(r);
+            }
+        }
+
+        private FrameCallResult done(Object state) {
+            return Fiber.frameReturn(state);
+        }
+
+        @Override
+        protected FrameCallResult doFinally() {
+            release(s);
+            return Fiber.frameReturn();
+        }
     }
 
     /** What {@link #readSnapshot} read: raft's section (the session table) and the state machine's state. */

@@ -59,7 +59,9 @@ public interface StateMachine {
     /**
      * Reads a snapshot into a new state object, on an I/O thread (blocking is fine). It must not
      * touch the live state: {@link #installSnapshot} swaps the result in afterwards. The stream
-     * ends where the snapshot ends; its CRCs are checked as it is read.
+     * ends where the snapshot ends; its CRCs are checked as it is read. When the group is stopped
+     * while it loads its snapshot at the start, the stream's next read of the file throws an
+     * {@link IOException} (let it go out: the result is dropped, never installed).
      */
     Object readSnapshot(SnapshotMeta meta, InputStream data) throws IOException;
 

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -141,6 +142,70 @@ class GroupStartStopTest {
                 String.valueOf(f));
         assertEquals(Collections.emptyList(), io.openUnder(groupDir), "the abandoned recovery's files are closed");
         assertEquals(0, io.readsAfterRelease(), "the recovery read on after it was abandoned");
+    }
+
+    /**
+     * Before, a stop waited for the state machine to read the whole snapshot (minutes for a large
+     * one), as the snapshot load did not look at the stop.
+     */
+    @Test
+    void aGroupStoppedWhileItLoadsItsSnapshotStopsWithoutWaitingForTheReadWhichReadsNoMoreAndIsNeverInstalled()
+            throws Exception {
+        TrackingFileIo io = new TrackingFileIo();
+        try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
+            c.waitForLeader(1);
+            for (long v = 1; v <= 20; v++) {
+                c.write(1, v);
+            }
+            c.group(1, 1).takeSnapshot().get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            RaftServer server = c.server(1);
+            server.removeGroup(1, false).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            Path groupDir = dir.resolve("node-1").resolve("group-1");
+            assertEquals(Collections.emptyList(), io.openUnder(groupDir));
+            Path data;
+            try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(groupDir.resolve("snapshot"))) {
+                List<Path> l = files.filter(p -> p.getFileName().toString().endsWith(".data"))
+                        .collect(java.util.stream.Collectors.toList());
+                assertEquals(1, l.size(), String.valueOf(l));
+                data = l.get(0);
+            }
+            List<TestStateMachine> made = new java.util.concurrent.CopyOnWriteArrayList<>();
+            CompletableFuture<Void> removal;
+            try {
+                io.holdNextReadUnder(data);
+                CompletableFuture<RaftGroup> adding = server.addGroup(1, () -> {
+                    TestStateMachine m = new TestStateMachine();
+                    made.add(m);
+                    return m;
+                }, ONE);
+                assertTrue(io.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the snapshot was not read");
+                RaftGroup starting = server.group(1);
+                removal = server.removeGroup(1, false);
+
+                // the snapshot read is held: the group stops all the same
+                starting.stop().get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+                ExecutionException e = assertThrows(ExecutionException.class,
+                        () -> adding.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
+                assertTrue(e.getCause() instanceof StoppedException
+                        && e.getCause().getMessage().contains("stopped while starting"), String.valueOf(e.getCause()));
+                assertFalse(removal.isDone(), "the removal answered while the snapshot read still had its file");
+            } finally {
+                io.release();
+            }
+            // the removal completes once the abandoned read ended at its next file read and closed the file
+            removal.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            assertEquals(null, server.group(1));
+            assertEquals(Collections.emptyList(), io.openUnder(groupDir));
+            assertEquals(0, io.readsAfterRelease(), "the snapshot read went on after it was abandoned");
+            assertEquals(1, made.size());
+            assertEquals(0, made.get(0).count(), "the abandoned read's state was installed");
+
+            // the group comes back on its kept files, its snapshot loaded
+            c.addGroup(1, 1, ONE);
+            c.waitForLeader(1);
+            c.write(1, 21);
+            assertEquals(21, c.checkIdentical(1).length);
+        }
     }
 
     /** Before, the log store's segments and index files stayed open until garbage collected. */
