@@ -16,18 +16,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A {@link FileIo} over {@link FileIo#DEFAULT} that knows which of the files it opened are still
  * open (for leak checks after a group stopped or failed to start), and can hold one read under a
  * chosen directory until the test releases it (a recovery caught in the middle of its scan),
- * counting the reads there after the release. Any thread.
+ * counting the reads there after the release, or one new file just opened (a log segment being
+ * preallocated). Any thread.
  */
 final class TrackingFileIo implements FileIo {
 
     /** The files opened and not closed; every read goes through {@link #beforeRead} first. */
     private final OpenFilesIo files = new OpenFilesIo(FileIo.DEFAULT, this::beforeRead);
     private volatile Path holdUnder;
+    private volatile Path holdOpenUnder;
     private volatile Path countUnder;
     final CountDownLatch reached = new CountDownLatch(1);
     private final CountDownLatch release = new CountDownLatch(1);
     private final AtomicInteger readsAfterRelease = new AtomicInteger();
-    /** One read only is held. */
+    /** One read or open only is held. */
     private final java.util.concurrent.atomic.AtomicBoolean holding = new java.util.concurrent.atomic.AtomicBoolean();
 
     /** The next read of a file under {@code dir} waits until {@link #release()}. */
@@ -35,8 +37,18 @@ final class TrackingFileIo implements FileIo {
         holdUnder = dir.toAbsolutePath();
     }
 
-    /** Lets the held read go on; from now on the reads under its directory are counted. */
+    /**
+     * The next file opened under {@code dir} (open, counted in {@link #openUnder}) waits before
+     * {@link #open} returns until {@link #release()}: under a log directory, a new segment's
+     * preallocation.
+     */
+    void holdNextOpenUnder(Path dir) {
+        holdOpenUnder = dir.toAbsolutePath();
+    }
+
+    /** Lets the held read or open go on; from now on the reads under a held read's directory are counted. */
     void release() {
+        holdOpenUnder = null;
         Path held = holdUnder;
         holdUnder = null;
         if (held != null && countUnder == null) {
@@ -70,21 +82,35 @@ final class TrackingFileIo implements FileIo {
         }
         Path hold = holdUnder;
         if (hold != null && p.startsWith(hold) && holding.compareAndSet(false, true)) {
-            reached.countDown();
-            try {
-                if (!release.await(60, TimeUnit.SECONDS)) {
-                    throw new IOException("the test never released the held read of " + file);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException(e);
+            waitForRelease("read of " + file);
+        }
+    }
+
+    private void waitForRelease(String what) throws IOException {
+        reached.countDown();
+        try {
+            if (!release.await(60, TimeUnit.SECONDS)) {
+                throw new IOException("the test never released the held " + what);
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
         }
     }
 
     @Override
     public LogFile open(Path path) throws IOException {
-        return files.open(path);
+        LogFile f = files.open(path);
+        Path hold = holdOpenUnder;
+        if (hold != null && path.toAbsolutePath().startsWith(hold) && holding.compareAndSet(false, true)) {
+            try {
+                waitForRelease("open of " + path);   // the file stays open: the caller gets it after the release
+            } catch (IOException e) {
+                f.close();
+                throw e;
+            }
+        }
+        return f;
     }
 
     @Override
