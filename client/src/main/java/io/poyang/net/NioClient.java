@@ -3,6 +3,7 @@ package io.poyang.net;
 import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
 
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -46,8 +47,7 @@ public final class NioClient extends NioNode {
     protected void doStart() throws Exception {
         startWorkers();
         for (String s : clientConfig.servers) {
-            InetSocketAddress named = parse(s);
-            addPeerNow(named.getHostString(), resolve(named), 0);
+            addPeerNow(parse(s), 0);
         }
         log.info("{} started with {} I/O threads and {} servers", describe(), workers.length, peers.size());
     }
@@ -77,13 +77,13 @@ public final class NioClient extends NioNode {
         InetSocketAddress named = parse(hostPort);
         checkExpectedNodeId(expectedNodeId);
         checkRunning();
-        return addPeerNow(named.getHostString(), resolve(named), expectedNodeId);
+        return addPeerNow(named, expectedNodeId);
     }
 
     public Peer addPeer(InetSocketAddress address, int expectedNodeId) {
         checkExpectedNodeId(expectedNodeId);
         checkRunning();
-        return addPeerNow(address.getHostString(), address, expectedNodeId);
+        return addPeerNow(address, expectedNodeId);
     }
 
     private static void checkExpectedNodeId(int expectedNodeId) {
@@ -92,16 +92,33 @@ public final class NioClient extends NioNode {
         }
     }
 
-    /** {@code host}: as given (looked up again at reconnects); {@code address}: its address now. */
-    private synchronized Peer addPeerNow(String host, InetSocketAddress address, int expectedNodeId) {
+    /**
+     * {@code address}: a host (a name or an address literal) and port, resolved or not. Nothing here
+     * asks a name server: this may run on a thread that must not block (an admin command adding a
+     * node runs on the server's I/O thread). A name is looked up on the lookup thread, and the peer
+     * connects once it is answered.
+     */
+    private synchronized Peer addPeerNow(InetSocketAddress address, int expectedNodeId) {
+        String host = address.getHostString();
+        InetSocketAddress target = address;
+        boolean byName = false;
+        if (address.isUnresolved()) {
+            InetAddress literal = AddressLiteral.parse(host);
+            byName = literal == null;
+            if (literal != null) {
+                target = new InetSocketAddress(literal, address.getPort());
+            }
+        } else {
+            byName = AddressLiteral.parse(host) == null;
+        }
         for (Peer p : peers) {
-            if (p.address.equals(address) && p.expectedNodeId == expectedNodeId) {
+            if (p.host.equalsIgnoreCase(host) && p.port == address.getPort() && p.expectedNodeId == expectedNodeId) {
                 return p;
             }
         }
         NioWorker w = workers[nextWorker];
         nextWorker = (nextWorker + 1) % workers.length;
-        Peer peer = new Peer(host, address.getPort(), address, expectedNodeId, w);
+        Peer peer = new Peer(host, address.getPort(), byName, target, expectedNodeId, w);
         peer.status = Peer.Status.CONNECTING;
         peers.add(peer);
         w.execute(() -> w.addPeer(peer));
@@ -219,20 +236,6 @@ public final class NioClient extends NioNode {
         }
         throw new NetConnectionException(describe() + ": no server is connected or connecting (" + ps
                 + "); it reconnects with back-off, retry later");
-    }
-
-    /**
-     * {@code unresolved}'s host looked up with the configured {@link HostResolver}; still unresolved
-     * when the lookup fails (the peer is added anyway, and looked up again at each reconnect).
-     */
-    private InetSocketAddress resolve(InetSocketAddress unresolved) {
-        try {
-            return new InetSocketAddress(clientConfig.hostResolver.resolve(unresolved.getHostString()), unresolved.getPort());
-        } catch (java.net.UnknownHostException | RuntimeException e) {
-            log.warn("{}: cannot resolve {} yet ({}); trying again at each reconnect", describe(),
-                    unresolved.getHostString(), e.toString());
-            return unresolved;
-        }
     }
 
     /** "host:port" as an unresolved address (the host without IPv6 brackets). */

@@ -24,8 +24,9 @@ public final class NioClientConfig extends NioConfig {
      */
     public long heartbeatIntervalMillis = 10_000;
     /**
-     * Resolves the servers' host names: when a server is added, and again (on a thread of its own)
-     * after each failed or closed connection to it, so a name that moves is followed.
+     * Resolves the servers' host names, on the lookup thread: when a server given by name is added,
+     * and again after each failed or closed connection to it, so a name that moves is followed. Not
+     * asked for a host given as an IP address.
      */
     public HostResolver hostResolver = HostResolver.SYSTEM;
 

@@ -13,6 +13,7 @@ import io.poyang.log.PoyangLog;
 import io.poyang.log.PoyangLogs;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
@@ -1114,7 +1115,11 @@ final class NioWorker implements Runnable {
     /** Client side: takes charge of a peer and connects to it. */
     void addPeer(Peer peer) {
         peers.add(peer);
-        connect(peer);
+        if (peer.address.isUnresolved()) {
+            lookUp(peer, true);   // connects once the lookup is answered
+        } else {
+            connect(peer);
+        }
     }
 
     void removePeer(Peer peer) {
@@ -1182,10 +1187,15 @@ final class NioWorker implements Runnable {
     /**
      * Looks the peer's host up again, on the lookup thread, while the peer waits out its back-off:
      * the next connection goes wherever the name points by then. A failed lookup keeps the address
-     * it has. One lookup per peer at a time.
+     * it has. One lookup per peer at a time; none for an address literal.
      */
     private void lookUpAgain(Peer peer) {
-        if (peer.lookingUp || stopping) {
+        lookUp(peer, false);
+    }
+
+    /** {@code connectWhenAnswered}: the peer's first lookup (it was added by name and has no address yet). */
+    private void lookUp(Peer peer, boolean connectWhenAnswered) {
+        if (peer.lookingUp || stopping || !peer.byName) {
             return;   // one at a time; and a stopping client connects nowhere again
         }
         peer.lookingUp = true;
@@ -1194,29 +1204,51 @@ final class NioWorker implements Runnable {
             InetSocketAddress found = null;
             String failure = null;
             try {
-                found = new InetSocketAddress(resolver.resolve(peer.host), peer.port);
-            } catch (Exception e) {
+                InetAddress a = resolver.resolve(peer.host);
+                if (a != null) {
+                    found = new InetSocketAddress(a, peer.port);
+                } else {
+                    failure = "the host resolver found no address";   // never the wildcard address
+                }
+            } catch (Throwable e) {
+                // whatever the resolver throws (an Error of a custom one too), the answer must come
+                // back: a peer whose lookup never answers is never looked up again
                 failure = e.toString();
             }
             InetSocketAddress foundFinal = found;
             String failureFinal = failure;
-            execute(() -> onLookedUp(peer, foundFinal, failureFinal));
+            execute(() -> onLookedUp(peer, foundFinal, failureFinal, connectWhenAnswered));
         });
     }
 
-    private void onLookedUp(Peer peer, InetSocketAddress found, String failure) {
+    private void onLookedUp(Peer peer, InetSocketAddress found, String failure, boolean connectNow) {
         peer.lookingUp = false;
         if (found == null) {
+            if (!failure.equals(peer.lookupFailure)) {
+                log.warn("{}: cannot look {} up ({}); {}", node.describe(), peer.host, failure,
+                        peer.address.isUnresolved() ? "it has no address yet, and is looked up again at each reconnect"
+                                : "connecting to " + peer.address.getAddress().getHostAddress() + " meanwhile");
+            }
+            peer.lookupFailure = failure;
             if (peer.address.isUnresolved()) {
                 peer.lastFailure = "cannot resolve " + peer.host + ": " + failure;
             }
-            return;
+        } else {
+            if (peer.lookupFailure != null) {
+                log.info("{}: {} resolves again, to {}", node.describe(), peer.host, found.getAddress().getHostAddress());
+                peer.lookupFailure = null;
+            }
+            if (!found.equals(peer.address)) {
+                InetSocketAddress was = peer.address;
+                peer.address = found;
+                if (!was.isUnresolved()) {
+                    log.info("{}: {} now resolves to {} (was {}); connecting there", node.describe(), peer,
+                            found.getAddress().getHostAddress(), was.getAddress().getHostAddress());
+                }
+            }
         }
-        if (!found.equals(peer.address)) {
-            InetSocketAddress was = peer.address;
-            peer.address = found;
-            log.info("{}: {} now resolves to {} (was {}); connecting there", node.describe(), peer,
-                    found.getAddress().getHostAddress(), was.isUnresolved() ? "unresolved" : was.getAddress().getHostAddress());
+        if (connectNow && !stopping && peer.status != Peer.Status.REMOVED && peer.connection == null) {
+            connect(peer);   // without an address it waits out a back-off and looks the host up again
         }
     }
 

@@ -24,6 +24,8 @@ public final class Peer {
     /** The host as the peer was added (a name or an address literal, without IPv6 brackets). */
     final String host;
     final int port;
+    /** {@link #host} is a name (not an address literal): it is looked up, and again after each failure. */
+    final boolean byName;
     /**
      * Where the next connection goes: {@link #host} as last resolved (unresolved while no lookup has
      * succeeded). Replaced by the worker when a lookup after a failed or closed connection finds the
@@ -50,10 +52,13 @@ public final class Peer {
     volatile String wrongNode;
     /** A lookup of {@link #host} is on its way (owned by the worker). */
     boolean lookingUp;
+    /** Why the last lookup of {@link #host} failed, or null after one succeeded (owned by the worker; logged once). */
+    String lookupFailure;
 
-    Peer(String host, int port, InetSocketAddress address, int expectedNodeId, NioWorker worker) {
+    Peer(String host, int port, boolean byName, InetSocketAddress address, int expectedNodeId, NioWorker worker) {
         this.host = host;
         this.port = port;
+        this.byName = byName;
         this.address = address;
         this.expectedNodeId = expectedNodeId;
         this.worker = worker;

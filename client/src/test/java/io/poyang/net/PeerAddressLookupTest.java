@@ -34,10 +34,12 @@ class PeerAddressLookupTest {
     private static final class TestResolver implements HostResolver {
         final AtomicReference<InetAddress> nameIsAt = new AtomicReference<>();
         final List<String> threads = new CopyOnWriteArrayList<>();
+        final List<String> hosts = new CopyOnWriteArrayList<>();
 
         @Override
         public InetAddress resolve(String host) throws UnknownHostException {
             threads.add(Thread.currentThread().getName());
+            hosts.add(host);
             InetAddress a = nameIsAt.get();
             if (!NAME.equals(host) || a == null) {
                 throw new UnknownHostException(host + ": no such name in this test");
@@ -46,7 +48,7 @@ class PeerAddressLookupTest {
         }
     }
 
-    private static NioClient startClient(TestResolver resolver) {
+    private static NioClient startClient(HostResolver resolver) {
         NioClientConfig cc = new NioClientConfig();
         cc.stopTimeoutMillis = 1000;
         cc.reconnectMinBackoffMillis = 20;
@@ -110,6 +112,54 @@ class PeerAddressLookupTest {
         resolver.nameIsAt.set(InetAddress.getByName("127.0.0.1"));   // the name is published
         waitUntil("a connection once the name resolves", 10_000, peer::isConnected);
         assertArrayEquals(new byte[]{3}, echoVia(peer, new byte[]{3}));
+    }
+
+    @Test
+    void addingAPeerLooksNothingUpOnTheCallersThreadAndAnAddressLiteralNeverAtAll() throws Exception {
+        // an admin command adding a node runs on a server's I/O thread: a slow name server must not stall it
+        TestResolver resolver = new TestResolver();
+        resolver.nameIsAt.set(InetAddress.getByName("127.0.0.1"));
+        first = startServerAt("127.0.0.1", 0);
+        client = startClient(resolver);
+        Peer byName = client.addPeer(NAME + ":" + first.port());
+        Peer byAddress = client.addPeer("127.0.0.1:" + first.port());
+        waitUntil("both connections", 5000, () -> byName.isConnected() && byAddress.isConnected());
+        assertFalse(resolver.threads.isEmpty(), "the name was looked up");
+        for (String t : resolver.threads) {
+            assertEquals("poyang-net-host-lookup", t, "a lookup ran on " + t);
+        }
+        assertFalse(resolver.hosts.contains("127.0.0.1"), "an address literal is looked up nowhere: " + resolver.hosts);
+        assertEquals("127.0.0.1", byAddress.address().getAddress().getHostAddress());
+        assertSame(byName, client.addPeer(NAME + ":" + first.port()), "the same host and port is the same peer");
+    }
+
+    @Test
+    void aResolverThatAnswersNoAddressConnectsNowhere() throws Exception {
+        // new InetSocketAddress(null, port) is the wildcard address, which a connect takes for this machine
+        first = startServerAt("127.0.0.1", 0);
+        client = startClient(host -> null);
+        Peer peer = client.addPeer(NAME + ":" + first.port());
+        waitUntil("the empty answer to be reported", 5000,
+                () -> peer.lastFailure() != null && peer.lastFailure().contains("found no address"));
+        assertNotEquals(Peer.Status.CONNECTED, peer.status());
+        assertTrue(peer.address().isUnresolved(), "no address: " + peer.address());
+        assertEquals(0, first.traffic().requestsReceived());
+    }
+
+    @Test
+    void aResolverThatThrowsAnErrorIsAskedAgain() throws Exception {
+        first = startServerAt("127.0.0.1", 0);
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        InetAddress local = InetAddress.getByName("127.0.0.1");
+        client = startClient(host -> {
+            if (calls.incrementAndGet() == 1) {
+                throw new AssertionError("a broken resolver");
+            }
+            return local;
+        });
+        Peer peer = client.addPeer(NAME + ":" + first.port());
+        waitUntil("a connection after the resolver recovered", 10_000, peer::isConnected);
+        assertTrue(calls.get() >= 2, "asked again after the error");
     }
 
     private byte[] echoVia(Peer peer, byte[] data) throws Exception {
