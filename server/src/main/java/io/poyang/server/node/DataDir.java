@@ -81,6 +81,7 @@ public final class DataDir implements AutoCloseable {
      *                            written by a newer format, or it cannot be created or written
      */
     public static DataDir open(Path dir, int nodeId, String clusterName) {
+        String cluster = noneIfBlank(clusterName);   // as config.properties reads an empty value
         Path abs = dir.toAbsolutePath().normalize();
         try {
             Files.createDirectories(abs);
@@ -125,7 +126,7 @@ public final class DataDir implements AutoCloseable {
         DataDir d = new DataDir(abs, identity, ch, lock);
         try {
             d.writePid();
-            d.checkOwner(nodeId, clusterName);
+            d.checkOwner(nodeId, cluster);
         } catch (RuntimeException e) {
             d.release(false);
             throw e;
@@ -242,7 +243,8 @@ public final class DataDir implements AutoCloseable {
      * otherwise let the node connect to whatever cluster answers at its peers' addresses.
      */
     private void checkClusterName(PropertiesFile p, Path f, String clusterName) {
-        String recorded = p.get(CLUSTER_NAME_KEY);
+        // an emptied value ("clusterName =", an edit meant to drop the name) records no name
+        String recorded = noneIfBlank(p.get(CLUSTER_NAME_KEY));
         if (recorded == null) {
             if (clusterName != null) {
                 p.set(CLUSTER_NAME_KEY, clusterName);
@@ -267,6 +269,10 @@ public final class DataDir implements AutoCloseable {
                     + " never start a node on another cluster's data. To rename the cluster, set the new name in"
                     + " config.properties and in " + NODE_FILE + " on every node, with the nodes stopped");
         }
+    }
+
+    private static String noneIfBlank(String clusterName) {
+        return clusterName == null || clusterName.trim().isEmpty() ? null : clusterName;
     }
 
     private static int intOf(PropertiesFile p, Path f, String key) {

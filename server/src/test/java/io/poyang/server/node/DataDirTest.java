@@ -88,6 +88,24 @@ class DataDirTest {
         assertEquals("prod", recordedClusterName(data));
     }
 
+    @Test
+    void anEmptyClusterNameIsNone() throws Exception {
+        // "clusterName =" left in node.properties (the name dropped by hand): no cluster, as in config.properties
+        Path data = tmp.resolve("data");
+        DataDir.open(data, 1, null).close();
+        Path f = data.resolve(DataDir.NODE_FILE);
+        Files.write(f, "clusterName =\n".getBytes(StandardCharsets.UTF_8), StandardOpenOption.APPEND);
+        DataDir.open(data, 1, null).close();
+        DataDir.open(data, 1, "prod").close();   // and it takes a name like an unnamed directory
+        assertEquals("prod", recordedClusterName(data));
+
+        // an empty name given through the API is no name either: nothing is recorded that refuses "none" later
+        Path other = tmp.resolve("other");
+        DataDir.open(other, 1, "").close();
+        assertNull(recordedClusterName(other));
+        DataDir.open(other, 1, null).close();
+    }
+
     private static String recordedClusterName(Path data) {
         return PropertiesFile.read(data.resolve(DataDir.NODE_FILE)).get(DataDir.CLUSTER_NAME_KEY);
     }
