@@ -205,6 +205,11 @@ final class SnapshotManager {
                     candidate--;
                     return tryCandidate();
                 }
+                if (g.stopRequested()) {
+                    // the read ended just before the stop came (its completion was on its way, so
+                    // abandonLoad's came too late): dropped like an abandoned one, never installed
+                    throw loadAbandonedError(s.data);
+                }
                 install(s.meta, a.value);
                 for (Iterator<SnapshotFiles.Damaged> it = olderDamaged.iterator(); it.hasNext(); ) {
                     SnapshotFiles.Damaged d = it.next();

@@ -146,4 +146,9 @@ public final class SnapshotProbe {
         }
         return bad;
     }
+
+    /** The file tasks of {@code g} queued or running on the log I/O pool now (a snapshot read, say). */
+    public static int ioTasksInFlight(RaftGroup g) {
+        return g.ioExecutor.inFlight();
+    }
 }
