@@ -289,13 +289,14 @@ public final class RaftGroup {
         /** A stop asked while the group starts ends the start at the next step (see {@link #stop()}). */
         private void checkNotStopped() {
             if (stopRequested) {
-                throw stoppedWhileStarting();
+                throw stoppedWhileStarting(null);
             }
         }
 
-        private StoppedException stoppedWhileStarting() {
+        /** {@code cause}: what the start failed with on its own meanwhile, or null. */
+        private StoppedException stoppedWhileStarting(Throwable cause) {
             return new StoppedException("raft group " + state.groupId + " on node " + state.selfId
-                    + " was stopped while starting; it did not start");
+                    + " was stopped while starting; it did not start", cause);
         }
 
         /**
@@ -307,12 +308,13 @@ public final class RaftGroup {
         protected FrameCallResult handle(Throwable ex) {
             Throwable error = ex;
             if (stopRequested) {
-                StoppedException stopped = stoppedWhileStarting();
-                if (!(ex instanceof StoppedException)) {
-                    stopped.initCause(ex);
-                }
-                error = stopped;
-                log.info("group {} on node {}: stopped while starting", state.groupId, state.selfId);
+                // the cause is given when the exception is made: a PoyangException's cause is set
+                // (to null) by its constructor, so initCause throws, and this handler with it; the
+                // start's future then never completed, nor the group's stop, and the files stayed open
+                boolean ownFailure = !(ex instanceof StoppedException);
+                error = stoppedWhileStarting(ownFailure ? ex : null);
+                log.info("group {} on node {}: stopped while starting{}", state.groupId, state.selfId,
+                        ownFailure ? " (the start had failed meanwhile: " + ex + ")" : "");
             } else {
                 log.error("group {} on node {} failed to start", state.groupId, state.selfId, ex);
                 state.failure = ex;

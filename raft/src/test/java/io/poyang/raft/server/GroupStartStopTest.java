@@ -278,6 +278,76 @@ class GroupStartStopTest {
         }
     }
 
+    /**
+     * The start fails on its own (the state machine cannot load the snapshot) just as a stop comes:
+     * the start's failure handler turns the error into "stopped while starting" with the error as
+     * its cause. Before, it set the cause with {@code initCause}, which a {@link StoppedException}
+     * refuses (its cause is set, to null, when it is made): the handler threw, the start's future
+     * never completed, and so neither did the group's stop, its removal or its addGroup, and its
+     * log files stayed open. The group's dispatcher is held by a task of the test so the read's
+     * failure is queued behind it before the stop is asked for.
+     */
+    @Test
+    void aStartThatFailsOnItsOwnJustAsAStopComesEndsAsStoppedAndClosesItsFiles() throws Exception {
+        TrackingFileIo io = new TrackingFileIo();
+        try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
+            c.waitForLeader(1);
+            for (long v = 1; v <= 20; v++) {
+                c.write(1, v);
+            }
+            c.group(1, 1).takeSnapshot().get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            RaftServer server = c.server(1);
+            server.removeGroup(1, false).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            Path groupDir = dir.resolve("node-1").resolve("group-1");
+            Path data;
+            try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(groupDir.resolve("snapshot"))) {
+                List<Path> l = files.filter(p -> p.getFileName().toString().endsWith(".data"))
+                        .collect(java.util.stream.Collectors.toList());
+                assertEquals(1, l.size(), String.valueOf(l));
+                data = l.get(0);
+            }
+            IOException cannotLoad = new IOException("test: the state machine cannot load the snapshot");
+            java.util.concurrent.CountDownLatch dispatcherHeld = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch letDispatcherGo = new java.util.concurrent.CountDownLatch(1);
+            CompletableFuture<RaftGroup> adding;
+            CompletableFuture<Void> stopping;
+            try {
+                io.holdNextReadUnder(data);
+                adding = server.addGroup(1, () -> {
+                    TestStateMachine m = new TestStateMachine();
+                    m.failReadSnapshot = cannotLoad;
+                    return m;
+                }, ONE);
+                assertTrue(io.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the snapshot was not read");
+                RaftGroup starting = server.group(1);
+                starting.callInGroup(() -> {
+                    dispatcherHeld.countDown();
+                    return letDispatcherGo.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+                });
+                assertTrue(dispatcherHeld.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
+                io.release();
+                // the read fails on its own and queues its failure for the held dispatcher
+                RaftCluster.waitFor("the snapshot read to end", () -> SnapshotProbe.ioTasksInFlight(starting) == 0);
+                stopping = starting.stop();
+            } finally {
+                io.release();
+                letDispatcherGo.countDown();
+            }
+            stopping.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> adding.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof StoppedException
+                    && e.getCause().getMessage().contains("stopped while starting"), String.valueOf(e.getCause()));
+            assertTrue(e.getCause().getCause() == cannotLoad, "the start's own error is the cause: " + e.getCause());
+            assertEquals(Collections.emptyList(), io.openUnder(groupDir), "files of the stopped start left open");
+
+            c.addGroup(1, 1, ONE);
+            c.waitForLeader(1);
+            c.write(1, 21);
+            assertEquals(21, c.checkIdentical(1).length);
+        }
+    }
+
     /** Before, the log store's segments and index files stayed open until garbage collected. */
     @Test
     void aStartThatFailsAfterItsLogOpenedClosesTheLogsFilesAndTheGroupCanBeAddedAgain() throws Exception {
