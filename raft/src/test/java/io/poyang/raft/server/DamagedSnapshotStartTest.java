@@ -188,6 +188,66 @@ class DamagedSnapshotStartTest {
     // ---------------------------------------------------------------- helpers
 
     /** Writes {@code count} values from {@code from} on; returns the last one. */
+    /**
+     * A stop while the start reads the older snapshot, after the newest failed its CRC: the stop
+     * ends the start as stopped. The abandoned read is not taken for one more damaged snapshot (the
+     * start would then look for another older one and, with none left, report the snapshots as
+     * unreadable), and nothing read is installed.
+     */
+    @Test
+    void aStopWhileTheStartFallsBackToTheOlderSnapshotEndsTheStartAsStoppedNotAsUnreadable() throws Exception {
+        Members one = new Members(new int[]{1}, new int[0]);
+        TrackingFileIo io = new TrackingFileIo();
+        try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1},
+                rc -> rc.logFileIo(io).segmentBytes(16 << 10).snapshotsToKeep(2)).start()) {
+            c.waitForLeader(1);
+            long v = writeMany(c, 1, 500);
+            SnapshotMeta older = snapshotOf(c, 1, v);
+            v = writeMany(c, v + 1, 500);
+            SnapshotMeta newer = snapshotOf(c, 1, v);
+            v = writeMany(c, v + 1, 50);
+            RaftServer server = c.server(1);
+            server.removeGroup(1, false).get(RaftCluster.WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
+            damage(Damage.FLIPPED_BYTE, dataFile(1, newer), newer);
+
+            java.util.List<TestStateMachine> made = new java.util.concurrent.CopyOnWriteArrayList<>();
+            CompletableFuture<RaftGroup> adding;
+            try {
+                io.holdNextReadUnder(dataFile(1, older));
+                adding = server.addGroup(1, () -> {
+                    TestStateMachine m = new TestStateMachine();
+                    made.add(m);
+                    return m;
+                }, one);
+                assertTrue(io.reached.await(RaftCluster.WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS),
+                        "the start did not fall back to the older snapshot");
+                // the read is held: the group stops all the same
+                server.group(1).stop().get(RaftCluster.WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
+            } finally {
+                io.release();
+            }
+            // the failed add is answered once the group is unlisted and its files are released
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> adding.get(RaftCluster.WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof io.poyang.common.StoppedException
+                    && e.getCause().getMessage().contains("stopped while starting"), String.valueOf(e.getCause()));
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                assertTrue(!(t instanceof SnapshotUnreadableException),
+                        "the abandoned read was taken for a damaged snapshot: " + t);
+            }
+            RaftCluster.waitFor("the group's files to be closed", () -> io.openUnder(groupDir(1)).isEmpty());
+            assertEquals(0, io.readsAfterRelease(), "the older snapshot was read on after the stop");
+            assertEquals(1, made.size());
+            assertEquals(0, made.get(0).count(), "a state read during the stop was installed");
+
+            // added again, it falls back to the older snapshot and has every write
+            c.addGroup(1, 1, one);
+            c.waitForLeader(1);
+            c.write(1, v + 1);
+            assertEquals(1_051, c.checkIdentical(1).length);
+        }
+    }
+
     private static long writeMany(RaftCluster c, long from, int count) {
         long v = from;
         for (int i = 0; i < count; i++, v++) {
