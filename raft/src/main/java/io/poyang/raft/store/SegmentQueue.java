@@ -142,6 +142,12 @@ final class SegmentQueue {
                 inFlight = null;
             }
             if (error != null) {
+                if (store.isClosed()) {
+                    // failed before the close, answered after it: nothing to retry or report for a
+                    // closed store (its file, if any, was closed by the task)
+                    allocating = false;
+                    return;
+                }
                 onAllocationFailed(start, error);
                 return;
             }
