@@ -59,6 +59,8 @@ public final class PoyangNode {
     private volatile boolean startInProgress;
     /** A stop() came while start() ran: the start gives up at its next step. */
     private volatile boolean stopRequestedWhileStarting;
+    /** The start reached its groups (they may write to the data directory); set by start(), read by abortStart. */
+    private boolean groupsBegun;
     /** The raft server of the start in progress, for a stop that comes meanwhile; else null. */
     private volatile RaftServer startingRaft;
 
@@ -137,6 +139,7 @@ public final class PoyangNode {
                     + " running") + "; a PoyangNode starts once: create a new one to start the node again");
         }
         stopRequestedWhileStarting = false;
+        groupsBegun = false;
         startInProgress = true;
         try {
             start0();
@@ -320,6 +323,7 @@ public final class PoyangNode {
     }
 
     private void startGroups() {
+        groupsBegun = true;
         List<ServersConfig.Group> mine = servers.groupsOf(config.nodeId);
         noteDataOfOtherGroups(mine);
         List<CompletableFuture<RaftGroup>> starts = new ArrayList<>();
@@ -389,8 +393,9 @@ public final class PoyangNode {
      * {@link #start()}, so the start can be retried. What a step threw is added to {@code failure}.
      */
     private void abortStart(Throwable failure) {
-        // a directory nothing ran in is not kept marked as this node's (its nodeId may be a typo)
-        boolean nothingRan = raft == null;
+        // a directory nothing ran in is not kept marked as this node's (its nodeId may be a typo):
+        // the raft server itself writes nothing there, the groups do
+        boolean nothingRan = !groupsBegun;
         DataDir claimed = dataDir;
         undoQuietly(failure, "the servers.properties sync", serversSync == null ? null : serversSync::stop);
         undoQuietly(failure, "the HTTP endpoint", http == null ? null : http::stop);
