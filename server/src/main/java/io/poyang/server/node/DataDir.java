@@ -197,9 +197,10 @@ public final class DataDir implements AutoCloseable {
         Path f = dir.resolve(NODE_FILE);
         if (!Files.exists(f)) {
             PropertiesFile p = PropertiesFile.empty(f);
-            p.addComment("Written by the Poyang node when it first used this directory. Do not edit:");
-            p.addComment("a node refuses a data directory of another node id, of another cluster or of a");
-            p.addComment("newer data format.");
+            p.addComment("Written by the Poyang node when it first used this directory. A node refuses a");
+            p.addComment("data directory of another node id, of another cluster or of a newer data format.");
+            p.addComment("Edit only clusterName, with every node of the cluster stopped, to rename the");
+            p.addComment("cluster (docs/operations.md); never nodeId or dataFormat.");
             p.set("nodeId", String.valueOf(nodeId));
             p.set("dataFormat", String.valueOf(DATA_FORMAT));
             if (clusterName != null) {
