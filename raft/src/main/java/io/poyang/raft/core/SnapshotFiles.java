@@ -107,10 +107,16 @@ final class SnapshotFiles {
         final List<Snapshot> complete;
         /** The snapshots whose meta file or data file is damaged, in no particular order. */
         final List<Damaged> damaged;
+        /**
+         * Meta files that do not read and whose names are not a snapshot's ({@code <index>-<term>}):
+         * not written by the node (a copy an operator left there, say), so left alone and ignored.
+         */
+        final List<Path> foreign;
 
-        Scan(List<Snapshot> complete, List<Damaged> damaged) {
+        Scan(List<Snapshot> complete, List<Damaged> damaged, List<Path> foreign) {
             this.complete = complete;
             this.damaged = damaged;
+            this.foreign = foreign;
         }
     }
 
@@ -123,6 +129,7 @@ final class SnapshotFiles {
         Files.createDirectories(dir);
         List<Snapshot> found = new ArrayList<>();
         List<Damaged> damaged = new ArrayList<>();
+        List<Path> foreign = new ArrayList<>();
         List<Path> dataFiles = new ArrayList<>();
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
             for (Path p : ds) {
@@ -135,9 +142,16 @@ final class SnapshotFiles {
                     try {
                         found.add(readComplete(io, p, data));
                     } catch (IOException | RuntimeException e) {
-                        // an I/O error on the meta file is treated as damage too: either way the
-                        // snapshot cannot be loaded, and an older one may do instead
-                        damaged.add(new Damaged(indexOfBaseName(base), p, data, e.toString()));
+                        long index = indexOfBaseName(base);
+                        if (index == Long.MAX_VALUE) {
+                            // not a name the node gives: taken for a damaged newest snapshot, it would
+                            // fail every start, however sound the real snapshots are
+                            foreign.add(p);
+                        } else {
+                            // an I/O error on the meta file is treated as damage too: either way the
+                            // snapshot cannot be loaded, and an older one may do instead
+                            damaged.add(new Damaged(index, p, data, e.toString()));
+                        }
                     }
                 } else if (n.endsWith(DATA_SUFFIX)) {
                     dataFiles.add(p);
@@ -152,7 +166,7 @@ final class SnapshotFiles {
             }
         }
         found.sort(Comparator.comparingLong(s -> s.meta.lastIndex()));
-        return new Scan(found, damaged);
+        return new Scan(found, damaged, foreign);
     }
 
     /** Reads a meta file and checks that its data file has the size it records. */
@@ -176,13 +190,25 @@ final class SnapshotFiles {
         return new Snapshot(meta, data, metaFile, bytes);
     }
 
-    /** The last index a base name ({@link #baseName}) gives, or {@link Long#MAX_VALUE} for another name. */
+    /**
+     * The last index a base name ({@link #baseName}: {@code <index>-<term>}, digits only) gives, or
+     * {@link Long#MAX_VALUE} for another name.
+     */
     static long indexOfBaseName(String base) {
         int dash = base.indexOf('-');
-        try {
-            return Long.parseLong(dash < 0 ? base : base.substring(0, dash));
-        } catch (NumberFormatException e) {
+        if (dash <= 0 || dash == base.length() - 1) {
             return Long.MAX_VALUE;
+        }
+        for (int i = 0; i < base.length(); i++) {
+            char c = base.charAt(i);
+            if (i != dash && (c < '0' || c > '9')) {
+                return Long.MAX_VALUE;
+            }
+        }
+        try {
+            return Long.parseLong(base.substring(0, dash));
+        } catch (NumberFormatException e) {
+            return Long.MAX_VALUE;   // too many digits
         }
     }
 

@@ -147,6 +147,11 @@ final class SnapshotManager {
                 SnapshotFiles.Snapshot newestComplete = latest();
                 long newestCompleteIndex = newestComplete == null ? -1 : newestComplete.meta.lastIndex();
                 newestOnDisk = newestCompleteIndex;
+                for (Path f : found.foreign) {
+                    log.warn("group {} on node {}: ignoring {} in the snapshot directory: it does not read as a snapshot's"
+                            + " meta file and its name is not one (<index>-<term>.meta); move it out of {}",
+                            g.state.groupId, g.state.selfId, f.getFileName(), dir);
+                }
                 List<SnapshotFiles.Damaged> damaged = new ArrayList<>(found.damaged);
                 damaged.sort((x, y) -> Long.compare(y.lastIndex, x.lastIndex));
                 for (SnapshotFiles.Damaged d : damaged) {

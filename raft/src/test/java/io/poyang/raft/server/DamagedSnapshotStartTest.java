@@ -248,6 +248,33 @@ class DamagedSnapshotStartTest {
         }
     }
 
+    /**
+     * Before, a meta file the node did not write (a name that is not {@code <index>-<term>}, content
+     * that is not a snapshot's) was taken for a damaged snapshot newer than every real one, and no
+     * real one could stand in for it: every start of the node failed.
+     */
+    @Test
+    void aForeignMetaFileInTheSnapshotDirectoryIsIgnoredAndTheNodeStartsFromItsSnapshot() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.segmentBytes(16 << 10)).start()) {
+            int leader = c.waitForLeader(1);
+            int node = leader % 3 + 1;
+            long v = writeMany(c, 1, 500);
+            SnapshotMeta taken = snapshotOf(c, node, v);
+            c.stopNode(node);
+            Path foreign = metaFile(node, taken).resolveSibling("copy-of-yesterday.meta");
+            Files.write(foreign, "not a snapshot's meta file".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+
+            c.startNode(node);
+            RaftGroup restarted = c.group(node, 1);
+            assertEquals(Collections.singletonList(taken.lastIndex()),
+                    RaftCluster.join(SnapshotProbe.listedIndexes(restarted)));
+            assertTrue(Files.exists(foreign), "a file the node did not write is left where it is");
+            long last = c.write(1, v + 1);
+            RaftCluster.waitFor("the restarted node to apply", () -> restarted.lastApplied() >= last);
+            assertEquals(501, c.checkIdentical(1).length);
+        }
+    }
+
     private static long writeMany(RaftCluster c, long from, int count) {
         long v = from;
         for (int i = 0; i < count; i++, v++) {
