@@ -117,6 +117,37 @@ public final class KvClientConfig {
         return this;
     }
 
+    /** The least {@link #heartbeatIntervalMillis(long)}: below it a round trip or a short stall closes sound connections. */
+    public static final long MIN_HEARTBEAT_INTERVAL_MILLIS = 100;
+    /**
+     * The most {@link #heartbeatIntervalMillis(long)}: half a server's default idle timeout (60 s), past
+     * which the server would close an idle client's connections before its pings keep them open.
+     */
+    public static final long MAX_HEARTBEAT_INTERVAL_MILLIS = 30_000;
+
+    /**
+     * How soon a server that stopped answering with its connection open (its process paused, or the
+     * network to it black-holed) is noticed: a connection that read nothing for {@code millis} pings
+     * the server and closes when nothing is read for {@code millis} more, so about twice this. Writes
+     * pending on it are then sent to the new leader within their deadline (the same session and seq:
+     * applied once), reads to wherever they can be served, and watches are registered again.
+     * Default {@link RaftClientConfig#CLIENT_HEARTBEAT_INTERVAL_MILLIS} (1 s: noticed in about 2 s,
+     * well within the default 5 s {@link #timeoutMillis}). An idle client pings each connected node
+     * once per interval; the node answers on its I/O thread, so a busy node does not close the
+     * connection, but one whose I/O thread stalls longer than the interval does. Between
+     * {@value #MIN_HEARTBEAT_INTERVAL_MILLIS} and {@value #MAX_HEARTBEAT_INTERVAL_MILLIS} ms.
+     */
+    public KvClientConfig heartbeatIntervalMillis(long millis) {
+        if (millis < MIN_HEARTBEAT_INTERVAL_MILLIS || millis > MAX_HEARTBEAT_INTERVAL_MILLIS) {
+            throw new IllegalArgumentException("heartbeatIntervalMillis must be between " + MIN_HEARTBEAT_INTERVAL_MILLIS
+                    + " and " + MAX_HEARTBEAT_INTERVAL_MILLIS + " ms (a silent server is noticed in about twice it;"
+                    + " below the least a round trip or a short stall closes sound connections, above the most a"
+                    + " server's 60 s idle timeout closes idle ones): " + millis);
+        }
+        raft.net.heartbeatIntervalMillis = millis;
+        return this;
+    }
+
     /** Most requests sent and not answered (past it an operation fails at once with FlowControlException). */
     public KvClientConfig maxPendingRequests(int max) {
         raft.net.maxPendingRequests = max;

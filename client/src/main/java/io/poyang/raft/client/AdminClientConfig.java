@@ -16,7 +16,12 @@ public final class AdminClientConfig {
      */
     public Map<Integer, String> nodes = new LinkedHashMap<>();
 
-    /** The network client's settings; its server list is filled in. */
+    /**
+     * The network client's settings; its server list is filled in. Its {@code heartbeatIntervalMillis}
+     * starts at {@link RaftClientConfig#CLIENT_HEARTBEAT_INTERVAL_MILLIS} (1 s), as a raft client's:
+     * a node that went silent with its connection open is noticed in about 2 s, and commands to it
+     * fail and are tried elsewhere or again instead of waiting out {@link #requestTimeoutMillis}.
+     */
     public NioClientConfig net = new NioClientConfig();
 
     /** How long a command to one node (status, add/remove group or node) waits for its answer. */
@@ -37,6 +42,7 @@ public final class AdminClientConfig {
 
     public AdminClientConfig() {
         net.name = "AdminClient";
+        net.heartbeatIntervalMillis = RaftClientConfig.CLIENT_HEARTBEAT_INTERVAL_MILLIS;
     }
 
     /** Adds a node and the address of its replication (admin) port ("host:port"). */

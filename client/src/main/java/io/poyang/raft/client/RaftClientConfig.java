@@ -9,10 +9,30 @@ import java.util.concurrent.Executor;
 /** Settings of a {@link RaftClient}. Plain fields: set them before creating the client. */
 public final class RaftClientConfig {
 
+    /**
+     * The heartbeat interval a cluster's clients start with ({@code net.heartbeatIntervalMillis}): a
+     * connection that read nothing for this long pings the server, and closes when nothing is read
+     * for as long again. So a server that stopped answering without closing its connection (its
+     * process paused — SIGSTOP, a long GC pause, a frozen VM — or the network to it black-holed) is
+     * noticed within about twice this, and the writes pending on it fail with a lost connection:
+     * exactly-once writes are then sent to the new leader within their deadline (a new leader is
+     * elected about one election timeout, 1 s by default, after the old one went silent), plain ones
+     * end outcome-unknown. The network layer's own default (10 s, kept for node-to-node connections)
+     * would notice it after about 20 s, past the writes' deadlines. The cost: an idle client pings
+     * each server it is connected to once per interval, answered on the server's I/O thread (not
+     * behind its busy dispatcher), so a slow state machine does not close the connection; a server
+     * whose I/O thread stalls longer than the interval does.
+     */
+    public static final long CLIENT_HEARTBEAT_INTERVAL_MILLIS = 1_000;
+
     /** The nodes of the cluster: node id → "host:servicePort". Required. */
     public Map<Integer, String> nodes = new LinkedHashMap<>();
 
-    /** The network client's settings (I/O threads, pending-request bounds …); its server list is filled in. */
+    /**
+     * The network client's settings (I/O threads, pending-request bounds …); its server list is filled
+     * in. Its {@code heartbeatIntervalMillis} starts at {@link #CLIENT_HEARTBEAT_INTERVAL_MILLIS} (1 s):
+     * the time in which a server that went silent is noticed is about twice it.
+     */
     public NioClientConfig net = new NioClientConfig();
 
     /** How long one RAFT_STATUS query (finding a leader) waits for a node. */
@@ -44,6 +64,7 @@ public final class RaftClientConfig {
 
     public RaftClientConfig() {
         net.name = "RaftClient";
+        net.heartbeatIntervalMillis = CLIENT_HEARTBEAT_INTERVAL_MILLIS;
     }
 
     /** Adds a node of the cluster and its service address ("host:port"). */

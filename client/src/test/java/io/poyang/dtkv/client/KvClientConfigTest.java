@@ -28,4 +28,17 @@ class KvClientConfigTest {
         assertTrue(e.getMessage().contains("id=host:port or host:port, got 'two=h2:9432'"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> new KvClientConfig().servers("0=h:1"));
     }
+
+    @Test
+    void aSilentServerIsNoticedWithinAboutTwoSecondsByDefaultAndTheIntervalIsBounded() {
+        assertEquals(1_000, new KvClientConfig().raft.net.heartbeatIntervalMillis,
+                "the network layer's 10 s would notice a silent leader after the writes' 5 s deadline");
+        assertEquals(250, new KvClientConfig().heartbeatIntervalMillis(250).raft.net.heartbeatIntervalMillis);
+        for (long bad : new long[] {0, -1, 99, 30_001}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> new KvClientConfig().heartbeatIntervalMillis(bad));
+            assertTrue(e.getMessage().contains("between 100 and 30000 ms") && e.getMessage().endsWith(": " + bad),
+                    e.getMessage());
+        }
+    }
 }

@@ -13,9 +13,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * A TCP proxy on loopback in front of one port (or, with no target, a peer that accepts and
  * never answers). While <b>frozen</b> it reads nothing from either side of any connection, as a
  * peer whose process stopped would: the sender's socket buffers fill and stay full. Thawing lets
- * the bytes through again; {@link #dropConnections} closes every connection (both sides).
+ * the bytes through again; {@link #dropConnections} closes every connection (both sides). Public for
+ * the dtkv module's tests (raft's test-jar).
  */
-final class FreezableProxy implements AutoCloseable {
+public final class FreezableProxy implements AutoCloseable {
 
     private static final int BUFFER_BYTES = 64 * 1024;
 
@@ -31,7 +32,7 @@ final class FreezableProxy implements AutoCloseable {
      * @param targetPort where to forward, or 0 for a peer that accepts and never reads
      * @param receiveBufferBytes the receive buffer of accepted sockets (small: the sender's backlog shows sooner)
      */
-    FreezableProxy(int targetPort, int receiveBufferBytes) throws IOException {
+    public FreezableProxy(int targetPort, int receiveBufferBytes) throws IOException {
         this.targetPort = targetPort;
         this.server = new ServerSocket();
         server.setReceiveBufferSize(receiveBufferBytes);
@@ -41,22 +42,22 @@ final class FreezableProxy implements AutoCloseable {
         acceptor.start();
     }
 
-    int port() {
+    public int port() {
         return server.getLocalPort();
     }
 
-    String address() {
+    public String address() {
         return "127.0.0.1:" + port();
     }
 
     /** Connections accepted so far. */
     volatile int accepted;
 
-    void freeze() {
+    public void freeze() {
         frozen = true;
     }
 
-    void thaw() {
+    public void thaw() {
         synchronized (thaw) {
             frozen = false;
             thaw.notifyAll();
@@ -64,7 +65,7 @@ final class FreezableProxy implements AutoCloseable {
     }
 
     /** Closes every connection through the proxy; new ones are accepted as before. */
-    void dropConnections() {
+    public void dropConnections() {
         for (Socket s : sockets) {
             closeQuietly(s);
         }
