@@ -53,7 +53,11 @@ class RaftClientTest {
      * {@code proxies[node]} ({@code proxies.length} is the node count + 1); connected when it returns.
      */
     private RaftClient clientThroughProxies(RaftCluster c, FreezableProxy[] proxies) throws Exception {
-        RaftClientConfig cfg = new RaftClientConfig();
+        return clientThroughProxies(c, proxies, new RaftClientConfig());
+    }
+
+    private RaftClient clientThroughProxies(RaftCluster c, FreezableProxy[] proxies, RaftClientConfig cfg)
+            throws Exception {
         for (int n = 1; n < proxies.length; n++) {
             proxies[n] = new FreezableProxy(c.server(n).servicePort(), 64 * 1024);
             cfg.node(n, "127.0.0.1:" + proxies[n].port());
@@ -388,6 +392,78 @@ class RaftClientTest {
             c.faults.heal();
             long twos = java.util.Arrays.stream(c.checkIdentical(1)).filter(v -> v == 2).count();
             assertEquals(1, twos, "the write was applied " + twos + " times");
+        }
+    }
+
+    /**
+     * The leader's process stops answering the client too (frozen behind its proxy, as a paused
+     * process — SIGSTOP, a long GC pause — or a black-holed network: the connection stays open and
+     * nothing comes back) and is cut off from its peers, which elect another leader. The client's
+     * heartbeat (1 s by default) finds the silent connection within about 2 s and closes it: the
+     * exactly-once writes pending there are sent to the new leader, same session and seq, and applied
+     * once well within their deadline; a plain write pending there ends outcome-unknown with the lost
+     * connection and is not sent again. Attempts are as long as the deadline here, so noticing the
+     * silent connection is the only thing that can move the writes: with the network layer's 10 s
+     * heartbeat they all waited out their 8 s deadline on the frozen connection.
+     */
+    @Test
+    void exactlyOnceWritesPendingOnALeaderThatWentSilentAreAppliedOnceByTheNewLeader() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int leader = c.waitForLeader(1);
+            FreezableProxy[] proxies = new FreezableProxy[4];
+            try {
+                RaftClientConfig cfg = new RaftClientConfig();
+                cfg.exactlyOnceAttemptMillis = 60_000;
+                clientThroughProxies(c, proxies, cfg);
+                io.poyang.raft.client.RaftSession session = client.newSession();
+                session.write(1, 0, TestStateMachine.body(1), BytesDecoder.FACTORY, 5_000).get(10, TimeUnit.SECONDS);
+                assertEquals(leader, client.knownLeader(1));
+
+                proxies[leader].freeze();
+                // A proxy thread already waiting in a read passes on one more chunk after the freeze:
+                // a status query and its answer use up both directions' chunk, so that nothing the
+                // frozen leader says later (a "stepped down" answer) reaches the client.
+                assertEquals(leader, client.queryStatus(leader, 1, 5_000).get(10, TimeUnit.SECONDS).nodeId());
+                long deadlineMillis = 8_000;
+                int exactlyOnceWrites = 5;
+                java.util.List<java.util.concurrent.CompletableFuture<byte[]>> pending = new java.util.ArrayList<>();
+                for (int i = 0; i < exactlyOnceWrites; i++) {
+                    pending.add(session.write(1, 0, TestStateMachine.body(100 + i), BytesDecoder.FACTORY, deadlineMillis));
+                }
+                java.util.concurrent.CompletableFuture<byte[]> plain = client.write(1, 0, TestStateMachine.body(999),
+                        BytesDecoder.FACTORY, deadlineMillis);
+                c.faults.isolate(leader);
+
+                for (int i = 0; i < exactlyOnceWrites; i++) {
+                    byte[] r = pending.get(i).get(deadlineMillis + 5_000, TimeUnit.MILLISECONDS);
+                    assertTrue(ByteBuffer.wrap(r).getLong() > 0, "exactly-once write " + i);
+                }
+                ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                        () -> plain.get(deadlineMillis + 5_000, TimeUnit.MILLISECONDS));
+                assertInstanceOf(RaftOutcomeUnknownException.class, e.getCause(), "the plain write");
+                Throwable why = e.getCause().getCause();
+                assertTrue(why instanceof io.poyang.net.NetConnectionException
+                                && !(why instanceof io.poyang.net.NetNotSentException),
+                        "the plain write ended when the silent connection was closed, not at its deadline: " + why);
+                assertNotEquals(leader, client.knownLeader(1), "the client writes to the new leader");
+
+                c.faults.heal();
+                long[] values = c.checkIdentical(1);
+                for (int i = 0; i < exactlyOnceWrites; i++) {
+                    long v = 100 + i;
+                    long times = java.util.Arrays.stream(values).filter(x -> x == v).count();
+                    assertEquals(1, times, "exactly-once write " + v + " was applied " + times + " times");
+                }
+                assertFalse(java.util.Arrays.stream(values).anyMatch(x -> x == 999),
+                        "the plain write never left the frozen connection; it was sent again");
+            } finally {
+                for (FreezableProxy p : proxies) {
+                    if (p != null) {
+                        p.close();
+                    }
+                }
+                c.faults.heal();
+            }
         }
     }
 }
