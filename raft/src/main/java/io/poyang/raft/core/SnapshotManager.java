@@ -45,7 +45,11 @@ final class SnapshotManager {
     final Path dir;
     /** Complete snapshots, oldest first. */
     private final List<SnapshotFiles.Snapshot> snapshots = new ArrayList<>();
-    /** Pruned snapshots whose files wait for their readers to end ({@code deleteWhenUnread}). */
+    /**
+     * Snapshots off the list whose files wait for their readers to end ({@code deleteWhenUnread}):
+     * pruned ones, older than every listed one, and received ones whose install failed
+     * ({@link #dropUninstalled}), which may be newer than every listed one.
+     */
     private final List<SnapshotFiles.Snapshot> unlisted = new ArrayList<>();
     /**
      * The base names ({@link SnapshotFiles#baseName}) whose files are being written, committed or
@@ -460,11 +464,20 @@ final class SnapshotManager {
         private FrameCallResult decide(Void v) {
             SnapshotMeta meta = capture.meta;
             String name = SnapshotFiles.baseName(meta);
-            if (busyNames.contains(name)) {
-                // the same snapshot is being received from the leader, or its older copy deleted
+            if (busyNames.contains(name) || awaitsDeletion(name)) {
+                // The same snapshot is being received from the leader, or its older copy deleted. Or
+                // that copy waits for its readers to end before its files go (one received whose
+                // install failed while a transfer to a follower read it): files written now under
+                // its names would be the ones that deletion removes, under a listed snapshot.
+                if (g.state.stopping) {
+                    if (result != null) {
+                        result.completeExceptionally(new io.poyang.common.StoppedException("raft group "
+                                + g.state.groupId + " is stopping; the snapshot " + name + " was not written"));
+                    }
+                    return Fiber.frameReturn();
+                }
                 return Fiber.sleep(NAME_WAIT_MILLIS, this::decide);
             }
-            // (pruned snapshots waiting for their readers are older than every listed one)
             SnapshotFiles.Snapshot last = latest();
             if (last != null && meta.lastIndex() <= last.meta.lastIndex()) {
                 return finish(last.meta);
@@ -574,9 +587,11 @@ final class SnapshotManager {
     }
 
     /**
-     * The listed snapshot of this index and term, or a pruned one still waiting for its readers,
-     * which is then listed again instead of being deleted: a new copy would have its file names,
-     * and the pending deletion would remove the copy's files. Null if neither exists.
+     * The listed snapshot of this index and term, or one off the list still waiting for its readers
+     * (pruned, or received before and not installed), which is then listed again instead of being
+     * deleted: a new copy would have its file names, and the pending deletion would remove the
+     * copy's files. A received one is installed again from its own files, which passed their CRC
+     * checks when they were committed and hold the same snapshot. Null if neither exists.
      */
     private SnapshotFiles.Snapshot relist(long lastIndex, int lastTerm) {
         SnapshotFiles.Snapshot s = listed(lastIndex, lastTerm);
@@ -637,9 +652,23 @@ final class SnapshotManager {
         s.readers++;
     }
 
+    /**
+     * Whether a snapshot of this base name is off the list and waits for its readers to end
+     * ({@link #unlisted}): its deletion, when it comes, removes the files of that name.
+     */
+    private boolean awaitsDeletion(String name) {
+        for (SnapshotFiles.Snapshot s : unlisted) {
+            if (SnapshotFiles.baseName(s.meta).equals(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private void deleteLater(SnapshotFiles.Snapshot s) {
         // No other operation holds the name: a listed or waiting snapshot's name is never written
-        // to (relist), and one being written is not listed yet.
+        // to (a receive lists the waiting one again, see relist; a take waits, see awaitsDeletion),
+        // and one being written is not listed yet.
         String name = SnapshotFiles.baseName(s.meta);
         busyNames.add(name);
         g.blocking("snapshot-delete", () -> {

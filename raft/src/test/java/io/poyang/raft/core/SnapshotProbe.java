@@ -56,6 +56,50 @@ public final class SnapshotProbe {
         return result;
     }
 
+    /**
+     * Counts a reader on the listed snapshot of {@code lastIndex} of {@code g}, as a transfer of it
+     * to a follower does: its files are not deleted until {@link #endReader}. Completes with the
+     * snapshot, to hand to {@link #endReader}; fails when no snapshot of that index is listed.
+     */
+    public static CompletableFuture<Object> holdReader(RaftGroup g, long lastIndex) {
+        CompletableFuture<Object> result = new CompletableFuture<>();
+        boolean started = g.fiberGroup.fireFiber("test-hold-snapshot-reader", new FiberFrame<Void>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                for (SnapshotFiles.Snapshot s : g.snapshotManager.listedForTests()) {
+                    if (s.meta.lastIndex() == lastIndex) {
+                        g.snapshotManager.acquire(s);
+                        result.complete(s);
+                        return Fiber.frameReturn();
+                    }
+                }
+                result.completeExceptionally(new IllegalStateException("no snapshot of index " + lastIndex + " is listed"));
+                return Fiber.frameReturn();
+            }
+        });
+        if (!started) {
+            result.completeExceptionally(new IllegalStateException("group " + g.state.groupId + " is stopping"));
+        }
+        return result;
+    }
+
+    /** Ends a reader {@link #holdReader} counted (on the dispatcher, as a transfer's end does). */
+    public static CompletableFuture<Void> endReader(RaftGroup g, Object snapshot) {
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        boolean started = g.fiberGroup.fireFiber("test-end-snapshot-reader", new FiberFrame<Void>() {
+            @Override
+            public FrameCallResult execute(Object input) {
+                g.snapshotManager.release((SnapshotFiles.Snapshot) snapshot);
+                result.complete(null);
+                return Fiber.frameReturn();
+            }
+        });
+        if (!started) {
+            result.completeExceptionally(new IllegalStateException("group " + g.state.groupId + " is stopping"));
+        }
+        return result;
+    }
+
     /** The fibers of {@code g} as they are now (a fiber that has ended is not among them). */
     public static CompletableFuture<io.poyang.fiber.FiberGroupSnapshot> fibers(RaftGroup g) {
         return g.fiberGroup.snapshot();

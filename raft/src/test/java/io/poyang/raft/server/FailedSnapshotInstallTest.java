@@ -1,5 +1,6 @@
 package io.poyang.raft.server;
 
+import io.poyang.fiber.FiberGroupSnapshot;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.core.SnapshotProbe;
 import io.poyang.raft.sm.SnapshotMeta;
@@ -9,7 +10,9 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Collections;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -75,6 +78,88 @@ class FailedSnapshotInstallTest {
         } finally {
             TestStateMachine.failSnapshotReads = null;
         }
+    }
+
+    /**
+     * A received snapshot whose install failed while something still read it (a transfer of it to a
+     * follower) waits off the list for that reader before its files go. If the node meanwhile
+     * applies up to the same index by log and takes its own snapshot there, that one has the same
+     * file names: it must not be written while the deletion is pending, or the deletion removes
+     * the files of a listed snapshot (the log below it may already be gone).
+     */
+    @Test
+    void aSnapshotTakenUnderTheNameOfAFailedOneStillBeingReadKeepsItsFiles() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.snapshotsToKeep(2)).start()) {
+            int leader = c.waitForLeader(1);
+            int follower = leader % 3 + 1;
+            int other = 6 - leader - follower;
+            RaftGroup fg = c.group(follower, 1);
+            RaftGroup og = c.group(other, 1);
+            long first = c.write(1, 1);
+            RaftCluster.waitFor("the follower to apply the first write", () -> fg.lastApplied() >= first);
+            SnapshotMeta own = RaftCluster.join(fg.takeSnapshot());
+
+            // the follower is cut off; the other follower snapshots past it, and the leader keeps
+            // its log, so that the follower can later reach the same index by log
+            c.faults.isolate(follower);
+            long last = 0;
+            for (long v = 2; v <= 50; v++) {
+                last = c.write(1, v);
+            }
+            long end = last;
+            RaftCluster.waitFor("the other follower to apply the writes", () -> og.lastApplied() >= end);
+            SnapshotMeta others = RaftCluster.join(og.takeSnapshot());
+            assertEquals(end, others.lastIndex());
+            byte[] data = SnapshotProbe.rechunkedNewest(snapshotDir(other), 4096);
+
+            // its install fails while a reader holds it (as a transfer to a follower would)
+            CompletableFuture<Object> reader = new CompletableFuture<>();
+            TestStateMachine.onSnapshotRead = meta -> reader.complete(
+                    SnapshotProbe.holdReader(fg, meta.lastIndex()).join());
+            TestStateMachine.failSnapshotReads = new IOException("test: the state machine cannot read this snapshot");
+            try {
+                assertFalse(SnapshotProbe.receiveWhole(fg, others, data).get(10, TimeUnit.SECONDS),
+                        "a snapshot that was not installed is refused");
+            } finally {
+                TestStateMachine.failSnapshotReads = null;
+                TestStateMachine.onSnapshotRead = null;
+            }
+            Object held = reader.get(10, TimeUnit.SECONDS);
+            assertEquals(Collections.singletonList(own.lastIndex()), RaftCluster.join(SnapshotProbe.listedIndexes(fg)),
+                    "only the follower's own snapshot is listed");
+            String name = String.format("%020d-%d", others.lastIndex(), others.lastTerm());
+            Path sdir = snapshotDir(follower);
+            assertTrue(Files.exists(sdir.resolve(name + ".meta")), "the failed snapshot's files wait for their reader");
+
+            // healed, the follower reaches the same index by log, and takes its own snapshot there
+            c.faults.heal();
+            RaftCluster.waitFor("the follower to catch up by log", () -> fg.lastApplied() >= end);
+            assertEquals(end, fg.lastApplied(), "nothing was written after the other follower's snapshot");
+            CompletableFuture<SnapshotMeta> taking = fg.takeSnapshot();
+            RaftCluster.waitFor("the snapshot to be taken, or to wait for the name", () -> taking.isDone()
+                    || isSleeping(fg, "snapshot-1"));
+            RaftCluster.join(SnapshotProbe.endReader(fg, held));
+            SnapshotMeta taken = taking.get(10, TimeUnit.SECONDS);
+            assertEquals(end, taken.lastIndex());
+            assertEquals(others.lastTerm(), taken.lastTerm(), "the follower's snapshot has the failed one's name");
+            RaftCluster.waitFor("the follower's file tasks to end", () -> SnapshotProbe.ioTasksInFlight(fg) == 0);
+
+            assertEquals(Arrays.asList(own.lastIndex(), end), RaftCluster.join(SnapshotProbe.listedIndexes(fg)));
+            assertTrue(Files.exists(sdir.resolve(name + ".meta")) && Files.exists(sdir.resolve(name + ".data")),
+                    "the listed snapshot " + name + " has its files");
+            assertEquals(Collections.emptyList(), SnapshotProbe.mismatchedMetaFiles(sdir));
+            c.restartNode(follower);
+            c.write(1, 1_000);
+            c.checkIdentical(1);
+        } finally {
+            TestStateMachine.failSnapshotReads = null;
+            TestStateMachine.onSnapshotRead = null;
+        }
+    }
+
+    private static boolean isSleeping(RaftGroup g, String fiber) {
+        FiberGroupSnapshot.FiberInfo f = SnapshotProbe.fibers(g).join().fiber(fiber);
+        return f != null && f.waitingOn() != null && f.waitingOn().startsWith("sleep");
     }
 
     private Path snapshotDir(int node) {

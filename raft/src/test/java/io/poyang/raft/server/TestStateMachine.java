@@ -228,11 +228,18 @@ final class TestStateMachine implements StateMachine {
      */
     static volatile long failSnapshotReadAtIndex;
 
+    /** Tests: when set, called with the snapshot's meta as every snapshot read begins (on the reading thread). */
+    static volatile java.util.function.Consumer<SnapshotMeta> onSnapshotRead;
+
     /** Set: reading a snapshot throws this (a machine that cannot load its state: the group's start fails). */
     volatile IOException failReadSnapshot;
 
     @Override
     public Object readSnapshot(SnapshotMeta meta, InputStream data) throws IOException {
+        java.util.function.Consumer<SnapshotMeta> hook = onSnapshotRead;
+        if (hook != null) {
+            hook.accept(meta);
+        }
         IOException fail = failReadSnapshot;
         if (fail != null) {
             throw fail;
