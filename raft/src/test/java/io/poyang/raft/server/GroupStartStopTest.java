@@ -154,22 +154,10 @@ class GroupStartStopTest {
             throws Exception {
         TrackingFileIo io = new TrackingFileIo();
         try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
-            c.waitForLeader(1);
-            for (long v = 1; v <= 20; v++) {
-                c.write(1, v);
-            }
-            c.group(1, 1).takeSnapshot().get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
             RaftServer server = c.server(1);
-            server.removeGroup(1, false).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
-            Path groupDir = dir.resolve("node-1").resolve("group-1");
+            Path groupDir = removeGroupWithOneSnapshot(c);
             assertEquals(Collections.emptyList(), io.openUnder(groupDir));
-            Path data;
-            try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(groupDir.resolve("snapshot"))) {
-                List<Path> l = files.filter(p -> p.getFileName().toString().endsWith(".data"))
-                        .collect(java.util.stream.Collectors.toList());
-                assertEquals(1, l.size(), String.valueOf(l));
-                data = l.get(0);
-            }
+            Path data = onlySnapshotDataFile(groupDir);
             List<TestStateMachine> made = new java.util.concurrent.CopyOnWriteArrayList<>();
             CompletableFuture<Void> removal;
             try {
@@ -220,21 +208,9 @@ class GroupStartStopTest {
     void aSnapshotReadThatEndsJustBeforeTheStopIsNotInstalled() throws Exception {
         TrackingFileIo io = new TrackingFileIo();
         try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
-            c.waitForLeader(1);
-            for (long v = 1; v <= 20; v++) {
-                c.write(1, v);
-            }
-            c.group(1, 1).takeSnapshot().get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
             RaftServer server = c.server(1);
-            server.removeGroup(1, false).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
-            Path groupDir = dir.resolve("node-1").resolve("group-1");
-            Path data;
-            try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(groupDir.resolve("snapshot"))) {
-                List<Path> l = files.filter(p -> p.getFileName().toString().endsWith(".data"))
-                        .collect(java.util.stream.Collectors.toList());
-                assertEquals(1, l.size(), String.valueOf(l));
-                data = l.get(0);
-            }
+            Path groupDir = removeGroupWithOneSnapshot(c);
+            Path data = onlySnapshotDataFile(groupDir);
             List<TestStateMachine> made = new java.util.concurrent.CopyOnWriteArrayList<>();
             java.util.concurrent.CountDownLatch dispatcherHeld = new java.util.concurrent.CountDownLatch(1);
             java.util.concurrent.CountDownLatch letDispatcherGo = new java.util.concurrent.CountDownLatch(1);
@@ -291,21 +267,9 @@ class GroupStartStopTest {
     void aStartThatFailsOnItsOwnJustAsAStopComesEndsAsStoppedAndClosesItsFiles() throws Exception {
         TrackingFileIo io = new TrackingFileIo();
         try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
-            c.waitForLeader(1);
-            for (long v = 1; v <= 20; v++) {
-                c.write(1, v);
-            }
-            c.group(1, 1).takeSnapshot().get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
             RaftServer server = c.server(1);
-            server.removeGroup(1, false).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
-            Path groupDir = dir.resolve("node-1").resolve("group-1");
-            Path data;
-            try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(groupDir.resolve("snapshot"))) {
-                List<Path> l = files.filter(p -> p.getFileName().toString().endsWith(".data"))
-                        .collect(java.util.stream.Collectors.toList());
-                assertEquals(1, l.size(), String.valueOf(l));
-                data = l.get(0);
-            }
+            Path groupDir = removeGroupWithOneSnapshot(c);
+            Path data = onlySnapshotDataFile(groupDir);
             IOException cannotLoad = new IOException("test: the state machine cannot load the snapshot");
             java.util.concurrent.CountDownLatch dispatcherHeld = new java.util.concurrent.CountDownLatch(1);
             java.util.concurrent.CountDownLatch letDispatcherGo = new java.util.concurrent.CountDownLatch(1);
@@ -353,14 +317,8 @@ class GroupStartStopTest {
     void aStartThatFailsAfterItsLogOpenedClosesTheLogsFilesAndTheGroupCanBeAddedAgain() throws Exception {
         TrackingFileIo io = new TrackingFileIo();
         try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
-            c.waitForLeader(1);
-            for (long v = 1; v <= 20; v++) {
-                c.write(1, v);
-            }
-            c.group(1, 1).takeSnapshot().get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
             RaftServer server = c.server(1);
-            server.removeGroup(1, false).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
-            Path groupDir = dir.resolve("node-1").resolve("group-1");
+            Path groupDir = removeGroupWithOneSnapshot(c);
             assertEquals(Collections.emptyList(), io.openUnder(groupDir));
 
             IOException cannotLoad = new IOException("the state machine cannot load its snapshot (test)");
@@ -379,6 +337,30 @@ class GroupStartStopTest {
             c.waitForLeader(1);
             c.write(1, 21);
             assertEquals(21, c.checkIdentical(1).length);
+        }
+    }
+
+    /**
+     * Writes 1..20 to group 1 of the one-node cluster, takes a snapshot of them and removes the
+     * group from the node, its files kept and closed; returns the group's directory.
+     */
+    private Path removeGroupWithOneSnapshot(RaftCluster c) throws Exception {
+        c.waitForLeader(1);
+        for (long v = 1; v <= 20; v++) {
+            c.write(1, v);
+        }
+        c.group(1, 1).takeSnapshot().get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+        c.server(1).removeGroup(1, false).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+        return dir.resolve("node-1").resolve("group-1");
+    }
+
+    /** The data file of the one snapshot in the group directory. */
+    private static Path onlySnapshotDataFile(Path groupDir) throws IOException {
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(groupDir.resolve("snapshot"))) {
+            List<Path> l = files.filter(p -> p.getFileName().toString().endsWith(".data"))
+                    .collect(java.util.stream.Collectors.toList());
+            assertEquals(1, l.size(), String.valueOf(l));
+            return l.get(0);
         }
     }
 }
