@@ -1,7 +1,6 @@
 package io.poyang.dtkv.client;
 
 import io.poyang.dtkv.KvLockEvent;
-import io.poyang.dtkv.server.LocalKvCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -9,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -110,22 +110,8 @@ class KvLockLateGrantTest {
 
     /** Three clients of one single-node cluster; a loses the GRANTED pushes while its {@code losing} is set. */
     static void withThreeClients(ThreeClients test) throws Exception {
-        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
-            cluster.waitForLeader(1, 30_000);
-            KvClient a = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
-            LockPushes.LossyGrants lossy = LockPushes.loseGrants(a);
-            KvClient b = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
-            KvClient c = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
-            a.start();
-            b.start();
-            c.start();
-            try {
-                test.run(a, lossy, b, c);
-            } finally {
-                a.close();
-                b.close();
-                c.close();
-            }
-        }
+        AtomicReference<LockPushes.LossyGrants> lossy = new AtomicReference<>();
+        LockTestClients.withThreeClients(new KvClientConfig(), a -> lossy.set(LockPushes.loseGrants(a)),
+                (a, b, c) -> test.run(a, lossy.get(), b, c));
     }
 }

@@ -1,6 +1,5 @@
 package io.poyang.dtkv.client;
 
-import io.poyang.dtkv.server.LocalKvCluster;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -103,29 +102,17 @@ class KvLockUnlockEndsTryLockTest {
         }, noGate);
     }
 
-    private interface ThreeClients {
-        void run(KvClient a, KvClient b, KvClient c) throws Exception;
-    }
-
     /** Three clients of one single-node cluster; a's callbacks run on {@code aCallbacks}. */
-    private static void withClients(ExecutorService aCallbacks, ThreeClients test, CountDownLatch gate) throws Exception {
-        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
-            cluster.waitForLeader(1, 30_000);
-            KvClient a = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000)
-                    .callbackExecutor(aCallbacks));
-            KvClient b = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
-            KvClient c = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
-            a.start();
-            b.start();
-            c.start();
-            try {
-                test.run(a, b, c);
-            } finally {
-                gate.countDown();   // a failed assertion must not leave a's executor blocked for the stop
-                a.close();
-                b.close();
-                c.close();
-            }
+    private static void withClients(ExecutorService aCallbacks, LockTestClients.ThreeClients test, CountDownLatch gate)
+            throws Exception {
+        try {
+            LockTestClients.withThreeClients(new KvClientConfig().callbackExecutor(aCallbacks), (a, b, c) -> {
+                try {
+                    test.run(a, b, c);
+                } finally {
+                    gate.countDown();   // a failed assertion must not leave a's executor blocked for the stop
+                }
+            });
         } finally {
             aCallbacks.shutdownNow();
         }

@@ -7,6 +7,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -46,6 +47,42 @@ final class LockTestClients {
             } finally {
                 a.close();
                 b.close();
+            }
+        }
+    }
+
+    interface ThreeClients {
+        void run(KvClient a, KvClient b, KvClient c) throws Exception;
+    }
+
+    /** {@link #withThreeClients(KvClientConfig, Consumer, ThreeClients)} with nothing done to a before it starts. */
+    static void withThreeClients(KvClientConfig aConfig, ThreeClients test) throws Exception {
+        withThreeClients(aConfig, a -> {
+        }, test);
+    }
+
+    /**
+     * Three clients of one single-node cluster (10 s timeouts), closed after {@code test}; a is made
+     * from {@code aConfig} (its servers and timeout set here) and handed to {@code aBeforeStart}
+     * before the clients start (a push processor of a test must be registered before).
+     */
+    static void withThreeClients(KvClientConfig aConfig, Consumer<KvClient> aBeforeStart, ThreeClients test)
+            throws Exception {
+        try (LocalKvCluster cluster = LocalKvCluster.singleNode().start()) {
+            cluster.waitForLeader(1, 30_000);
+            KvClient a = new KvClient(aConfig.servers(cluster.serviceAddresses()).timeoutMillis(10_000));
+            aBeforeStart.accept(a);
+            KvClient b = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
+            KvClient c = new KvClient(new KvClientConfig().servers(cluster.serviceAddresses()).timeoutMillis(10_000));
+            a.start();
+            b.start();
+            c.start();
+            try {
+                test.run(a, b, c);
+            } finally {
+                a.close();
+                b.close();
+                c.close();
             }
         }
     }
