@@ -120,6 +120,18 @@ public final class KvLock {
      * in flight) grants nothing here, since the unlock behind it gives the lock back.
      */
     private boolean releasedAtStop;
+    /**
+     * GRANTED pushes that made a waiting tryLock of this object ask the leader ({@link #onEvent}).
+     * Only tests read it ({@link #grantPushesHeardForTests}): it tells a grant learned by push from
+     * one a wait's own check found.
+     */
+    private int grantPushesHeard;
+    /**
+     * Test seam: a waiting tryLock makes none of its own checks (after a lease, on reconnect), so it
+     * learns of a grant only by push; it still asks again about a pushed grant when asking failed.
+     * Set by {@link #holdOwnChecksForTests}.
+     */
+    private volatile boolean ownChecksHeld;
     volatile LossListener lossListener;
     /**
      * Guards the fields above. Not {@code this}: a renewal's answer takes it on the client's I/O
@@ -169,6 +181,22 @@ public final class KvLock {
     boolean checkOutstandingForTests() {
         synchronized (mon) {
             return checking != null || unconfirmedToken != 0;
+        }
+    }
+
+    /**
+     * Test seam, for tests only: from now on a waiting tryLock of this object asks the leader only
+     * when a GRANTED push comes (no check after a lease, none on reconnect), so a test can tell that
+     * a grant arrived by push. A wait would stay unconfirmed if its push were lost: never in use.
+     */
+    void holdOwnChecksForTests() {
+        ownChecksHeld = true;
+    }
+
+    /** Test seam, for tests only: how many GRANTED pushes made a waiting tryLock of this object ask the leader. */
+    int grantPushesHeardForTests() {
+        synchronized (mon) {
+            return grantPushesHeard;
         }
     }
 
@@ -354,6 +382,10 @@ public final class KvLock {
     private void checkLater(CompletableFuture<Boolean> w, long delayMillis) {
         if (checkTimer != null) {
             checkTimer.cancel(false);
+            checkTimer = null;
+        }
+        if (ownChecksHeld && unconfirmedToken == 0) {
+            return;   // test seam: this wait asks only about a pushed grant (again, if asking failed)
         }
         try {
             checkTimer = client.shared.timer.schedule(() -> check(w), delayMillis, TimeUnit.MILLISECONDS);
@@ -520,6 +552,7 @@ public final class KvLock {
                         return;   // from before this wait was queued or last checked: not its grant now
                     }
                     unconfirmedToken = Math.max(unconfirmedToken, e.fencingToken());
+                    grantPushesHeard++;
                     toCheck = waiting;
                 } else if (inFlight != null && e.fencingToken() > earlyToken) {
                     earlyToken = e.fencingToken();   // the newest: confirmed once queued (see onTryLockAnswer)
@@ -700,7 +733,7 @@ public final class KvLock {
         synchronized (mon) {
             w = waiting;
         }
-        if (w != null) {
+        if (w != null && !ownChecksHeld) {
             check(w);
         }
     }
