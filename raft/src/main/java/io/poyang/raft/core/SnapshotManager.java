@@ -699,6 +699,12 @@ final class SnapshotManager {
         private boolean busy;
         /** Whether the listed {@link #snapshot} is being installed: a failure now means it was not. */
         private boolean installing;
+        /**
+         * The snapshot was listed already when it arrived (taken by this node, or received and
+         * installed before): a failed install of it again does not make it bad, and it may be what
+         * the log's start depends on, so it is not dropped.
+         */
+        private boolean wasListed;
         private boolean logReset;
         /** The base name held in {@link #busyNames} while the received file is committed, or null. */
         private String committingName;
@@ -786,6 +792,7 @@ final class SnapshotManager {
                 // this node writes the same snapshot itself, or deletes an older copy of it
                 return Fiber.sleep(NAME_WAIT_MILLIS, this::commit);
             }
+            wasListed = listed(req.lastIndex, req.lastTerm) != null;
             SnapshotFiles.Snapshot listed = relist(req.lastIndex, req.lastTerm);
             if (listed != null) {
                 // Received a second time (the leader gave up waiting for the first answer): the files
@@ -865,7 +872,7 @@ final class SnapshotManager {
                         skipped > 0 ? " (" + skipped + " more failures since the last warning)" : "", ex);
             }
             freeName();
-            if (installing && !g.state.stopping) {
+            if (installing && !g.state.stopping && !wasListed) {
                 dropUninstalled(snapshot, ex);
             }
             LogFile f = receiving != null ? receiving : receivedFile;
