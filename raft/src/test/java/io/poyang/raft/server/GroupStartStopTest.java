@@ -209,33 +209,13 @@ class GroupStartStopTest {
             Path groupDir = removeGroupWithOneSnapshot(c);
             Path data = onlySnapshotDataFile(groupDir);
             List<TestStateMachine> made = new java.util.concurrent.CopyOnWriteArrayList<>();
-            java.util.concurrent.CountDownLatch dispatcherHeld = new java.util.concurrent.CountDownLatch(1);
-            java.util.concurrent.CountDownLatch letDispatcherGo = new java.util.concurrent.CountDownLatch(1);
-            CompletableFuture<RaftGroup> adding;
-            RaftGroup starting;
-            try {
-                io.holdNextReadUnder(data);
-                adding = server.addGroup(1, () -> {
-                    TestStateMachine m = new TestStateMachine();
-                    made.add(m);
-                    return m;
-                }, ONE);
-                assertTrue(io.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the snapshot was not read");
-                starting = server.group(1);
-                starting.callInGroup(() -> {
-                    dispatcherHeld.countDown();
-                    return letDispatcherGo.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
-                });
-                assertTrue(dispatcherHeld.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
-                io.release();
-                // the read runs to its end and queues its result for the held dispatcher
-                RaftCluster.waitFor("the snapshot read to end",
-                        () -> SnapshotProbe.ioTasksInFlight(starting) == 0);
-                starting.stop();
-            } finally {
-                io.release();
-                letDispatcherGo.countDown();
-            }
+            StoppedAfterRead r = stopJustAfterTheSnapshotReadEnds(server, io, data, () -> {
+                TestStateMachine m = new TestStateMachine();
+                made.add(m);
+                return m;
+            });
+            CompletableFuture<RaftGroup> adding = r.adding;
+            RaftGroup starting = r.group;
             ExecutionException e = assertThrows(ExecutionException.class,
                     () -> adding.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
             assertTrue(e.getCause() instanceof StoppedException
@@ -265,32 +245,13 @@ class GroupStartStopTest {
             Path groupDir = removeGroupWithOneSnapshot(c);
             Path data = onlySnapshotDataFile(groupDir);
             IOException cannotLoad = new IOException("test: the state machine cannot load the snapshot");
-            java.util.concurrent.CountDownLatch dispatcherHeld = new java.util.concurrent.CountDownLatch(1);
-            java.util.concurrent.CountDownLatch letDispatcherGo = new java.util.concurrent.CountDownLatch(1);
-            CompletableFuture<RaftGroup> adding;
-            CompletableFuture<Void> stopping;
-            try {
-                io.holdNextReadUnder(data);
-                adding = server.addGroup(1, () -> {
-                    TestStateMachine m = new TestStateMachine();
-                    m.failReadSnapshot = cannotLoad;
-                    return m;
-                }, ONE);
-                assertTrue(io.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the snapshot was not read");
-                RaftGroup starting = server.group(1);
-                starting.callInGroup(() -> {
-                    dispatcherHeld.countDown();
-                    return letDispatcherGo.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
-                });
-                assertTrue(dispatcherHeld.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
-                io.release();
-                // the read fails on its own and queues its failure for the held dispatcher
-                RaftCluster.waitFor("the snapshot read to end", () -> SnapshotProbe.ioTasksInFlight(starting) == 0);
-                stopping = starting.stop();
-            } finally {
-                io.release();
-                letDispatcherGo.countDown();
-            }
+            StoppedAfterRead r = stopJustAfterTheSnapshotReadEnds(server, io, data, () -> {
+                TestStateMachine m = new TestStateMachine();
+                m.failReadSnapshot = cannotLoad;
+                return m;
+            });
+            CompletableFuture<RaftGroup> adding = r.adding;
+            CompletableFuture<Void> stopping = r.stopping;
             stopping.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
             ExecutionException e = assertThrows(ExecutionException.class,
                     () -> adding.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
@@ -358,5 +319,47 @@ class GroupStartStopTest {
         c.waitForLeader(1);
         c.write(1, 21);
         assertEquals(21, c.checkIdentical(1).length);
+    }
+
+    /** What {@link #stopJustAfterTheSnapshotReadEnds} started and asked for. */
+    private static final class StoppedAfterRead {
+        final CompletableFuture<RaftGroup> adding;
+        final RaftGroup group;
+        final CompletableFuture<Void> stopping;
+
+        StoppedAfterRead(CompletableFuture<RaftGroup> adding, RaftGroup group, CompletableFuture<Void> stopping) {
+            this.adding = adding;
+            this.group = group;
+            this.stopping = stopping;
+        }
+    }
+
+    /**
+     * Adds group 1 back with {@code machine} and holds its start's read of {@code data}; then holds
+     * the group's dispatcher with a task of the test, lets the read run to its end (its result or its
+     * failure is queued behind the held dispatcher), asks for the group's stop, and lets the
+     * dispatcher go: the stop comes just after the read ended, before the start saw it.
+     */
+    private static StoppedAfterRead stopJustAfterTheSnapshotReadEnds(RaftServer server, TrackingFileIo io, Path data,
+            java.util.function.Supplier<TestStateMachine> machine) throws Exception {
+        java.util.concurrent.CountDownLatch dispatcherHeld = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch letDispatcherGo = new java.util.concurrent.CountDownLatch(1);
+        try {
+            io.holdNextReadUnder(data);
+            CompletableFuture<RaftGroup> adding = server.addGroup(1, machine, ONE);
+            assertTrue(io.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the snapshot was not read");
+            RaftGroup starting = server.group(1);
+            starting.callInGroup(() -> {
+                dispatcherHeld.countDown();
+                return letDispatcherGo.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            });
+            assertTrue(dispatcherHeld.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
+            io.release();
+            RaftCluster.waitFor("the snapshot read to end", () -> SnapshotProbe.ioTasksInFlight(starting) == 0);
+            return new StoppedAfterRead(adding, starting, starting.stop());
+        } finally {
+            io.release();
+            letDispatcherGo.countDown();
+        }
     }
 }
