@@ -72,6 +72,12 @@ public final class RaftClient extends LifeCycle {
     /** group id → the leader search in progress. */
     private final ConcurrentHashMap<Integer, CompletableFuture<Integer>> searches = new ConcurrentHashMap<>();
     /**
+     * group id → the leader search in progress that hears every node out rather than ending at the
+     * first that says it leads: for exactly-once writes whose attempt went unanswered (see
+     * {@link WriteCall#unansweredNode}).
+     */
+    private final ConcurrentHashMap<Integer, CompletableFuture<Integer>> thoroughSearches = new ConcurrentHashMap<>();
+    /**
      * group id → when (System.nanoTime) its last leader search ended without a leader this client is
      * connected to. Writes that wait for a leader start no new search for minRetryBackoffMillis after
      * that, so a leaderless group costs the nodes at most one round of status queries per interval,
@@ -175,6 +181,42 @@ public final class RaftClient extends LifeCycle {
         }
         WriteCall<T> call = new WriteCall<>(groupId, command, body, resultDecoder,
                 System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
+        call.callerThread = Thread.currentThread();
+        try {
+            call.attempt();
+        } finally {
+            call.callerThread = null;
+        }
+    }
+
+    /**
+     * {@link #callLeader} for a request the service applies at most once however many copies of it
+     * reach the group — it carries the service's own session and sequence, as a DtKV write does —
+     * sent as an exactly-once write is: an attempt not answered within {@code attemptMillis}, whose
+     * connection was lost, or whose node stepped down or failed with it in its log (SYS_ERROR) is
+     * sent again, the same bytes, to whoever leads then, until the deadline. So a leader that still
+     * answers pings but no longer answers writes (its group stuck, a disk that hangs the sync, a
+     * leader that lost its group but not its process) holds the request for one attempt, not for its
+     * whole deadline. The first answer wins: an attempt is dropped when its time is up, so a late
+     * answer to it is not heard. A failure after an unanswered attempt is
+     * {@link RaftOutcomeUnknownException} (that copy may yet be applied); if {@code callback} is an
+     * {@link UnansweredAttemptListener} it hears of each unanswered attempt as it happens. Never use
+     * it for a request a second copy would apply twice. Reports to {@code callback} exactly once,
+     * never from inside this call.
+     */
+    public <T> void callLeaderExactlyOnce(int groupId, int command, Encodable body, DecoderFactory<T> resultDecoder,
+                                          long timeoutMillis, long attemptMillis, RpcCallback<T> callback) {
+        checkRunning();
+        if (timeoutMillis <= 0) {
+            throw new IllegalArgumentException("timeoutMillis must be positive: " + timeoutMillis);
+        }
+        if (attemptMillis <= 0) {
+            throw new IllegalArgumentException("attemptMillis must be positive: " + attemptMillis);
+        }
+        WriteCall<T> call = new WriteCall<>(groupId, command, body, resultDecoder,
+                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
+        call.exactlyOnce = true;
+        call.attemptMillis = attemptMillis;
         call.callerThread = Thread.currentThread();
         try {
             call.attempt();
@@ -367,9 +409,19 @@ public final class RaftClient extends LifeCycle {
         volatile int searchTicket;
         /** The write carries a session: resent after no answer or a lost connection (the group applies it once). */
         boolean exactlyOnce;
+        /** How long one attempt of an exactly-once write waits for its answer before it is sent again. */
+        long attemptMillis = config.exactlyOnceAttemptMillis;
         private long backoffMillis;
         /** A node that answered it does not host the group: a search naming it (others still do) is not followed. */
         private volatile int notHosting;
+        /**
+         * The node an attempt of this exactly-once write last went unanswered on (0: none). It may be a
+         * leader that was replaced while stuck: it still says it leads, in its old term, and answers
+         * the status query as fast as the new leader does, so from then on this write's leader searches
+         * hear every node out and take the leader of the highest term. (A leader that was only slow is
+         * still taken when no other node leads in a later term.)
+         */
+        private int unansweredNode;
         /** The last refusal that made this write wait for another try (NOT_LEADER, STOPPING), for the deadline's error. */
         private String lastRefusal;
 
@@ -400,9 +452,9 @@ public final class RaftClient extends LifeCycle {
             node = leader;
             attempts++;
             // an exactly-once write may be sent again, so one attempt need not use up the whole deadline
-            long attemptMillis = exactlyOnce ? Math.min(left, Math.max(config.exactlyOnceAttemptMillis, 1)) : left;
+            long thisAttemptMillis = exactlyOnce ? Math.min(left, Math.max(attemptMillis, 1)) : left;
             try {
-                net.sendRequest(p, WritePacket.request(command, request), decoder, attemptMillis,
+                net.sendRequest(p, WritePacket.request(command, request), decoder, thisAttemptMillis,
                         CallOptions.IO_THREAD_CALLBACK, this);
             } catch (FlowControlException | StoppedException e) {
                 if (callerThread == Thread.currentThread()) {
@@ -438,7 +490,7 @@ public final class RaftClient extends LifeCycle {
                 return;
             }
             int ticket = searchTicket;
-            CompletableFuture<Integer> search = findLeader(groupId);
+            CompletableFuture<Integer> search = findLeader(groupId, unansweredNode != 0);
             SearchDeadline deadline = null;
             if (!search.isDone()) {
                 long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()) + 1;
@@ -561,7 +613,7 @@ public final class RaftClient extends LifeCycle {
                         if (exactlyOnce && r.bizCode() != RaftCommands.SYS_ERROR_SESSION_WINDOW_PASSED
                                 && deadlineNanos - System.nanoTime() > 0) {
                             // the node failed or stopped with it in its log: another leader applies it once
-                            mayBeInLog = true;
+                            unanswered(r);
                             leaders.remove(groupId, node);
                             retryLater();
                             return;
@@ -591,7 +643,10 @@ public final class RaftClient extends LifeCycle {
                 leaders.remove(groupId, node);
                 if (exactlyOnce && deadlineNanos - System.nanoTime() > 0) {
                     // sent again under the same (session, seq): applied at most once, answered with the first result
-                    mayBeInLog = true;
+                    if (error instanceof NetTimeoutException) {
+                        unansweredNode = node;
+                    }
+                    unanswered(error);
                     retryLater();
                     return;
                 }
@@ -600,6 +655,18 @@ public final class RaftClient extends LifeCycle {
                 return;
             }
             fail(error);
+        }
+
+        /** An attempt of this exactly-once write ended without its outcome ({@code why}): it may be in the log. */
+        private void unanswered(Throwable why) {
+            mayBeInLog = true;
+            if (callback instanceof UnansweredAttemptListener) {
+                try {
+                    ((UnansweredAttemptListener) callback).onUnansweredAttempt(node, why);
+                } catch (Throwable t) {
+                    log.warn("an UnansweredAttemptListener threw", t);
+                }
+            }
         }
 
         /**
@@ -698,12 +765,22 @@ public final class RaftClient extends LifeCycle {
      * known. Concurrent searches for one group share one round of queries.
      */
     public CompletableFuture<Integer> findLeader(int groupId) {
-        CompletableFuture<Integer> running = searches.get(groupId);
+        return findLeader(groupId, false);
+    }
+
+    /**
+     * {@link #findLeader(int)}, ending at the first node that says it leads ({@code hearAll} false) or
+     * once every node asked has answered or timed out (true): then the leader of the highest term is
+     * taken, even when a replaced leader that still thinks it leads answers first.
+     */
+    private CompletableFuture<Integer> findLeader(int groupId, boolean hearAll) {
+        ConcurrentHashMap<Integer, CompletableFuture<Integer>> inProgress = hearAll ? thoroughSearches : searches;
+        CompletableFuture<Integer> running = inProgress.get(groupId);
         if (running != null) {
             return running;
         }
         CompletableFuture<Integer> f = new CompletableFuture<>();
-        running = searches.putIfAbsent(groupId, f);
+        running = inProgress.putIfAbsent(groupId, f);
         if (running != null) {
             return running;
         }
@@ -714,7 +791,7 @@ public final class RaftClient extends LifeCycle {
             } else {
                 fruitlessSearchEnds.put(groupId, System.nanoTime());
             }
-            searches.remove(groupId, f);
+            inProgress.remove(groupId, f);
         });
         Map<Integer, Peer> asked = new LinkedHashMap<>();
         for (int id : nodeIds) {
@@ -723,7 +800,7 @@ public final class RaftClient extends LifeCycle {
                 asked.put(id, p);
             }
         }
-        new LeaderSearch(net, groupId, config.statusTimeoutMillis, true, leaders, failureReports, f).start(asked);
+        new LeaderSearch(net, groupId, config.statusTimeoutMillis, !hearAll, leaders, failureReports, f).start(asked);
         return f;
     }
 

@@ -25,6 +25,13 @@ public final class RaftClientConfig {
      */
     public static final long CLIENT_HEARTBEAT_INTERVAL_MILLIS = 1_000;
 
+    /**
+     * The default {@link #exactlyOnceAttemptMillis}: long enough for a busy leader to commit (a resend
+     * of a write still in the log adds a second entry, applied as a repeat), short enough to leave a
+     * 5 s deadline time to find a new leader and send the write there.
+     */
+    public static final long DEFAULT_EXACTLY_ONCE_ATTEMPT_MILLIS = 3_000;
+
     /** The nodes of the cluster: node id → "host:servicePort". Required. */
     public Map<Integer, String> nodes = new LinkedHashMap<>();
 
@@ -48,7 +55,7 @@ public final class RaftClientConfig {
      * (within the write's deadline). Plain writes wait for their whole deadline: they are never
      * sent twice.
      */
-    public long exactlyOnceAttemptMillis = 3_000;
+    public long exactlyOnceAttemptMillis = DEFAULT_EXACTLY_ONCE_ATTEMPT_MILLIS;
     public long maxRetryBackoffMillis = 300;
 
     /**
