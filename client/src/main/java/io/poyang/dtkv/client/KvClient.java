@@ -29,6 +29,7 @@ import io.poyang.net.RpcCallback;
 import io.poyang.raft.client.RaftClient;
 import io.poyang.raft.client.RaftCommands;
 import io.poyang.raft.client.RaftOutcomeUnknownException;
+import io.poyang.raft.client.UnansweredAttemptListener;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -58,10 +59,12 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  *
  * <p>Writes are exactly-once: each carries the client's id (its connection handshake id, also the
  * owner of its temp nodes and locks) and a seq; a write whose connection dropped before the answer,
- * or whose leader stepped down before it committed (a leader cut off from its peers answers its
- * uncommitted writes so when check-quorum ends its leadership), is sent again with the same seq
- * within its deadline — to the new leader, once the raft client finds it — and the group applies
- * it at most once, answering a repeat with the first answer. Writes outstanding together may then
+ * whose leader stepped down before it committed (a leader cut off from its peers answers its
+ * uncommitted writes so when check-quorum ends its leadership), or that got no answer within
+ * {@link KvClientConfig#writeAttemptMillis} (3 s by default: a leader that answers pings but not
+ * writes) is sent again with the same seq within its deadline — to the new leader, once the raft
+ * client finds it — and the group applies it at most once, answering a repeat with the first
+ * answer; the first answer to arrive wins. Writes outstanding together may then
  * be applied in another order than they were sent; a write sent after another's answer is always
  * applied after it. A write with no answer by its deadline fails with
  * {@link RaftOutcomeUnknownException}: it may or may not be applied.
@@ -106,6 +109,8 @@ public final class KvClient implements AutoCloseable {
         /** The started election locks not closed yet: stopping the client ends their leadership first. */
         final Set<ElectionLock> electionLocks = ConcurrentHashMap.newKeySet();
         final ScheduledExecutorService timer;
+        /** How long one attempt of a write waits before it is sent again ({@link KvClientConfig#writeAttemptMillis}). */
+        final long writeAttemptMillis;
         /** The raft client's node ids (a view, filled when it starts), for follower reads. */
         final List<Integer> nodeIds;
         /** Where the next follower read starts looking for a connected node. */
@@ -113,6 +118,7 @@ public final class KvClient implements AutoCloseable {
 
         Shared(KvClientConfig config) {
             this.config = config;
+            this.writeAttemptMillis = config.effectiveWriteAttemptMillis();   // checked before any thread starts
             config.raft.callbackOnIoThread = true;   // this client delivers on its own executor
             this.raft = new RaftClient(config.raft);
             this.clientId = raft.clientUuid();
@@ -701,13 +707,14 @@ public final class KvClient implements AutoCloseable {
     }
 
     /** One operation in flight: sent through the raft client, mapped, delivered once. */
-    final class Call<T> extends MappedCall<T> {
+    final class Call<T> extends MappedCall<T> implements UnansweredAttemptListener {
         private final int command;
         private final KvSession session;
         private final long seq;
         /**
-         * A copy of this write went out and its connection was lost before the answer: whatever a
-         * later copy hears that says "not applied" is true of that copy only.
+         * A copy of this write went out and got no outcome (its connection lost, no answer within the
+         * attempt limit, its leader stepped down with it in its log): whatever a later copy hears that
+         * says "not applied" is true of that copy only.
          */
         private boolean earlierCopyUnknown;
         /** What became of the earlier copy, for the outcome-unknown message. */
@@ -737,7 +744,14 @@ public final class KvClient implements AutoCloseable {
                 return;
             }
             try {
-                shared.raft.callLeader(groupId, command, req, RESP, leftMillis, this);
+                if (session != null) {
+                    // the group applies (client, seq) once: each attempt may go unanswered for a while
+                    // only, then the raft client sends it to whoever leads then
+                    shared.raft.callLeaderExactlyOnce(groupId, command, req, RESP, leftMillis,
+                            shared.writeAttemptMillis, this);
+                } else {
+                    shared.raft.callLeader(groupId, command, req, RESP, leftMillis, this);
+                }
             } catch (RuntimeException e) {
                 // Flow control, or the client stopping. On a resend (the timer thread, or the stop
                 // running the resends still waiting) "not sent" is of this copy only: an earlier
@@ -774,22 +788,12 @@ public final class KvClient implements AutoCloseable {
                     return;
                 }
             }
-            if (error instanceof RaftOutcomeUnknownException && error.getCause() instanceof NetConnectionException) {
-                // The connection dropped with the request in flight: a write with the same seq again is
-                // safe (exactly-once), and so is a read (it changes nothing).
-                earlierCopyUnknown = session != null;
-                earlierCopyFate = "its connection was lost";
-                if (resendAfter(20)) {
-                    return;
-                }
-            }
-            if (session != null && error instanceof RaftOutcomeUnknownException && isSteppedDown(error.getCause())) {
-                // The leader that took it stopped leading (cut off from its peers, or it saw a newer
-                // term) before the write committed. The new leader applies a copy with the same seq at
-                // most once, answering with the first result if the old entry commits after all; the
-                // raft client looks for that leader (the old one is forgotten, and answers NOT_LEADER).
-                earlierCopyUnknown = true;
-                earlierCopyFate = "its leader stepped down before it committed";
+            if (session == null && error instanceof RaftOutcomeUnknownException
+                    && error.getCause() instanceof NetConnectionException) {
+                // The connection dropped with the read in flight: sending it again is safe (it changes
+                // nothing). A write's copies are sent again by the raft client itself (callLeaderExactlyOnce),
+                // after a lost connection, a stepped-down leader or no answer within the attempt limit;
+                // it reports such a failure only once the deadline has passed.
                 if (resendAfter(20)) {
                     return;
                 }
@@ -799,6 +803,25 @@ public final class KvClient implements AutoCloseable {
                 error = outcomeUnknown(error);
             }
             finish(null, session == null ? readFailure(groupId, req, error) : error);
+        }
+
+        /**
+         * A copy of this write went unanswered and the raft client sends it again: that copy may still
+         * be applied, whatever a later copy hears (see {@link #earlierCopyUnknown}).
+         */
+        @Override
+        public void onUnansweredAttempt(int nodeId, Throwable why) {
+            earlierCopyUnknown = true;
+            if (isSteppedDown(why)) {
+                earlierCopyFate = "its leader (node " + nodeId + ") stepped down before it committed";
+            } else if (why instanceof NetTimeoutException) {
+                earlierCopyFate = "node " + nodeId + " did not answer it within the attempt limit ("
+                        + shared.writeAttemptMillis + " ms, KvClientConfig.writeAttemptMillis)";
+            } else if (why instanceof NetConnectionException) {
+                earlierCopyFate = "its connection to node " + nodeId + " was lost";
+            } else {
+                earlierCopyFate = "node " + nodeId + " failed with it in its log (" + why.getMessage() + ")";
+            }
         }
 
         /** Schedules {@link #send} again; false when the deadline is too close or the client stopped. */

@@ -15,6 +15,19 @@ public final class KvClientConfig {
     /** Deadline of an operation unless given per call. */
     public long timeoutMillis = 5_000;
     /**
+     * How long one attempt of a write waits for its answer before the write is sent again — the same
+     * session and seq, so the group applies it once — to whoever leads then, within its deadline. A
+     * leader that still answers the client's pings but no longer answers writes (its group stuck, a
+     * disk that hangs the sync, a leader that lost its group but not its process) then holds a write
+     * for one attempt, not its whole deadline. 0, the default: {@link
+     * RaftClientConfig#DEFAULT_EXACTLY_ONCE_ATTEMPT_MILLIS} (3 s), or {@link #timeoutMillis} when that
+     * is shorter (one attempt then takes the whole deadline). Else between {@value
+     * #MIN_WRITE_ATTEMPT_MILLIS} ms and {@link #timeoutMillis} (checked when the client is made).
+     * Shorter finds a new leader sooner, but a write that a healthy, busy leader takes longer to
+     * commit is then sent again too: a second log entry, applied as a repeat.
+     */
+    public long writeAttemptMillis;
+    /**
      * Where callbacks, futures, watch listeners and lock listeners run. Null: ForkJoinPool.commonPool().
      * A task it rejects (a bounded pool that is full, or one shut down before the client) runs on a
      * thread of the client's own ({@code <name>-kv-overflow-N}, logged as a warning at most once a
@@ -115,6 +128,40 @@ public final class KvClientConfig {
     public KvClientConfig readNodeId(int nodeId) {
         this.readNodeId = nodeId;
         return this;
+    }
+
+    /**
+     * The least {@link #writeAttemptMillis}: below it a write that a healthy leader commits in a round
+     * trip and a disk sync would be sent again and again.
+     */
+    public static final long MIN_WRITE_ATTEMPT_MILLIS = 100;
+
+    /** Sets {@link #writeAttemptMillis} (0: the default), at most {@link #timeoutMillis} by the time the client is made. */
+    public KvClientConfig writeAttemptMillis(long millis) {
+        if (millis != 0 && millis < MIN_WRITE_ATTEMPT_MILLIS) {
+            throw new IllegalArgumentException("writeAttemptMillis must be 0 (the default: 3 s, or timeoutMillis when"
+                    + " shorter) or at least " + MIN_WRITE_ATTEMPT_MILLIS + " ms (shorter would send writes a healthy"
+                    + " leader is still committing again and again): " + millis);
+        }
+        this.writeAttemptMillis = millis;
+        return this;
+    }
+
+    /**
+     * The attempt limit writes use: {@link #writeAttemptMillis}, or its default when 0. Throws
+     * IllegalArgumentException, saying what to set, when it is outside its bounds.
+     */
+    long effectiveWriteAttemptMillis() {
+        if (writeAttemptMillis == 0) {
+            return Math.max(1, Math.min(RaftClientConfig.DEFAULT_EXACTLY_ONCE_ATTEMPT_MILLIS, timeoutMillis));
+        }
+        if (writeAttemptMillis < MIN_WRITE_ATTEMPT_MILLIS || writeAttemptMillis > timeoutMillis) {
+            throw new IllegalArgumentException("KvClientConfig.writeAttemptMillis is " + writeAttemptMillis
+                    + " ms; it must be between " + MIN_WRITE_ATTEMPT_MILLIS + " ms and timeoutMillis (" + timeoutMillis
+                    + " ms): an attempt cannot outlast the write's deadline. Lower it, raise timeoutMillis, or set 0"
+                    + " for the default (3 s, or timeoutMillis when shorter)");
+        }
+        return writeAttemptMillis;
     }
 
     /** The least {@link #heartbeatIntervalMillis(long)}: below it a round trip or a short stall closes sound connections. */

@@ -41,4 +41,24 @@ class KvClientConfigTest {
                     e.getMessage());
         }
     }
+
+    @Test
+    void aWriteAttemptDefaultsToThreeSecondsAtMostTheDeadlineAndIsBounded() {
+        assertEquals(3_000, new KvClientConfig().effectiveWriteAttemptMillis());
+        assertEquals(2_000, new KvClientConfig().timeoutMillis(2_000).effectiveWriteAttemptMillis(),
+                "the default attempt never outlasts the deadline");
+        assertEquals(1_500, new KvClientConfig().writeAttemptMillis(1_500).effectiveWriteAttemptMillis());
+        assertEquals(5_000, new KvClientConfig().writeAttemptMillis(5_000).effectiveWriteAttemptMillis(),
+                "as long as the deadline: one attempt, never sent again after no answer");
+        for (long bad : new long[] {-1, 1, 99}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> new KvClientConfig().writeAttemptMillis(bad));
+            assertTrue(e.getMessage().contains("at least 100 ms") && e.getMessage().endsWith(": " + bad), e.getMessage());
+        }
+        KvClientConfig over = new KvClientConfig().writeAttemptMillis(4_000).timeoutMillis(3_000).servers("127.0.0.1:1");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new KvClient(over));
+        assertTrue(e.getMessage().contains("writeAttemptMillis is 4000 ms")
+                && e.getMessage().contains("timeoutMillis (3000 ms)") && e.getMessage().contains("set 0 for the default"),
+                e.getMessage());
+    }
 }
