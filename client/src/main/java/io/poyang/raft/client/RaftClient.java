@@ -193,8 +193,11 @@ public final class RaftClient extends LifeCycle {
      * {@link #callLeader} for a request the service applies at most once however many copies of it
      * reach the group — it carries the service's own session and sequence, as a DtKV write does —
      * sent as an exactly-once write is: an attempt not answered within {@code attemptMillis}, whose
-     * connection was lost, or whose node stepped down or failed with it in its log (SYS_ERROR) is
-     * sent again, the same bytes, to whoever leads then, until the deadline. So a leader that still
+     * connection was lost, or whose node stepped down with it in its log (SYS_ERROR with detail
+     * {@link RaftCommands#SYS_ERROR_STEPPED_DOWN}) is sent again, the same bytes, to whoever leads
+     * then, until the deadline. Another SYS_ERROR (the node's group failed: a full disk, say) ends the
+     * call at once, outcome unknown, as {@link #callLeader} does: the caller hears why now rather
+     * than at the deadline. So a leader that still
      * answers pings but no longer answers writes (its group stuck, a disk that hangs the sync, a
      * leader that lost its group but not its process) holds the request for one attempt, not for its
      * whole deadline. The first answer wins: an attempt is dropped when its time is up, so a late
@@ -217,6 +220,7 @@ public final class RaftClient extends LifeCycle {
                 System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
         call.exactlyOnce = true;
         call.attemptMillis = attemptMillis;
+        call.resendWhenNodeFails = false;
         call.callerThread = Thread.currentThread();
         try {
             call.attempt();
@@ -411,6 +415,12 @@ public final class RaftClient extends LifeCycle {
         boolean exactlyOnce;
         /** How long one attempt of an exactly-once write waits for its answer before it is sent again. */
         long attemptMillis = config.exactlyOnceAttemptMillis;
+        /**
+         * An exactly-once write is sent again after any SYS_ERROR of the node it went to (its group
+         * failed, say), not only after SYS_ERROR_STEPPED_DOWN. False for {@link #callLeaderExactlyOnce}:
+         * its caller hears such an error at once, as from {@link #callLeader}.
+         */
+        boolean resendWhenNodeFails = true;
         private long backoffMillis;
         /** A node that answered it does not host the group: a search naming it (others still do) is not followed. */
         private volatile int notHosting;
@@ -611,6 +621,7 @@ public final class RaftClient extends LifeCycle {
                             leaders.remove(groupId, node);
                         }
                         if (exactlyOnce && r.bizCode() != RaftCommands.SYS_ERROR_SESSION_WINDOW_PASSED
+                                && (resendWhenNodeFails || r.bizCode() == RaftCommands.SYS_ERROR_STEPPED_DOWN)
                                 && deadlineNanos - System.nanoTime() > 0) {
                             // the node failed or stopped with it in its log: another leader applies it once
                             unanswered(r);
