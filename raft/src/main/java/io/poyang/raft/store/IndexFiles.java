@@ -138,8 +138,10 @@ final class IndexFiles {
     FiberFuture<Void> flush() {
         long from = flushedIndex + 1;
         long to = ring.endIndex() - 1;
-        if (flushing || to < from || from < ring.firstIndex() || store.isClosed()) {
-            return null;   // (closed: the retry of a flush that failed in close would open a file again)
+        if (flushing || to < from || from < ring.firstIndex() || store.isClosed() || store.isFailed()) {
+            // closed: the retry of a flush that failed in close would open a file again; failed: nothing
+            // is appended any more, and the store's close waits for a flush in flight
+            return null;
         }
         flushing = true;
         long generation = truncateGeneration;

@@ -1057,7 +1057,8 @@ public final class LogStore {
 
     /**
      * Stops appends, waits for the writes in flight and a final fsync, flushes the index, saves the
-     * status file and closes the files. Any fiber of the group.
+     * status file and closes the files. A failed store writes nothing more: its close waits only for
+     * an index flush in flight, then closes the files. Any fiber of the group.
      */
     public FiberFrame<Void> close() {
         return new CloseFrame();
@@ -1080,6 +1081,12 @@ public final class LogStore {
                 return idleCondition.await(this::waitQuiet);
             }
             if (failure != null) {
+                // Nothing more is written or synced once failed, but an index flush already on an I/O
+                // thread still uses the index files: closed under it, it wrote to a closed file, or
+                // opened one again that nobody closed, and the close returned with it running.
+                if (index.isFlushing()) {
+                    return idleCondition.await(this::waitQuiet);
+                }
                 return closeFiles(null);
             }
             FiberFuture<Void> f = index.flush();

@@ -5,7 +5,14 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.poyang.raft.store.StoreHarness.items;
@@ -216,5 +223,77 @@ class IoFailureTest {
             });
         }
         assertEquals(java.util.List.of(), files.openFiles(), "files left open after the close");
+    }
+    /**
+     * A store that failed (here a log fsync) while an index flush ran on another I/O thread: its
+     * close used to go straight to closing the files, so it returned with the flush still running,
+     * and the flush then wrote to (and fsynced) an index file already closed. Now the close waits
+     * for the flush to end.
+     */
+    @Test
+    void aFailedStoreClosesOnlyAfterTheIndexFlushInFlightEnded() throws Exception {
+        FaultyFileIo io = new FaultyFileIo();
+        OpenFilesIo files = new OpenFilesIo(io);
+        CountDownLatch flushHeld = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicBoolean holdFlush = new AtomicBoolean(true);
+        AtomicBoolean failLogFsyncs = new AtomicBoolean();
+        List<String> usedAfterClose = new CopyOnWriteArrayList<>();
+        io.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeWrite(Path file, long position, int length) throws IOException {
+                if (isIndex(file) && holdFlush.compareAndSet(true, false)) {
+                    flushHeld.countDown();
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        throw new InterruptedIOException();
+                    }
+                }
+                checkOpen("write", file);
+            }
+
+            @Override
+            public void beforeForce(Path file, boolean metadata) throws IOException {
+                if (isLog(file) && failLogFsyncs.get()) {
+                    throw new IOException("Input/output error (injected)");
+                }
+                checkOpen("fsync", file);
+            }
+
+            private void checkOpen(String what, Path file) {
+                if (isIndex(file) && !files.openFiles().contains(file)) {
+                    usedAfterClose.add(what + " of " + file);
+                }
+            }
+        };
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(files))) {
+            try {
+                h.open();
+                h.append(items(1, 100, 1, 0, 0, 20));   // past indexFlushEntries: an index flush starts
+                h.awaitPersisted(100);
+                assertTrue(flushHeld.await(StoreHarness.TIMEOUT_SECONDS, TimeUnit.SECONDS), "no index flush started");
+
+                failLogFsyncs.set(true);
+                h.append(items(101, 110, 1, 1, 0, 20));
+                assertThrows(LogStoreFailedException.class, () -> h.awaitPersisted(110));
+                assertTrue(h.on(h.store.index()::isFlushing), "the index flush is still held");
+
+                CompletableFuture<Void> closing = h.callAsync(h.store::close);
+                Thread.sleep(300);   // the thing under test: the close waits for the held flush
+                assertFalse(closing.isDone(), "the failed store's close returned while an index flush ran");
+                release.countDown();
+                StoreHarness.join(closing);
+                assertFalse(h.on(h.store.index()::isFlushing), "the close returned before the flush ended");
+            } finally {
+                release.countDown();   // before the harness stops the I/O threads
+            }
+        }
+        assertEquals(List.of(), usedAfterClose, "index files used after the close closed them");
+        assertEquals(List.of(), files.openFiles(), "files left open after the close");
+    }
+
+    private static boolean isIndex(Path file) {
+        return file.getParent().getFileName().toString().equals("idx");
     }
 }
