@@ -1,5 +1,7 @@
 package io.poyang.server.node;
 
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
 import io.poyang.server.config.ConfigException;
 import io.poyang.server.config.PropertiesFile;
 
@@ -33,6 +35,8 @@ import java.nio.file.StandardOpenOption;
  */
 public final class DataDir implements AutoCloseable {
 
+    private static final PoyangLog log = PoyangLogs.get(DataDir.class);
+
     /** The data format this version writes and reads. Raise it when the layout changes incompatibly. */
     public static final int DATA_FORMAT = 1;
     public static final String PID_FILE = "poyang.pid";
@@ -57,6 +61,9 @@ public final class DataDir implements AutoCloseable {
     private boolean claimedNow;
     /** This open added the cluster's name to a node file that had none (undone by {@link #unclaim}). */
     private boolean namedNow;
+    /** The node id and cluster name (null: none) this open was for, named when undoing its claim fails. */
+    private int claimedNodeId;
+    private String claimedName;
 
     private DataDir(Path dir, Object identity, FileChannel pidChannel, FileLock lock) {
         this.dir = dir;
@@ -169,31 +176,41 @@ public final class DataDir implements AutoCloseable {
     /**
      * Forgets the claim this start wrote (a start that failed before anything ran): a directory first
      * used by a failed start, with a wrong node id in its config, is not left marked as that node's.
+     * Undoing it can fail (the disk, permissions): the start's own error is what the caller reports,
+     * so this one is logged, with the file to fix by hand, and the start goes on failing as it would.
      */
     public void unclaim() {
+        Path f = dir.resolve(NODE_FILE);
         if (claimedNow) {
-            try {
-                Files.deleteIfExists(dir.resolve(NODE_FILE));
-            } catch (IOException e) {
-                // the file stays; the next start reports whose it is
-            }
             claimedNow = false;
+            try {
+                Files.deleteIfExists(f);
+            } catch (IOException e) {
+                log.warn("the start failed, and removing {}, which it wrote, failed too ({}): the directory {} stays"
+                        + " marked as node {}'s. If that nodeId was a mistake, delete {} by hand,"
+                        + " or a start with the right nodeId is refused", f, e.toString(), dir,
+                        claimedNodeId, f);
+            }
         }
         if (namedNow) {
+            namedNow = false;
             // the name may be a typo of a start that never ran: the directory goes back to unnamed
-            Path f = dir.resolve(NODE_FILE);
             try {
                 PropertiesFile p = PropertiesFile.read(f);
                 p.remove(CLUSTER_NAME_KEY);
                 p.writeAtomically();
             } catch (IOException | ConfigException e) {
-                // the name stays; the next start with another name says how to change it
+                log.warn("the start failed, and taking the cluster name '{}' it recorded out of {} failed too ({}):"
+                        + " the directory stays named. If that name was a mistake, remove the {} line of {} by hand,"
+                        + " with the node stopped, or a start with the right clusterName is refused", claimedName,
+                        f, e.toString(), CLUSTER_NAME_KEY, f);
             }
-            namedNow = false;
         }
     }
 
     private void checkOwner(int nodeId, String clusterName) {
+        claimedNodeId = nodeId;
+        claimedName = clusterName;
         Path f = dir.resolve(NODE_FILE);
         if (!Files.exists(f)) {
             PropertiesFile p = PropertiesFile.empty(f);

@@ -1,5 +1,6 @@
 package io.poyang.server.node;
 
+import io.poyang.raft.store.LogCounter;
 import io.poyang.server.config.PropertiesFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -86,6 +87,48 @@ class DataDirTest {
         again.unclaim();
         again.close();
         assertEquals("prod", recordedClusterName(data));
+    }
+
+    /**
+     * Undoing a failed start's claim can fail itself; it used to be swallowed, leaving a directory
+     * marked with a mistyped node id or cluster name and nothing saying so. Now each failure is logged
+     * with the file to fix. (The node file is replaced by a non-empty directory: removing or
+     * rewriting it fails as on a read-only or failing disk, and even for root.)
+     */
+    @Test
+    void aClaimThatCannotBeUndoneIsLoggedWithTheFileToFix() throws Exception {
+        Path data = tmp.resolve("data");
+        Path f = data.resolve(DataDir.NODE_FILE);
+        DataDir wrongId = DataDir.open(data, 7);
+        blockNodeFile(f);
+        try (LogCounter logs = new LogCounter()) {
+            wrongId.unclaim();
+            wrongId.close();
+            assertEquals(1, logs.warnings.get(), "warnings: " + logs.messages);
+            String m = logs.messages.peek();
+            assertTrue(m.contains("removing " + f) && m.contains("marked as node 7's")
+                    && m.contains("delete " + f + " by hand"), m);
+        }
+
+        Path named = tmp.resolve("named");
+        Path g = named.resolve(DataDir.NODE_FILE);
+        DataDir.open(named, 1, null).close();
+        DataDir typo = DataDir.open(named, 1, "prdo");
+        blockNodeFile(g);
+        try (LogCounter logs = new LogCounter()) {
+            typo.unclaim();
+            typo.close();
+            assertEquals(1, logs.warnings.get(), "warnings: " + logs.messages);
+            String m = logs.messages.peek();
+            assertTrue(m.contains("cluster name 'prdo'") && m.contains("remove the clusterName line of " + g
+                    + " by hand"), m);
+        }
+    }
+
+    /** Puts a non-empty directory where the node file was. */
+    private static void blockNodeFile(Path f) throws Exception {
+        Files.delete(f);
+        Files.createDirectories(f.resolve("in-the-way"));
     }
 
     @Test
