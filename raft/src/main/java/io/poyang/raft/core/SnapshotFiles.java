@@ -95,6 +95,12 @@ final class SnapshotFiles {
             this.reason = reason;
         }
 
+        /** {@link #baseName}: the name its files share. */
+        String baseName() {
+            String n = metaFile.getFileName().toString();
+            return n.substring(0, n.length() - META_SUFFIX.length());
+        }
+
         @Override
         public String toString() {
             return metaFile.getFileName() + " (" + reason + ")";
@@ -329,6 +335,12 @@ final class SnapshotFiles {
     static void delete(FileIo io, Snapshot s) throws IOException {
         io.delete(s.metaFile);
         io.delete(s.data);
+    }
+
+    /** Deletes a damaged snapshot's files, the meta file first (a data file left alone is removed at start). */
+    static void delete(FileIo io, Damaged d) throws IOException {
+        io.delete(d.metaFile);
+        io.delete(d.data);
     }
 
     /** Reads the data file through, checking every chunk's CRC and the end marker. */

@@ -52,6 +52,13 @@ final class SnapshotManager {
      */
     private final List<SnapshotFiles.Snapshot> unlisted = new ArrayList<>();
     /**
+     * The damaged snapshots the start found (a meta file that fails its checks, a data file missing or
+     * of another size): never listed, never loadable. Once a newer snapshot is listed none of them is
+     * anything to fall back to, and {@link #pruneOld} deletes them like old snapshots; before, their
+     * files stayed for good and every start warned about them again.
+     */
+    private final List<SnapshotFiles.Damaged> damaged = new ArrayList<>();
+    /**
      * The base names ({@link SnapshotFiles#baseName}) whose files are being written, committed or
      * deleted on an I/O thread. A snapshot taken here and one received from the leader at the same
      * index and term have the same file names; so has a received copy of a snapshot whose deletion
@@ -156,6 +163,8 @@ final class SnapshotManager {
                             + " meta file and its name is not one (<index>-<term>.meta); move it out of {}",
                             g.state.groupId, g.state.selfId, f.getFileName(), dir);
                 }
+                SnapshotManager.this.damaged.clear();
+                SnapshotManager.this.damaged.addAll(found.damaged);
                 List<SnapshotFiles.Damaged> damaged = new ArrayList<>(found.damaged);
                 damaged.sort((x, y) -> Long.compare(y.lastIndex, x.lastIndex));
                 for (SnapshotFiles.Damaged d : damaged) {
@@ -234,13 +243,14 @@ final class SnapshotManager {
                     snapshots.subList(candidate + 1, snapshots.size()).clear();
                     log.warn("group {} on node {}: started from the older snapshot {} instead of the newer ones,"
                             + " which cannot be used: {}. The log holds every entry from it on, so nothing is lost."
-                            + " The skipped snapshots' files are left in {} for inspection; delete them once done"
-                            + " (after a restart they are tried again while they are the newest)", g.state.groupId,
+                            + " The skipped snapshots' files are left in {} for inspection until a newer snapshot is"
+                            + " written (after a restart they are tried again while they are the newest)", g.state.groupId,
                             g.state.selfId, s, String.join("; ", skipped), dir, firstFailure);
                 }
                 for (SnapshotFiles.Damaged d : olderDamaged) {
                     log.warn("group {} on node {}: the snapshot {} in {} is damaged and older than the one loaded;"
-                            + " it is ignored, delete its files", g.state.groupId, g.state.selfId, d, dir);
+                            + " it is ignored, and its files are deleted when the next snapshot is written",
+                            g.state.groupId, g.state.selfId, d, dir);
                 }
                 log.info("group {} on node {}: loaded {}", g.state.groupId, g.state.selfId, s);
                 return Fiber.frameReturn(s.meta);
@@ -619,12 +629,63 @@ final class SnapshotManager {
         return s;
     }
 
-    /** Deletes the snapshots beyond {@code snapshotsToKeep}, oldest first; those being read go when their readers end. */
+    /**
+     * Deletes the snapshots beyond {@code snapshotsToKeep}, oldest first (those being read go when
+     * their readers end), and the damaged ones older than the newest listed snapshot.
+     */
     private void pruneOld() {
         int excess = snapshots.size() - g.config.snapshotsToKeep();
         for (; excess > 0; excess--) {
             unlistAndDelete(snapshots.get(0));
         }
+        pruneDamaged();
+    }
+
+    /**
+     * Deletes the damaged snapshots found at start that are older than the newest listed one: a
+     * start tries only the listed ones below the newest, so nothing would fall back to them, and
+     * nothing reads them. One whose name a sound snapshot took since (written or received at the
+     * same index and term, over its files) is forgotten instead: the files are that snapshot's now.
+     */
+    private void pruneDamaged() {
+        SnapshotFiles.Snapshot newest = latest();
+        if (newest == null) {
+            return;
+        }
+        for (Iterator<SnapshotFiles.Damaged> it = damaged.iterator(); it.hasNext(); ) {
+            SnapshotFiles.Damaged d = it.next();
+            String name = d.baseName();
+            if (hasFilesNamed(name)) {
+                it.remove();
+            } else if (d.lastIndex < newest.meta.lastIndex() && !busyNames.contains(name)) {
+                it.remove();
+                busyNames.add(name);
+                g.blocking("snapshot-delete", () -> {
+                    SnapshotFiles.delete(io, d);
+                    return null;
+                }).whenComplete((v, e) -> {
+                    busyNames.remove(name);
+                    if (e != null) {
+                        log.warn("group {} on node {}: deleting the damaged snapshot {} in {} failed ({}); it is"
+                                + " ignored, delete its files by hand", g.state.groupId, g.state.selfId, d, dir,
+                                e.toString());
+                    } else {
+                        log.info("group {} on node {}: deleted the damaged snapshot {}: {} is newer",
+                                g.state.groupId, g.state.selfId, d, newest);
+                    }
+                });
+            }
+        }
+    }
+
+    /** Whether a listed snapshot, or one waiting for its readers before its deletion, has the files of {@code name}. */
+    private boolean hasFilesNamed(String name) {
+        for (SnapshotFiles.Snapshot s : snapshots) {
+            if (SnapshotFiles.baseName(s.meta).equals(name)) {
+                return true;
+            }
+        }
+        return awaitsDeletion(name);
     }
 
     /** Takes a listed snapshot off the list and deletes its files, at once or when its readers end. */

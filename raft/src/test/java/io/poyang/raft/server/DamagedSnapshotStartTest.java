@@ -4,6 +4,7 @@ import io.poyang.raft.core.Members;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.core.SnapshotProbe;
 import io.poyang.raft.core.SnapshotUnreadableException;
+import io.poyang.raft.store.LogCounter;
 import io.poyang.raft.sm.SnapshotMeta;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -96,6 +97,59 @@ class DamagedSnapshotStartTest {
             c.restartNode(node);
             c.write(1, v + 2);
             assertEquals(2_102, c.checkIdentical(1).length);
+        }
+    }
+
+    /**
+     * A newest snapshot whose meta file is damaged is skipped at start; it is never listed, so
+     * pruning never reached it: its files stayed for good, and every later start warned about it
+     * again. Now the next snapshot written deletes it, and the start after that does not see it.
+     */
+    @Test
+    void aSkippedSnapshotWithADamagedMetaFileIsDeletedByTheNextSnapshotAndNotWarnedAboutAgain() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1},
+                rc -> rc.segmentBytes(16 << 10).snapshotsToKeep(2)).start()) {
+            int leader = c.waitForLeader(1);
+            int node = leader % 3 + 1;
+            long v = writeMany(c, 1, 500);
+            SnapshotMeta older = snapshotOf(c, node, v);
+            v = writeMany(c, v + 1, 500);
+            SnapshotMeta newer = snapshotOf(c, node, v);
+            v = writeMany(c, v + 1, 50);
+
+            c.stopNode(node);
+            Path newerMeta = metaFile(node, newer);
+            Path newerData = dataFile(node, newer);
+            flipByte(newerMeta, Files.size(newerMeta) / 2);
+            String damagedName = newerMeta.getFileName().toString();
+            try (LogCounter logs = new LogCounter()) {
+                c.startNode(node);
+                assertTrue(logs.messages.stream().anyMatch(m -> m.contains(damagedName)),
+                        "the skip is warned about: " + logs.messages);
+            }
+            RaftGroup restarted = c.group(node, 1);
+            assertEquals(Collections.singletonList(older.lastIndex()),
+                    RaftCluster.join(SnapshotProbe.listedIndexes(restarted)));
+            assertTrue(Files.exists(newerMeta) && Files.exists(newerData), "left for inspection until the next snapshot");
+
+            long last = c.write(1, v + 1);
+            RaftCluster.waitFor("the restarted node to apply", () -> restarted.lastApplied() >= last);
+            SnapshotMeta next = RaftCluster.join(restarted.takeSnapshot());
+            assertTrue(next.lastIndex() > newer.lastIndex(), next + " after " + newer);
+            RaftCluster.waitFor("the damaged snapshot's files to be deleted",
+                    () -> !Files.exists(newerMeta) && !Files.exists(newerData));
+            assertTrue(Files.exists(metaFile(node, older)) && Files.exists(metaFile(node, next)),
+                    "the sound snapshots are kept");
+
+            try (LogCounter logs = new LogCounter()) {
+                c.restartNode(node);
+                assertTrue(logs.messages.stream().noneMatch(m -> m.contains(damagedName)),
+                        "the start warned about the deleted snapshot again: " + logs.messages);
+            }
+            assertEquals(java.util.Arrays.asList(older.lastIndex(), next.lastIndex()),
+                    RaftCluster.join(SnapshotProbe.listedIndexes(c.group(node, 1))));
+            c.write(1, v + 2);
+            assertEquals(1_052, c.checkIdentical(1).length);
         }
     }
 
@@ -291,6 +345,16 @@ class DamagedSnapshotStartTest {
             return values.length > 0 && values[values.length - 1] == value;
         });
         return RaftCluster.join(g.takeSnapshot());
+    }
+
+    private static void flipByte(Path file, long at) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer b = ByteBuffer.allocate(1);
+            ch.read(b, at);
+            b.put(0, (byte) (b.get(0) ^ 0x5A)).rewind();
+            ch.write(b, at);
+            ch.force(true);
+        }
     }
 
     /** Damages {@code data} (the snapshot of {@code meta}, null when damage is in the file); returns what it then holds. */
