@@ -157,6 +157,60 @@ class FailedSnapshotInstallTest {
         }
     }
 
+    /**
+     * The leader sends a snapshot the follower lists already (its own here; the leader gave up
+     * waiting for the first answer of a transfer, say), and installing it again fails at once: the
+     * follower's apply fiber has ended (its machine cannot give a body decoder). That does not make
+     * the listed snapshot bad, and the log's start may depend on it; before 99823b9 the receive
+     * dropped it all the same: unlisted, its files deleted.
+     */
+    @Test
+    void aListedSnapshotReceivedAgainIsKeptWhenItsInstallFailsBecauseTheApplyFiberEnded() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.snapshotsToKeep(2)).start()) {
+            int leader = c.waitForLeader(1);
+            int follower = leader % 3 + 1;
+            RaftGroup before = c.group(follower, 1);
+            long last = 0;
+            for (long v = 1; v <= 50; v++) {
+                last = c.write(1, v);
+            }
+            long applied = last;
+            RaftCluster.waitFor("the follower to apply the writes", () -> before.lastApplied() >= applied);
+            SnapshotMeta own = RaftCluster.join(before.takeSnapshot());
+            byte[] data = SnapshotProbe.rechunkedNewest(snapshotDir(follower), 4096);
+            long entryAfter = c.write(1, 51);
+            RaftCluster.waitFor("the follower to apply the entry after its snapshot",
+                    () -> before.lastApplied() >= entryAfter);
+
+            // restarted with a machine that cannot give a body decoder, the group loads its snapshot
+            // and its apply fiber ends on the entry after it: the group fails, but is not stopping
+            c.decoderFailure = new IllegalStateException("test: this machine cannot decode its bodies");
+            RaftGroup fg;
+            try {
+                fg = c.server(follower).restartGroup(1).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            } finally {
+                c.decoderFailure = null;
+            }
+            RaftCluster.waitFor("the follower's group to fail", () -> fg.failure() != null);
+            assertEquals(Collections.singletonList(own.lastIndex()), RaftCluster.join(SnapshotProbe.listedIndexes(fg)));
+
+            assertFalse(SnapshotProbe.receiveWhole(fg, own, data).get(10, TimeUnit.SECONDS),
+                    "a snapshot that was not installed again is refused");
+            RaftCluster.waitFor("the follower's file tasks to end", () -> SnapshotProbe.ioTasksInFlight(fg) == 0);
+            assertEquals(Collections.singletonList(own.lastIndex()), RaftCluster.join(SnapshotProbe.listedIndexes(fg)),
+                    "the follower's own snapshot is still listed");
+            String name = String.format("%020d-%d", own.lastIndex(), own.lastTerm());
+            Path sdir = snapshotDir(follower);
+            assertTrue(Files.exists(sdir.resolve(name + ".meta")) && Files.exists(sdir.resolve(name + ".data")),
+                    "the listed snapshot " + name + " has its files");
+
+            // restarted with a machine that decodes, the follower starts from it and catches up
+            c.restartNode(follower);
+            c.write(1, 52);
+            assertEquals(52, c.checkIdentical(1).length);
+        }
+    }
+
     private static boolean isSleeping(RaftGroup g, String fiber) {
         FiberGroupSnapshot.FiberInfo f = SnapshotProbe.fibers(g).join().fiber(fiber);
         return f != null && f.waitingOn() != null && f.waitingOn().startsWith("sleep");
