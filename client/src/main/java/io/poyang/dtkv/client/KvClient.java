@@ -72,8 +72,10 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * <p>Reads are linearizable: each returns data at least as new as every write acknowledged before
  * it was sent. The {@link KvReadKind} (the config's, or a view's from {@link #withReadKind}) says
  * how: a lease read or a ReadIndex read on the leader, or a follower read on any node (to
- * {@link KvClientConfig#readNodeId} or the connected nodes in turn). A read no node could confirm
- * in time fails with {@link PoyangTimeoutException}, never with old data.
+ * {@link KvClientConfig#readNodeId} or the connected nodes in turn). A read to the leader that
+ * gets no answer within {@link KvClientConfig#readAttemptMillis} (3 s by default) is sent again to
+ * the leader found by asking every node, within its deadline, and so is a watch registration. A
+ * read no node could confirm in time fails with {@link PoyangTimeoutException}, never with old data.
  *
  * <pre>{@code
  * KvClient kv = new KvClient(new KvClientConfig().servers("127.0.0.1:9432"));
@@ -111,6 +113,11 @@ public final class KvClient implements AutoCloseable {
         final ScheduledExecutorService timer;
         /** How long one attempt of a write waits before it is sent again ({@link KvClientConfig#writeAttemptMillis}). */
         final long writeAttemptMillis;
+        /**
+         * How long one attempt of a read to the leader or of a watch registration waits before it is
+         * sent again ({@link KvClientConfig#readAttemptMillis}).
+         */
+        final long readAttemptMillis;
         /** The raft client's node ids (a view, filled when it starts), for follower reads. */
         final List<Integer> nodeIds;
         /** Where the next follower read starts looking for a connected node. */
@@ -119,6 +126,7 @@ public final class KvClient implements AutoCloseable {
         Shared(KvClientConfig config) {
             this.config = config;
             this.writeAttemptMillis = config.effectiveWriteAttemptMillis();   // checked before any thread starts
+            this.readAttemptMillis = config.effectiveReadAttemptMillis();
             config.raft.callbackOnIoThread = true;   // this client delivers on its own executor
             this.raft = new RaftClient(config.raft);
             this.clientId = raft.clientUuid();
@@ -750,7 +758,10 @@ public final class KvClient implements AutoCloseable {
                     shared.raft.callLeaderExactlyOnce(groupId, command, req, RESP, leftMillis,
                             shared.writeAttemptMillis, this);
                 } else {
-                    shared.raft.callLeader(groupId, command, req, RESP, leftMillis, this);
+                    // a read changes nothing: an attempt the leader holds unanswered (its group stuck) is
+                    // sent again to the leader of the highest term, within the deadline
+                    shared.raft.callLeaderIdempotent(groupId, command, req, RESP, leftMillis,
+                            shared.readAttemptMillis, this);
                 }
             } catch (RuntimeException e) {
                 // Flow control, or the client stopping. On a resend (the timer thread, or the stop
@@ -788,16 +799,9 @@ public final class KvClient implements AutoCloseable {
                     return;
                 }
             }
-            if (session == null && error instanceof RaftOutcomeUnknownException
-                    && error.getCause() instanceof NetConnectionException) {
-                // The connection dropped with the read in flight: sending it again is safe (it changes
-                // nothing). A write's copies are sent again by the raft client itself (callLeaderExactlyOnce),
-                // after a lost connection, a stepped-down leader or no answer within the attempt limit;
-                // it reports such a failure only once the deadline has passed.
-                if (resendAfter(20)) {
-                    return;
-                }
-            }
+            // (A read's and a write's copies are sent again by the raft client itself: callLeaderIdempotent
+            // and callLeaderExactlyOnce resend after a lost connection or no answer within the attempt
+            // limit, and report such a failure only once the deadline has passed.)
             if (session != null && earlierCopyUnknown && !(error instanceof RaftOutcomeUnknownException)) {
                 // e.g. "no leader took the write before its deadline; it was not applied": of this copy
                 error = outcomeUnknown(error);

@@ -28,6 +28,20 @@ public final class KvClientConfig {
      */
     public long writeAttemptMillis;
     /**
+     * How long one attempt of a read that goes to the leader ({@link KvReadKind#LEASE_READ},
+     * {@link KvReadKind#READ_INDEX}) or of a watch registration waits for its answer before it is
+     * sent again to the leader found by asking every node, within its deadline ({@link #timeoutMillis}).
+     * Both change nothing when sent twice. A leader that still answers the client's pings but no
+     * longer serves its group (stuck, a hung disk sync, or cut off from its peers so it cannot
+     * confirm a read) then holds a read or a registration for one attempt, not the whole deadline.
+     * 0, the default: {@link RaftClientConfig#DEFAULT_EXACTLY_ONCE_ATTEMPT_MILLIS} (3 s), or
+     * {@link #timeoutMillis} when that is shorter. Else between {@value #MIN_WRITE_ATTEMPT_MILLIS} ms
+     * and {@link #timeoutMillis} (checked when the client is made). Shorter finds a new leader sooner,
+     * but a read a healthy, busy leader takes longer to serve is then served twice. Follower reads
+     * have their own retries (a node that cannot serve one is left for the next).
+     */
+    public long readAttemptMillis;
+    /**
      * Where callbacks, futures, watch listeners and lock listeners run. Null: ForkJoinPool.commonPool().
      * A task it rejects (a bounded pool that is full, or one shut down before the client) runs on a
      * thread of the client's own ({@code <name>-kv-overflow-N}, logged as a warning at most once a
@@ -131,8 +145,9 @@ public final class KvClientConfig {
     }
 
     /**
-     * The least {@link #writeAttemptMillis}: below it a write that a healthy leader commits in a round
-     * trip and a disk sync would be sent again and again.
+     * The least {@link #writeAttemptMillis} and {@link #readAttemptMillis}: below it a write that a
+     * healthy leader commits in a round trip and a disk sync, or a read it confirms with its peers,
+     * would be sent again and again.
      */
     public static final long MIN_WRITE_ATTEMPT_MILLIS = 100;
 
@@ -147,21 +162,45 @@ public final class KvClientConfig {
         return this;
     }
 
+    /** Sets {@link #readAttemptMillis} (0: the default), at most {@link #timeoutMillis} by the time the client is made. */
+    public KvClientConfig readAttemptMillis(long millis) {
+        if (millis != 0 && millis < MIN_WRITE_ATTEMPT_MILLIS) {
+            throw new IllegalArgumentException("readAttemptMillis must be 0 (the default: 3 s, or timeoutMillis when"
+                    + " shorter) or at least " + MIN_WRITE_ATTEMPT_MILLIS + " ms (shorter would send reads a healthy"
+                    + " leader is still serving again and again): " + millis);
+        }
+        this.readAttemptMillis = millis;
+        return this;
+    }
+
     /**
      * The attempt limit writes use: {@link #writeAttemptMillis}, or its default when 0. Throws
      * IllegalArgumentException, saying what to set, when it is outside its bounds.
      */
     long effectiveWriteAttemptMillis() {
-        if (writeAttemptMillis == 0) {
+        return effectiveAttemptMillis("writeAttemptMillis", writeAttemptMillis, "write");
+    }
+
+    /**
+     * The attempt limit reads to the leader and watch registrations use: {@link #readAttemptMillis},
+     * or its default when 0. Throws IllegalArgumentException, saying what to set, when it is outside
+     * its bounds.
+     */
+    long effectiveReadAttemptMillis() {
+        return effectiveAttemptMillis("readAttemptMillis", readAttemptMillis, "read");
+    }
+
+    private long effectiveAttemptMillis(String field, long millis, String what) {
+        if (millis == 0) {
             return Math.max(1, Math.min(RaftClientConfig.DEFAULT_EXACTLY_ONCE_ATTEMPT_MILLIS, timeoutMillis));
         }
-        if (writeAttemptMillis < MIN_WRITE_ATTEMPT_MILLIS || writeAttemptMillis > timeoutMillis) {
-            throw new IllegalArgumentException("KvClientConfig.writeAttemptMillis is " + writeAttemptMillis
+        if (millis < MIN_WRITE_ATTEMPT_MILLIS || millis > timeoutMillis) {
+            throw new IllegalArgumentException("KvClientConfig." + field + " is " + millis
                     + " ms; it must be between " + MIN_WRITE_ATTEMPT_MILLIS + " ms and timeoutMillis (" + timeoutMillis
-                    + " ms): an attempt cannot outlast the write's deadline. Lower it, raise timeoutMillis, or set 0"
-                    + " for the default (3 s, or timeoutMillis when shorter)");
+                    + " ms): an attempt cannot outlast the " + what + "'s deadline. Lower it, raise timeoutMillis, or"
+                    + " set 0 for the default (3 s, or timeoutMillis when shorter)");
         }
-        return writeAttemptMillis;
+        return millis;
     }
 
     /** The least {@link #heartbeatIntervalMillis(long)}: below it a round trip or a short stall closes sound connections. */

@@ -294,11 +294,16 @@ final class KvWatches implements ConnectionListener {
     /**
      * Sends a registration to the group's leader; a failure makes the whole set be sent again.
      * {@code sentBefore}: for a full re-sync, the group's {@code registrationsSent} when it was taken.
+     * A copy that reaches a node twice changes nothing more (an add sets the keys' watches again, a
+     * full re-sync sets the same set, a remove removes what is gone), so an attempt the leader does
+     * not answer within {@code readAttemptMillis} (its group stuck) is sent again to the leader of
+     * the highest term rather than waiting out the whole timeout there. Copies to one node are served
+     * in the order sent, so a late copy cannot undo a later registration on the node that answered.
      */
     private void send(int groupId, KvWatchReq req, long sentBefore) {
         try {
-            shared.raft.callLeader(groupId, KvCommands.KV_WATCH, req, KvResp.Decoder::new, shared.config.timeoutMillis,
-                    new RpcCallback<KvResp>() {
+            shared.raft.callLeaderIdempotent(groupId, KvCommands.KV_WATCH, req, KvResp.Decoder::new,
+                    shared.config.timeoutMillis, shared.readAttemptMillis, new RpcCallback<KvResp>() {
                         @Override
                         public void onSuccess(KvResp result) {
                             if (req.isSyncAll()) {

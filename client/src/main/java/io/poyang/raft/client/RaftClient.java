@@ -73,7 +73,8 @@ public final class RaftClient extends LifeCycle {
     private final ConcurrentHashMap<Integer, CompletableFuture<Integer>> searches = new ConcurrentHashMap<>();
     /**
      * group id → the leader search in progress that hears every node out rather than ending at the
-     * first that says it leads: for exactly-once writes whose attempt went unanswered (see
+     * first that says it leads: for exactly-once writes and idempotent calls whose attempt went
+     * unanswered (see
      * {@link WriteCall#unansweredNode}).
      */
     private final ConcurrentHashMap<Integer, CompletableFuture<Integer>> thoroughSearches = new ConcurrentHashMap<>();
@@ -221,6 +222,41 @@ public final class RaftClient extends LifeCycle {
         call.exactlyOnce = true;
         call.attemptMillis = attemptMillis;
         call.resendWhenNodeFails = false;
+        call.callerThread = Thread.currentThread();
+        try {
+            call.attempt();
+        } finally {
+            call.callerThread = null;
+        }
+    }
+
+    /**
+     * {@link #callLeader} for a request a second copy changes nothing by — a read, a registration
+     * the service keeps as a set — sent like {@link #callLeaderExactlyOnce}: an attempt not answered
+     * within {@code attemptMillis}, answered TIMEOUT (the node could not serve it within the
+     * attempt: a leader cut off from its peers cannot confirm a read), or whose connection was lost
+     * is sent again, the same bytes, to the leader a search that hears every node finds, until the
+     * deadline. So a leader that still answers pings but no longer serves the group (its group
+     * stuck, a hung disk sync) holds the request for one attempt, not its whole deadline. The first
+     * answer wins; an unanswered copy leaves nothing unknown, so failures are reported as by
+     * {@link #callLeader} (a SYS_ERROR at once; no answer by the deadline as
+     * {@link RaftOutcomeUnknownException}, which for such a request only means "no answer"). Never
+     * use it for a request a second copy would apply again. Reports to {@code callback} exactly
+     * once, never from inside this call.
+     */
+    public <T> void callLeaderIdempotent(int groupId, int command, Encodable body, DecoderFactory<T> resultDecoder,
+                                         long timeoutMillis, long attemptMillis, RpcCallback<T> callback) {
+        checkRunning();
+        if (timeoutMillis <= 0) {
+            throw new IllegalArgumentException("timeoutMillis must be positive: " + timeoutMillis);
+        }
+        if (attemptMillis <= 0) {
+            throw new IllegalArgumentException("attemptMillis must be positive: " + attemptMillis);
+        }
+        WriteCall<T> call = new WriteCall<>(groupId, command, body, resultDecoder,
+                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
+        call.idempotent = true;
+        call.attemptMillis = attemptMillis;
         call.callerThread = Thread.currentThread();
         try {
             call.attempt();
@@ -413,7 +449,13 @@ public final class RaftClient extends LifeCycle {
         volatile int searchTicket;
         /** The write carries a session: resent after no answer or a lost connection (the group applies it once). */
         boolean exactlyOnce;
-        /** How long one attempt of an exactly-once write waits for its answer before it is sent again. */
+        /**
+         * The request changes nothing a second copy would change again ({@link #callLeaderIdempotent}):
+         * sent again, like an exactly-once write, after an attempt went unanswered or its connection
+         * was lost, but an unanswered copy leaves no outcome unknown.
+         */
+        boolean idempotent;
+        /** How long one attempt of an exactly-once or idempotent call waits for its answer before it is sent again. */
         long attemptMillis = config.exactlyOnceAttemptMillis;
         /**
          * An exactly-once write is sent again after any SYS_ERROR of the node it went to (its group
@@ -425,9 +467,10 @@ public final class RaftClient extends LifeCycle {
         /** A node that answered it does not host the group: a search naming it (others still do) is not followed. */
         private volatile int notHosting;
         /**
-         * The node an attempt of this exactly-once write last went unanswered on (0: none). It may be a
-         * leader that was replaced while stuck: it still says it leads, in its old term, and answers
-         * the status query as fast as the new leader does, so from then on this write's leader searches
+         * The node an attempt of this exactly-once write or idempotent call last went unanswered on
+         * (0: none). It may be a leader that was replaced while stuck: it still says it leads, in its
+         * old term, and answers the status query as fast as the new leader does, so from then on this
+         * call's leader searches
          * hear every node out and take the leader of the highest term. (A leader that was only slow is
          * still taken when no other node leads in a later term.)
          */
@@ -461,8 +504,9 @@ public final class RaftClient extends LifeCycle {
             }
             node = leader;
             attempts++;
-            // an exactly-once write may be sent again, so one attempt need not use up the whole deadline
-            long thisAttemptMillis = exactlyOnce ? Math.min(left, Math.max(attemptMillis, 1)) : left;
+            // an exactly-once write or an idempotent call may be sent again, so one attempt need not use
+            // up the whole deadline
+            long thisAttemptMillis = exactlyOnce || idempotent ? Math.min(left, Math.max(attemptMillis, 1)) : left;
             try {
                 net.sendRequest(p, WritePacket.request(command, request), decoder, thisAttemptMillis,
                         CallOptions.IO_THREAD_CALLBACK, this);
@@ -612,6 +656,15 @@ public final class RaftClient extends LifeCycle {
                                 + " refused the write: " + r.remoteMessage()));
                         return;
                     case ResponseCode.TIMEOUT:
+                        if (idempotent && deadlineNanos - System.nanoTime() > 0) {
+                            // the node could not serve it within this attempt's time (a leader that lost
+                            // its peers cannot confirm a read): ask whoever leads in the highest term
+                            unansweredNode = node;
+                            lastRefusal = r.remoteMessage();
+                            leaders.remove(groupId, node);
+                            retryLater();
+                            return;
+                        }
                         fail(new PoyangTimeoutException("the write's deadline passed before the leader of raft group "
                                 + groupId + " could take it; it was not applied"));
                         return;
@@ -652,12 +705,15 @@ public final class RaftClient extends LifeCycle {
                 // every call would go on waiting out its deadline there while another node leads.
                 // The next call searches; a leader that was only slow is found again at once.
                 leaders.remove(groupId, node);
-                if (exactlyOnce && deadlineNanos - System.nanoTime() > 0) {
-                    // sent again under the same (session, seq): applied at most once, answered with the first result
+                if ((exactlyOnce || idempotent) && deadlineNanos - System.nanoTime() > 0) {
+                    // sent again: under the same (session, seq) applied at most once, answered with the
+                    // first result; an idempotent request changes nothing more the second time
                     if (error instanceof NetTimeoutException) {
                         unansweredNode = node;
                     }
-                    unanswered(error);
+                    if (exactlyOnce) {
+                        unanswered(error);
+                    }
                     retryLater();
                     return;
                 }

@@ -61,4 +61,23 @@ class KvClientConfigTest {
                 && e.getMessage().contains("timeoutMillis (3000 ms)") && e.getMessage().contains("set 0 for the default"),
                 e.getMessage());
     }
+
+    @Test
+    void aReadAttemptDefaultsToThreeSecondsAtMostTheDeadlineAndIsBounded() {
+        assertEquals(3_000, new KvClientConfig().effectiveReadAttemptMillis());
+        assertEquals(2_000, new KvClientConfig().timeoutMillis(2_000).effectiveReadAttemptMillis(),
+                "the default attempt never outlasts the deadline");
+        assertEquals(1_500, new KvClientConfig().readAttemptMillis(1_500).effectiveReadAttemptMillis());
+        for (long bad : new long[] {-1, 1, 99}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> new KvClientConfig().readAttemptMillis(bad));
+            assertTrue(e.getMessage().startsWith("readAttemptMillis must be 0") && e.getMessage().contains("at least 100 ms")
+                    && e.getMessage().endsWith(": " + bad), e.getMessage());
+        }
+        KvClientConfig over = new KvClientConfig().readAttemptMillis(4_000).timeoutMillis(3_000).servers("127.0.0.1:1");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new KvClient(over));
+        assertTrue(e.getMessage().contains("readAttemptMillis is 4000 ms") && e.getMessage().contains("the read's deadline")
+                && e.getMessage().contains("timeoutMillis (3000 ms)") && e.getMessage().contains("set 0 for the default"),
+                e.getMessage());
+    }
 }
