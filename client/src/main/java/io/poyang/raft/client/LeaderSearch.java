@@ -8,6 +8,7 @@ import io.poyang.net.WritePacket;
 
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -31,6 +32,8 @@ final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
     private final Map<Integer, Integer> leaders;
     /** group id → the latest report of a node that the group failed there; null: not kept. */
     private final Map<Integer, GroupFailureReport> failures;
+    /** group id → the highest term a node answered with, raised by every answer; null: not kept. */
+    private final ConcurrentMap<Integer, Integer> highestTerms;
     private final CompletableFuture<Integer> result;
     private final AtomicInteger waiting = new AtomicInteger();
     private int bestLeader;
@@ -44,17 +47,21 @@ final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
      * @param leaders             where to record a leader found (not 0) before completing, or null
      * @param failures            where to record a node's report that the group failed there (and to
      *                            clear it when that node answers without one), or null
+     * @param highestTerms        group id → the highest term any node answered a search with, kept
+     *                            across searches; raised here, and with {@code finishOnLeader} a node
+     *                            leading in an older term does not end the search. Null: not kept
      * @param result              completed with the leader's node id, or 0
      */
     LeaderSearch(NioClient net, int groupId, long statusTimeoutMillis, boolean finishOnLeader,
                  Map<Integer, Integer> leaders, Map<Integer, GroupFailureReport> failures,
-                 CompletableFuture<Integer> result) {
+                 ConcurrentMap<Integer, Integer> highestTerms, CompletableFuture<Integer> result) {
         this.net = net;
         this.groupId = groupId;
         this.statusTimeoutMillis = statusTimeoutMillis;
         this.finishOnLeader = finishOnLeader;
         this.leaders = leaders;
         this.failures = failures;
+        this.highestTerms = highestTerms;
         this.result = result;
     }
 
@@ -120,8 +127,17 @@ final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
                 namedTerm = s.term();
             }
         }
-        if (finishOnLeader && s.role() == RaftRole.LEADER) {
+        // A leader replaced while its group was stuck still says it leads, in its old term, and may
+        // answer first: it ends the search only when no node has been heard in a later term.
+        int highestTerm = highestTerms == null ? s.term() : highestTerms.merge(groupId, s.term(), Math::max);
+        if (finishOnLeader && s.role() == RaftRole.LEADER && s.term() >= highestTerm) {
             finish();   // a node that leads answers for itself; no need to wait for the rest
+            if (leaders != null && highestTerms != null && highestTerms.get(groupId) > s.term()) {
+                // another search heard a later term meanwhile (answers of different connections may be
+                // read on different I/O threads) and may have recorded that term's leader before this
+                // one overwrote it: forget the old one, the next call searches again
+                leaders.remove(groupId, s.nodeId());
+            }
         }
         arrived();
     }

@@ -85,6 +85,16 @@ public final class RaftClient extends LifeCycle {
      * however many writes wait (each with its own back-off phase).
      */
     private final ConcurrentHashMap<Integer, Long> fruitlessSearchEnds = new ConcurrentHashMap<>();
+    /**
+     * group id → the highest term a node answered a leader search with. A search that ends at the
+     * first node saying it leads does so only for a node leading in this term or a later one: a
+     * leader replaced while its group was stuck still says it leads, in its old term, and answers as
+     * fast as the new one, so once a search has heard the new term (the thorough search after an
+     * unanswered attempt hears every node) plain writes and new calls no longer take the old leader
+     * back. (A term only grows; a cluster made anew under the same addresses, with lower terms, only
+     * makes every search hear all nodes out.)
+     */
+    private final ConcurrentHashMap<Integer, Integer> highestTerms = new ConcurrentHashMap<>();
     /** group id → the latest node report, from a leader search, that the group failed on that node. */
     private final ConcurrentHashMap<Integer, GroupFailureReport> failureReports = new ConcurrentHashMap<>();
     private final Executor callbackExecutor;
@@ -829,7 +839,9 @@ public final class RaftClient extends LifeCycle {
     /**
      * Asks the connected nodes where {@code groupId} stands and completes with the leader (the node
      * that says it leads, in the highest term; else the leader the nodes name), or 0 when none is
-     * known. Concurrent searches for one group share one round of queries.
+     * known. Concurrent searches for one group share one round of queries. It ends at the first node
+     * that says it leads in the highest term this client has heard of for the group (a leader of an
+     * older term may be one replaced while its group was stuck), else once every node has answered.
      */
     public CompletableFuture<Integer> findLeader(int groupId) {
         return findLeader(groupId, false);
@@ -842,7 +854,13 @@ public final class RaftClient extends LifeCycle {
      */
     private CompletableFuture<Integer> findLeader(int groupId, boolean hearAll) {
         ConcurrentHashMap<Integer, CompletableFuture<Integer>> inProgress = hearAll ? thoroughSearches : searches;
-        CompletableFuture<Integer> running = inProgress.get(groupId);
+        CompletableFuture<Integer> running = hearAll ? null : thoroughSearches.get(groupId);
+        if (running != null) {
+            // A call's attempt went unanswered (perhaps on a stuck leader) and that search hears every
+            // node: a quick one now could end at the stuck leader, which says it leads as fast as ever.
+            return running;
+        }
+        running = inProgress.get(groupId);
         if (running != null) {
             return running;
         }
@@ -867,7 +885,8 @@ public final class RaftClient extends LifeCycle {
                 asked.put(id, p);
             }
         }
-        new LeaderSearch(net, groupId, config.statusTimeoutMillis, !hearAll, leaders, failureReports, f).start(asked);
+        new LeaderSearch(net, groupId, config.statusTimeoutMillis, !hearAll, leaders, failureReports, highestTerms, f)
+                .start(asked);
         return f;
     }
 
