@@ -863,8 +863,9 @@ public final class KvClient implements AutoCloseable {
 
     /**
      * A follower read: sent to one node (see {@link Shared#pickReadNode}); a node that cannot serve
-     * it now (no leader known, stopping, connection lost) is left for the next one, until the
-     * deadline. Reads change nothing, so sending one again is always safe.
+     * it now (no leader known, stopping, connection lost, no answer within
+     * {@link KvClientConfig#readAttemptMillis}) is left for the next one, until the deadline. Reads
+     * change nothing, so sending one again is always safe.
      */
     final class NodeReadCall<T> extends MappedCall<T> {
         /** 1 once the outcome is delivered (a field, not an AtomicInteger: one object less per read). */
@@ -894,7 +895,9 @@ public final class KvClient implements AutoCloseable {
             }
             node = n;
             try {
-                shared.raft.callNode(n, KvCommands.KV_READ, req, RESP, leftMillis, this);
+                // a node whose group is stuck holds the read for one attempt, then the next node is asked
+                shared.raft.callNode(n, KvCommands.KV_READ, req, RESP, Math.min(leftMillis, shared.readAttemptMillis),
+                        this);
             } catch (NetConnectionException e) {
                 failedNode = n;
                 retryLater(e);
@@ -928,6 +931,14 @@ public final class KvClient implements AutoCloseable {
                         failedNode = node;
                         retryLater(r);
                         return;
+                    case ResponseCode.TIMEOUT:      // could not confirm it within this attempt: try another
+                        if (deadlineNanos - System.nanoTime() > 0) {
+                            failedNode = node;
+                            retryLater(r);
+                            return;
+                        }
+                        finish(null, readFailure(groupId, req, r));
+                        return;
                     case ResponseCode.BAD_REQUEST:  // the node hosts no such group; others may
                         if (noGroup == null) {
                             noGroup = new ArrayList<>(2);
@@ -944,7 +955,9 @@ public final class KvClient implements AutoCloseable {
                         return;
                 }
             }
-            if (error instanceof NetConnectionException) {
+            if (error instanceof NetConnectionException
+                    || error instanceof NetTimeoutException && deadlineNanos - System.nanoTime() > 0) {
+                // lost, or not answered within readAttemptMillis (the node's group stuck, say)
                 failedNode = node;
                 retryLater(error);
                 return;

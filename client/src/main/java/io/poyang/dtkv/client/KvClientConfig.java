@@ -37,8 +37,9 @@ public final class KvClientConfig {
      * 0, the default: {@link RaftClientConfig#DEFAULT_EXACTLY_ONCE_ATTEMPT_MILLIS} (3 s), or
      * {@link #timeoutMillis} when that is shorter. Else between {@value #MIN_WRITE_ATTEMPT_MILLIS} ms
      * and {@link #timeoutMillis} (checked when the client is made). Shorter finds a new leader sooner,
-     * but a read a healthy, busy leader takes longer to serve is then served twice. Follower reads
-     * have their own retries (a node that cannot serve one is left for the next).
+     * but a read a healthy, busy leader takes longer to serve is then served twice. A follower read
+     * ({@link KvReadKind#FOLLOWER_READ}) has the same limit on each node it is sent to: one the node
+     * does not answer in time goes to the next node.
      */
     public long readAttemptMillis;
     /**

@@ -32,7 +32,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * once an attempt has gone unanswered for {@code readAttemptMillis} they are sent again to the leader
  * that a search hearing every node finds. Before, they went through the raft client's plain leader
  * call: a read waited out its whole deadline on the stuck leader and failed, and a watch
- * registration waited out the client's whole timeout before it was sent again.
+ * registration waited out the client's whole timeout before it was sent again. Follower reads have
+ * the same attempt limit on each node they are sent to.
  */
 class ReadsOnAStuckLeaderTest {
 
@@ -136,6 +137,37 @@ class ReadsOnAStuckLeaderTest {
                 assertFalse(seen.stream().anyMatch(n -> !n.exists()), "the key never showed as absent: " + seen);
                 assertTrue(c.group(1).isLeader(), "the stuck leader never learned it was replaced");
                 w.close();
+            } finally {
+                release.countDown();
+            }
+        }
+    }
+
+    @Test
+    void followerReadsPendingOnANodeWhoseGroupStoppedAnsweringAreServedByAnotherNodeBeforeTheirDeadline()
+            throws Exception {
+        try (KvTestCluster c = new KvTestCluster(dir, 3).start()) {
+            long deadlineMillis = 6_000;
+            int leader = c.leader();
+            int stuck = leader == 3 ? 2 : 3;
+            // follower reads go to the stuck node first (readNodeId), one attempt of the default 3 s there
+            KvClient kv = c.clientOf(new KvClientConfig().timeoutMillis(deadlineMillis).readKind(KvReadKind.FOLLOWER_READ)
+                    .readNodeId(stuck), 1, 2, 3);
+            int keys = 4;
+            for (int i = 0; i < keys; i++) {
+                kv.put("k" + i, b("v" + i));
+            }
+            CountDownLatch release = new CountDownLatch(1);
+            try {
+                holdDispatcher(c, stuck, release);
+                List<CompletableFuture<KvNode>> reads = new ArrayList<>();
+                for (int i = 0; i < keys; i++) {
+                    reads.add(kv.getAsync("k" + i));
+                }
+                for (int i = 0; i < keys; i++) {
+                    assertEquals("v" + i, reads.get(i).get(deadlineMillis + 5_000, TimeUnit.MILLISECONDS).valueAsString(),
+                            "follower read of k" + i);
+                }
             } finally {
                 release.countDown();
             }
