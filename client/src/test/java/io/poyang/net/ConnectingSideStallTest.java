@@ -48,7 +48,7 @@ class ConnectingSideStallTest {
                         stray.command = Commands.ECHO;
                         stray.seq = Integer.MAX_VALUE;
                         raw.sendPacket(stray);
-                        Thread.sleep(30);
+                        Thread.sleep(30);   // the thing under test: a server that keeps sending, well within the stall
                     }
                     raw.closedByPeer(10_000);
                 } catch (IOException e) {

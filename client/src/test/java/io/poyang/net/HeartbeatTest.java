@@ -66,7 +66,7 @@ class HeartbeatTest {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             while (peer.status() == Peer.Status.CONNECTED && System.nanoTime() < deadline) {
                 client.sendRequest(peer, echo(new byte[10]), BytesDecoder.FACTORY, 100);
-                Thread.sleep(50);
+                Thread.sleep(50);   // the thing under test: a busy client, sending well within the heartbeat
             }
             assertNotEquals(Peer.Status.CONNECTED, peer.status(), "a connection that read nothing for 20 s is still open");
             assertTrue(peer.lastFailure().contains("nothing read within " + HEARTBEAT_MILLIS + " ms of a heartbeat"),
@@ -92,7 +92,7 @@ class HeartbeatTest {
                     byte[] frame = RawConnection.frame(RawConnection.encode(answer));
                     for (int off = 0; off < frame.length; off += 1024) {
                         raw.send(Arrays.copyOfRange(frame, off, Math.min(frame.length, off + 1024)));
-                        Thread.sleep(30);
+                        Thread.sleep(30);   // the thing under test: a slow link
                     }
                     while (true) {   // then answer the pings, until the client hangs up
                         RawConnection.Decoded p = raw.readPacket();

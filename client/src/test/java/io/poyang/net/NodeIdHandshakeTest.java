@@ -57,9 +57,13 @@ class NodeIdHandshakeTest {
         Peer peer = client.addPeer("127.0.0.1:" + server.port(), 2);
         waitUntil("the refusal to reach the client", 5000, () -> peer.wrongNode() != null);
         assertEquals("the address 127.0.0.1:" + server.port() + " of node 2 reaches node 3", peer.wrongNode());
-        // reconnecting with back-off, but never connected: a request fails, the echo never runs
-        Thread.sleep(300);
-        assertNotEquals(Peer.Status.CONNECTED, peer.status());
+        // reconnecting with back-off, and refused again each time: never connected meanwhile (the
+        // server's packets are the handshakes it read, the first one included)
+        waitUntil("the client to try twice more", 5000, () -> {
+            assertNotEquals(Peer.Status.CONNECTED, peer.status(), "a reconnect reached the wrong node");
+            return server.traffic().packetsReceived() >= 3;
+        });
+        // a request fails, the echo never runs
         Throwable t = causeOf(client.sendRequest(peer, echo(new byte[]{1}), BytesDecoder.FACTORY, 2000), 5000);
         assertInstanceOf(NetException.class, t);
         assertEquals(0, server.traffic().requestsReceived(), "no request got past the refused handshake");
