@@ -47,20 +47,28 @@ class KvLockDropTest {
         });
     }
 
-    /** A lock in use is kept though the application dropped its reference: held, and waiting. */
+    /**
+     * A lock in use is kept though the application dropped its reference: held, and waiting. The
+     * proof that a collection ran is an unused lock, made before them, being dropped: a collection
+     * that takes it takes the younger ones too unless they are kept.
+     */
     @Test
     void aLockInUseIsKeptWithoutAReference() throws Exception {
         withTwoClients((a, b) -> {
+            WeakReference<KvLock> unused = new WeakReference<>(a.lock("unused"));
             assertTrue(a.lock("held").tryLock(30_000, 0));
             long token = a.lock("held").fencingToken();
             KvLock other = b.lock("waited");
             assertTrue(other.tryLock(30_000, 0));
             CompletableFuture<Boolean> waiting = a.lock("waited").tryLockAsync(30_000, 30_000);
             Await.until("a's tryLock to be queued", () -> a.lock("waited").isQueued());
-            for (int i = 0; i < 5; i++) {
-                System.gc();
-                Thread.sleep(20);
-            }
+            // the test's own weak references: cleared by the collection itself, while the client's
+            // entries go only once the reference handler has queued them
+            WeakReference<KvLock> held = new WeakReference<>(a.lock("held"));
+            WeakReference<KvLock> waited = new WeakReference<>(a.lock("waited"));
+            collectUntil(a, "the unused lock to be dropped", () -> unused.get() == null && tracked(a) <= 2);
+            assertNotNull(held.get(), "the held lock was collected");
+            assertNotNull(waited.get(), "the waiting lock was collected");
             assertEquals(2, tracked(a));
             assertTrue(a.lock("held").isHeld());
             assertEquals(token, a.lock("held").fencingToken());
@@ -158,13 +166,7 @@ class KvLockDropTest {
             });
             election.start();
             long token = acquired.get(10, TimeUnit.SECONDS);
-            // collected and renewed for a few leases: still the leader, with the same lock object
-            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(4_000);
-            while (System.nanoTime() - until < 0) {
-                System.gc();
-                Thread.sleep(100);
-                assertTrue(election.isLeader());
-            }
+            renewedAcrossCollections(a, election, "leader", 4);
             assertEquals(token, election.fencingToken());
             assertEquals(token, a.lock("leader").fencingToken());
             assertEquals(1, tracked(a));
@@ -177,6 +179,24 @@ class KvLockDropTest {
         });
     }
 
+    /**
+     * Runs the garbage collector before each of {@code renewals} renewals of {@code election} (its
+     * lock's lease deadline moves at each), checking that it leads throughout. Four renewals a third
+     * of a lease apart outlast the lease: the lead is kept by renewals, through the same lock object.
+     */
+    private static void renewedAcrossCollections(KvClient client, ElectionLock election, String name, int renewals) {
+        long renewedTo = client.lock(name).leaseDeadlineNanos();
+        for (int i = 0; i < renewals; i++) {
+            System.gc();
+            long before = renewedTo;
+            Await.until("renewal " + (i + 1) + " of the election lock", () -> {
+                assertTrue(election.isLeader(), "lost the lead");
+                return client.lock(name).leaseDeadlineNanos() != before;
+            });
+            renewedTo = client.lock(name).leaseDeadlineNanos();
+        }
+    }
+
     private static int tracked(KvClient client) {
         return client.shared.locks.trackedCount();
     }
@@ -186,16 +206,15 @@ class KvLockDropTest {
      * key first: a connection's reader keeps the request of the last answer it read (and so its
      * callback, and the lock) until the next answer comes.
      */
-    private static void collectUntil(KvClient client, String what, BooleanSupplier condition) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                fail("timed out after 10 s waiting for " + what);
+    private static void collectUntil(KvClient client, String what, BooleanSupplier condition) {
+        Await.until(what, () -> {
+            if (condition.getAsBoolean()) {
+                return true;
             }
             client.get("warm-up");
             System.gc();
-            Thread.sleep(20);
-        }
+            return false;
+        });
     }
 
     /**
