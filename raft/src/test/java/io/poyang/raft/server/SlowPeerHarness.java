@@ -82,7 +82,7 @@ final class SlowPeerHarness {
                             if (allHeld.await(5, TimeUnit.SECONDS)) {
                                 long left = stallMillis - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
                                 if (left > 0) {
-                                    Thread.sleep(left);
+                                    Thread.sleep(left);   // the thing under test: a disk that stalls
                                 }
                             }
                         } catch (InterruptedException e) {
@@ -96,8 +96,7 @@ final class SlowPeerHarness {
                     released.await();
                     stalls.incrementAndGet();
                     stalledMillis.addAndGet(stallMillis);
-                    // the queued I/O runs in the gap
-                    Thread.sleep(5 + rnd.nextInt(20));
+                    Thread.sleep(5 + rnd.nextInt(20));   // the thing under test: a gap in which the queued I/O runs
                 } catch (InterruptedException e) {
                     return;
                 }

@@ -11,7 +11,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static io.poyang.raft.store.StoreHarness.bodyFor;
@@ -88,10 +87,12 @@ class DeleteTest {
     }
 
     /** Log files below the position {@code startPos}. */
-    private List<Path> segmentsBelow(long startPos) throws IOException {
+    private List<Path> segmentsBelow(long startPos) {
         try (java.util.stream.Stream<Path> files = Files.list(dir.resolve("log"))) {
             return files.filter(p -> Long.parseLong(p.getFileName().toString()) < startPos)
                     .collect(java.util.stream.Collectors.toList());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 
@@ -145,12 +146,8 @@ class DeleteTest {
             assertTrue(below.size() >= 2, "the deletion took segments out: " + below);
 
             h.call(() -> h.store.saveStatus(1, 0, 2000));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (!segmentsBelow(keptFrom).isEmpty() || files.openFiles().stream().anyMatch(below::contains)) {
-                assertTrue(System.nanoTime() < deadline, "still on disk or open after the next save: "
-                        + segmentsBelow(keptFrom) + ", open: " + files.openFiles());
-                Thread.sleep(5);
-            }
+            StoreHarness.waitFor("the next save to close and delete the segments the failed deletion took out: " + below,
+                    () -> segmentsBelow(keptFrom).isEmpty() && files.openFiles().stream().noneMatch(below::contains));
             assertEquals(501, h.loadAll(1500, 2000).size());
         }
         assertEquals(List.of(), files.openFiles());
