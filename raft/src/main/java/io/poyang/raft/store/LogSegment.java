@@ -18,6 +18,8 @@ final class LogSegment {
     int readers;
     /** Set when the segment fell below the first index while being read; deleted when the last reader leaves. */
     boolean deleteWhenUnread;
+    /** With {@link #deleteWhenUnread}: compaction freed it, so its file may be recycled (see {@link SegmentQueue#offerRecycled}). */
+    boolean recycleWhenUnread;
     /** Written (and in the completed prefix) since the last fsync started. */
     boolean dirty;
     /**

@@ -819,12 +819,13 @@ public final class LogStore {
             for (LogSegment s : doomed) {
                 if (s.readers > 0) {
                     s.deleteWhenUnread = true;  // deleted by the last reader's release
+                    s.recycleWhenUnread = true;
                 } else {
                     now.add(s);
                 }
             }
             return group.executeBlocking("log-delete", config.ioExecutor(), () -> {
-                deleteSegmentsBlocking(now);
+                deleteSegmentsBlocking(now, true);
                 index.deleteBelowBlocking(first);
                 return null;
             }).await(this::done);
@@ -855,11 +856,23 @@ public final class LogStore {
      * Throws the first failure.
      */
     void deleteSegmentsBlocking(List<LogSegment> list) throws IOException {
+        deleteSegmentsBlocking(list, false);
+    }
+
+    /**
+     * {@link #deleteSegmentsBlocking(List)}, but with {@code recycle} (segments compaction freed:
+     * every item in them lies below the first index) a file may be kept for {@link SegmentQueue}
+     * to make a spare of instead (see {@link LogStoreConfig#recycledSegments}). Not for the
+     * segments a reset after a snapshot drops: their items may lie above the new first index.
+     */
+    void deleteSegmentsBlocking(List<LogSegment> list, boolean recycle) throws IOException {
         IOException first = null;
         for (LogSegment s : list) {
             try {
                 s.file.close();
-                config.fileIo().delete(s.path());
+                if (!(recycle && segments.offerRecycled(s.path(), s.sizeBytes))) {
+                    config.fileIo().delete(s.path());
+                }
             } catch (IOException e) {
                 if (first == null) {
                     first = e;
@@ -910,10 +923,11 @@ public final class LogStore {
         s.readers--;
         if (s.readers == 0 && s.deleteWhenUnread) {
             s.deleteWhenUnread = false;
+            boolean recycle = s.recycleWhenUnread;
             List<LogSegment> one = new ArrayList<>(1);
             one.add(s);
             group.executeBlocking("log-delete", config.ioExecutor(), () -> {
-                deleteSegmentsBlocking(one);
+                deleteSegmentsBlocking(one, recycle);
                 return null;
             }).whenComplete((v, e) -> {
                 if (e != null) {
@@ -1089,6 +1103,21 @@ public final class LogStore {
                 }
                 return closeFiles(null);
             }
+            LogSegment cur = segments.current();
+            long next = appender.nextPos();
+            if (cur != null && next >= cur.startPos && cur.endPos() - next >= LogItemCodec.HEADER_BYTES) {
+                // After the last item a recycled segment holds old items, not zeros: a zeroed header
+                // there makes this clean end a clean end to the next start, not a torn tail.
+                return group.executeBlocking("log-close-end", config.ioExecutor(), () -> {
+                    cur.file.writeFully(ByteBuffer.allocate(LogItemCodec.HEADER_BYTES), next - cur.startPos);
+                    cur.file.force(false);
+                    return null;
+                }).await(this::flushIndex);
+            }
+            return flushIndex(null);
+        }
+
+        private FrameCallResult flushIndex(Object ignored) {
             FiberFuture<Void> f = index.flush();
             if (f == null) {
                 return afterFlush(null);
@@ -1109,6 +1138,12 @@ public final class LogStore {
             return group.executeBlocking("log-close", config.ioExecutor(), () -> {
                 for (LogSegment s : all) {
                     SegmentQueue.closeQuietly(s);
+                }
+                try {
+                    segments.deleteRecycledBlocking();
+                } catch (IOException e) {
+                    log.warn("{}: deleting the segment files kept for reuse failed ({}); they lie below the first"
+                            + " index, so the next start deletes them", name, e.toString());
                 }
                 index.closeBlocking();
                 return null;

@@ -19,6 +19,7 @@ public final class LogStoreConfig {
     private int maxWriteBytes = 1 << 20;
     private boolean syncForce = true;
     private boolean zeroFillSegments = false;
+    private int recycledSegments = 4;
     private int writeRetryLimit = 5;
     private long writeRetryInitialBackoffMillis = 10;
     private long writeRetryMaxBackoffMillis = 1000;
@@ -142,6 +143,26 @@ public final class LogStoreConfig {
      */
     public LogStoreConfig zeroFillSegments(boolean zeroFill) {
         this.zeroFillSegments = zeroFill;
+        return this;
+    }
+
+    public int recycledSegments() {
+        return recycledSegments;
+    }
+
+    /**
+     * How many segment files freed by compaction ({@link LogStore#deleteBelow}) are kept to become
+     * the next spares instead of being deleted (default 4; 0 deletes every one). A recycled file is
+     * renamed to its new start position and its first header zeroed; appends then overwrite blocks
+     * (and, while cached, page-cache pages) written before, which costs less than appending into a
+     * new sparse file, where every fdatasync also commits the block allocation to the journal. The
+     * files count against the disk like spares: at most this many segments more than the live ones.
+     */
+    public LogStoreConfig recycledSegments(int count) {
+        if (count < 0 || count > 1024) {
+            throw new IllegalArgumentException("recycledSegments must be between 0 and 1024: " + count);
+        }
+        this.recycledSegments = count;
         return this;
     }
 

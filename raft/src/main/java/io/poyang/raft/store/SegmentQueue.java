@@ -11,7 +11,9 @@ import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The segments of one log in position order: the live ones (holding items, the last being the one
@@ -40,6 +42,14 @@ final class SegmentQueue {
     private boolean appendsWaiting;
     /** Runs when a spare becomes ready (the appender may be waiting for one). */
     private Runnable onSpareReady;
+    /**
+     * Closed files of segments that compaction freed, still under their old names (below the log's
+     * first index, so a start before they are reused deletes them), waiting to become spares. Added
+     * to and taken from on I/O threads.
+     */
+    private final ConcurrentLinkedQueue<Path> recycled = new ConcurrentLinkedQueue<>();
+    /** Files in {@link #recycled}, bounded by {@link LogStoreConfig#recycledSegments()}. */
+    private final AtomicInteger recycledCount = new AtomicInteger();
 
     SegmentQueue(LogStore store, Path logDir, long segmentBytes, boolean zeroFill) {
         this.store = store;
@@ -254,8 +264,109 @@ final class SegmentQueue {
         }
     }
 
+    /**
+     * A segment's file that compaction freed, closed: kept to become a spare when it has the
+     * configured size and fewer than {@link LogStoreConfig#recycledSegments()} wait; else the caller
+     * deletes it (false). Any thread.
+     */
+    boolean offerRecycled(Path file, long sizeBytes) {
+        if (sizeBytes != segmentBytes) {
+            return false;
+        }
+        int max = store.config().recycledSegments();
+        for (int n = recycledCount.get(); n < max; n = recycledCount.get()) {
+            if (recycledCount.compareAndSet(n, n + 1)) {
+                recycled.add(file);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * At the close: deletes the files waiting to be recycled (left under their old names, a start
+     * without the status file would take them for segments of the log). I/O thread.
+     */
+    void deleteRecycledBlocking() throws IOException {
+        boolean any = false;
+        IOException first = null;
+        for (Path p; (p = recycled.poll()) != null; ) {
+            recycledCount.decrementAndGet();
+            any = true;
+            try {
+                store.fileIo().delete(p);
+            } catch (IOException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (any) {
+            store.fileIo().syncDirectory(logDir);
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /** Files waiting to be recycled (for tests). */
+    int recycledWaiting() {
+        return recycledCount.get();
+    }
+
+    /**
+     * Makes a recycled file the segment at {@code startPos}: renamed to its name, its first header
+     * zeroed (so a spare that is never written is a clean end to recovery, and none of the old items
+     * is read as the segment's first), synced with its directory. Null when no file waits or the
+     * rename failed (the file is then deleted, or left for the next start to delete). I/O thread.
+     */
+    private LogSegment reuseRecycled(long startPos, Path p) throws IOException {
+        Path old = recycled.poll();
+        if (old == null) {
+            return null;
+        }
+        recycledCount.decrementAndGet();
+        try {
+            store.fileIo().atomicMove(old, p);
+        } catch (IOException e) {
+            log.warn("{}: recycling the log segment file {} as {} failed ({}); making a new one instead",
+                    store.name(), old, p, e.toString());
+            try {
+                store.fileIo().delete(old);
+            } catch (IOException ignored) {
+                // below the first index: the next start deletes it
+            }
+            return null;
+        }
+        LogFile f = store.fileIo().open(p);
+        try {
+            if (f.size() != segmentBytes) {
+                f.setLength(segmentBytes);
+            }
+            f.writeFully(ByteBuffer.allocate(LogItemCodec.HEADER_BYTES), 0);
+            f.force(true);
+            store.fileIo().syncDirectory(logDir);
+        } catch (IOException | RuntimeException e) {
+            try {
+                f.close();
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            // under its new name with an old first header: a retry opens it again, a start zeroes
+            // the header of a spare as it does for any
+            throw e;
+        }
+        return new LogSegment(startPos, segmentBytes, f);
+    }
+
     private LogSegment allocateBlocking(long startPos) throws IOException {
         Path p = logDir.resolve(LogSegment.fileName(startPos));
+        LogSegment reused = reuseRecycled(startPos, p);
+        if (reused != null) {
+            return reused;
+        }
         LogFile f = store.fileIo().open(p);
         try {
             if (zeroFill) {

@@ -22,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+/** Deletion of compacted segments (with recycling off: SegmentRecyclingTest covers the files kept to be reused). */
 @ExtendWith(NoImpossibleStates.class)
 class DeleteTest {
 
@@ -53,7 +54,7 @@ class DeleteTest {
                 }
             }
         };
-        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io))) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).recycledSegments(0))) {
             h.open();
             long k = 0;
             // one item at a time, each persisted and committed, until one does not fit the first segment
@@ -139,7 +140,7 @@ class DeleteTest {
         io.hook = failStatusRename(failing);
         OpenFilesIo files = new OpenFilesIo(io);
         long newFirst;
-        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(files))) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(files).recycledSegments(0))) {
             long keptFrom = failADeleteBelow(h, failing);
             newFirst = h.on(h.store::firstIndex);
             List<Path> below = segmentsBelow(keptFrom);
@@ -151,7 +152,7 @@ class DeleteTest {
             assertEquals(501, h.loadAll(1500, 2000).size());
         }
         assertEquals(List.of(), files.openFiles());
-        try (StoreHarness h = new StoreHarness(dir, null)) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.recycledSegments(0))) {
             RecoveredState s = h.open();
             assertEquals(newFirst, s.getFirstIndex());
             assertEquals(2000, s.getLastIndex());
@@ -170,14 +171,14 @@ class DeleteTest {
         OpenFilesIo files = new OpenFilesIo(io);
         long newFirst;
         List<Path> below;
-        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(files))) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(files).recycledSegments(0))) {
             long keptFrom = failADeleteBelow(h, failing);
             newFirst = h.on(h.store::firstIndex);
             below = segmentsBelow(keptFrom);
             assertTrue(below.size() >= 2, "the deletion took segments out: " + below);
         }
         assertEquals(List.of(), files.openFiles(), "files left open");
-        try (StoreHarness h = new StoreHarness(dir, null)) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.recycledSegments(0))) {
             RecoveredState s = h.open();
             assertEquals(newFirst, s.getFirstIndex());
             for (Path p : below) {
@@ -193,7 +194,7 @@ class DeleteTest {
         Path seg0 = dir.resolve("log").resolve(LogSegment.fileName(0));
         Path seg1 = dir.resolve("log").resolve(LogSegment.fileName(64 * 1024));
         long newFirst;
-        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io))) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).recycledSegments(0))) {
             h.open();
             h.append(items(1, 3000, 1, 0, 1, 40));
             h.awaitPersisted(3000);
@@ -238,7 +239,7 @@ class DeleteTest {
             StoreHarness.waitFor("the read segment to be deleted after its reader left", () -> !Files.exists(seg0));
             assertEquals(3000 - newFirst + 1, h.loadAll(newFirst, 3000).size());
         }
-        try (StoreHarness h = new StoreHarness(dir, null)) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.recycledSegments(0))) {
             RecoveredState s = h.open();
             assertEquals(newFirst, s.getFirstIndex());
             assertEquals(3000, s.getLastIndex());
@@ -259,7 +260,7 @@ class DeleteTest {
     @Test
     void aSegmentWhoseStartRecoveryDidNotScanKeepsItsRealFirstIndex() {
         long segmentTwoFirst;
-        try (StoreHarness h = new StoreHarness(dir, null)) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.recycledSegments(0))) {
             h.open();
             h.append(items(1, 3000, 1, 0, 1, 40));
             h.awaitPersisted(3000);
@@ -271,7 +272,7 @@ class DeleteTest {
                 return null;
             });
         }
-        try (StoreHarness h = new StoreHarness(dir, null)) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.recycledSegments(0))) {
             RecoveredState s = h.open();
             assertEquals(3000, s.getLastIndex());
             assertEquals(segmentTwoFirst, firstIndexOfSegment(h, 1), "the second segment's first index after recovery");
@@ -282,7 +283,7 @@ class DeleteTest {
             h.call(() -> h.store.deleteBelow(segmentTwoFirst + 200));
             assertEquals(segmentTwoFirst, (long) h.on(h.store::firstIndex));
         }
-        try (StoreHarness h = new StoreHarness(dir, null)) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.recycledSegments(0))) {
             RecoveredState s = h.open();
             assertEquals(segmentTwoFirst, s.getFirstIndex());
             assertEquals(3000, s.getLastIndex());
@@ -300,7 +301,7 @@ class DeleteTest {
     @Test
     void aLogThatStartsInsideASegmentAfterAResetKeepsItsFirstIndexAcrossRestarts() {
         long first;
-        try (StoreHarness h = new StoreHarness(dir, null)) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.recycledSegments(0))) {
             h.open();
             h.append(items(1, 300, 1, 0, 1, 40));
             h.awaitPersisted(300);
@@ -320,7 +321,7 @@ class DeleteTest {
             });
         }
         long secondSegmentFirst;
-        try (StoreHarness h = new StoreHarness(dir, null)) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.recycledSegments(0))) {
             RecoveredState s = h.open();
             assertEquals(5001, s.getFirstIndex());
             assertEquals(8000, s.getLastIndex());
@@ -334,7 +335,7 @@ class DeleteTest {
             h.call(() -> h.store.deleteBelow(secondSegmentFirst + 10));
             assertEquals(secondSegmentFirst, (long) h.on(h.store::firstIndex));
         }
-        try (StoreHarness h = new StoreHarness(dir, null)) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.recycledSegments(0))) {
             RecoveredState s = h.open();
             assertEquals(secondSegmentFirst, s.getFirstIndex());
             List<LogItem> all = h.loadAll(secondSegmentFirst, 8000);

@@ -1,0 +1,225 @@
+package io.poyang.raft.store;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static io.poyang.raft.store.StoreHarness.bodyFor;
+import static io.poyang.raft.store.StoreHarness.bodyOf;
+import static io.poyang.raft.store.StoreHarness.items;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Segment files that compaction frees become the next spares (LogStoreConfig.recycledSegments):
+ * renamed, their first header zeroed, their old items never read as the log's.
+ */
+@ExtendWith(NoImpossibleStates.class)
+class SegmentRecyclingTest {
+
+    private static final int BODY = 40;
+
+    @TempDir
+    Path dir;
+
+    /** The segment files' names renamed to (recycled into) so far. */
+    private final Set<Path> renamedTo = ConcurrentHashMap.newKeySet();
+
+    private FaultyFileIo recordingRenames() {
+        FaultyFileIo io = new FaultyFileIo();
+        io.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeMove(Path from, Path to) {
+                if (from.getParent().equals(dir.resolve("log"))) {
+                    renamedTo.add(to);
+                }
+            }
+        };
+        return io;
+    }
+
+    private static void appendAndCommit(StoreHarness h, long from, long to) {
+        h.append(items(from, to, 1, from == 1 ? 0 : 1, 1, BODY));
+        h.awaitPersisted(to);
+        h.on(() -> {
+            h.store.setCommitIndex(to);
+            return null;
+        });
+    }
+
+    private List<Path> segmentFiles() throws IOException {
+        try (Stream<Path> s = Files.list(dir.resolve("log"))) {
+            return s.sorted().collect(Collectors.toList());
+        }
+    }
+
+    private static void checkItems(StoreHarness h, long from, long to) {
+        List<LogItem> all = h.loadAll(from, to);
+        assertEquals(to - from + 1, all.size());
+        for (LogItem it : all) {
+            assertArrayEquals(bodyFor(it.getIndex(), 1, BODY), bodyOf(it), "item " + it.getIndex());
+        }
+    }
+
+    /**
+     * Fills a few segments, compacts below index 1,500, then appends as much again: the freed files
+     * are renamed to hold the new segments instead of new files being made, the items read back
+     * whole, and a restart after a clean close finds the log ending at its last item with no torn
+     * tail (the close zeroes the header after it: in a recycled segment the old items follow).
+     */
+    @Test
+    void aSegmentFreedByCompactionBecomesALaterSegmentAndTheLogReadsBackWhole() throws Exception {
+        FaultyFileIo io = recordingRenames();
+        long last;
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io))) {
+            h.open();
+            appendAndCommit(h, 1, 2000);
+            List<Path> before = segmentFiles();
+            h.call(() -> h.store.deleteBelow(1500));
+            int freed = h.on(() -> h.store.segments().recycledWaiting());
+            assertTrue(freed >= 2, "compaction kept no file to recycle: " + before + " then " + segmentFiles());
+            last = appendUntilInARecycledSegment(h, 2000);
+            checkItems(h, h.on(h.store::firstIndex), last);
+        }
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io))) {
+            RecoveredState r = h.open();
+            assertEquals(last, r.getLastIndex());
+            assertFalse(r.hadTornTail(), "a clean close inside a recycled segment read as a torn tail: " + r);
+            checkItems(h, r.getFirstIndex(), last);
+            appendAndCommit(h, last + 1, last + 100);
+            checkItems(h, last - 100, last + 100);
+        }
+    }
+
+    /**
+     * Appends after {@code last} in batches of 20 until the log is well inside a segment made from a
+     * recycled file, so old items follow its last one; returns the new last index.
+     */
+    private long appendUntilInARecycledSegment(StoreHarness h, long last) {
+        for (int batch = 0; ; batch++) {
+            assertTrue(batch < 1_000, "the log never rolled into a recycled file");
+            appendAndCommit(h, last + 1, last + 20);
+            last += 20;
+            LogSegment cur = h.on(() -> h.store.segments().current());
+            long used = h.on(() -> h.store.appender().nextPos()) - cur.startPos;
+            if (renamedTo.contains(cur.path()) && used > 4096 && cur.sizeBytes - used > 4096) {
+                return last;
+            }
+        }
+    }
+
+    /**
+     * A crash (no close) while appending into recycled segments: the restart keeps every persisted
+     * item and takes none of the old items that follow them in the recycled file.
+     */
+    @Test
+    void aCrashInARecycledSegmentKeepsEveryPersistedItemAndNoOldOne() throws Exception {
+        FaultyFileIo io = recordingRenames();
+        long persisted;
+        StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io));
+        try {
+            h.open();
+            appendAndCommit(h, 1, 2000);
+            h.call(() -> h.store.deleteBelow(1500));
+            long last = appendUntilInARecycledSegment(h, 2000);
+            h.append(items(last + 1, last + 50, 1, 1, 1, BODY));
+            h.awaitPersisted(last + 50);
+            persisted = h.persisted();
+        } finally {
+            h.shutdown();   // no close: nothing zeroed after the last item
+        }
+        try (StoreHarness h2 = new StoreHarness(dir, c -> c.fileIo(io))) {
+            RecoveredState r = h2.open();
+            assertEquals(persisted, r.getLastIndex(), "the log after the crash: " + r);
+            checkItems(h2, r.getFirstIndex(), r.getLastIndex());
+            appendAndCommit(h2, r.getLastIndex() + 1, r.getLastIndex() + 100);
+            checkItems(h2, r.getLastIndex() - 50, r.getLastIndex() + 100);
+        }
+    }
+
+    /** A segment being read when compaction frees it is kept for reuse once its reader leaves, not deleted. */
+    @Test
+    void aSegmentUnderAReaderIsRecycledWhenTheReaderLeaves() throws Exception {
+        FaultyFileIo io = new FaultyFileIo();
+        Path seg0 = dir.resolve("log").resolve(LogSegment.fileName(0));
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).recycledSegments(64))) {
+            h.open();
+            appendAndCommit(h, 1, 3000);
+            CountDownLatch readEntered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            AtomicBoolean holdRead = new AtomicBoolean(true);
+            io.hook = new FaultyFileIo.Hook() {
+                @Override
+                public void beforeRead(Path file, long position) throws IOException {
+                    if (file.equals(seg0) && holdRead.compareAndSet(true, false)) {
+                        readEntered.countDown();
+                        try {
+                            release.await();
+                        } catch (InterruptedException e) {
+                            throw new InterruptedIOException();
+                        }
+                    }
+                }
+            };
+            CompletableFuture<List<LogItem>> reading = h.callAsync(() -> h.store.load(1, 100, 1 << 20));
+            assertTrue(readEntered.await(StoreHarness.TIMEOUT_SECONDS, TimeUnit.SECONDS), "the read never started");
+            h.call(() -> h.store.deleteBelow(2000));
+            int keptWhileRead = h.on(() -> h.store.segments().recycledWaiting());
+            assertTrue(keptWhileRead >= 1, "no unread segment was kept for reuse");
+            assertTrue(Files.exists(seg0), "the segment being read is kept");
+
+            release.countDown();
+            assertEquals(100, StoreHarness.join(reading).size());
+            StoreHarness.waitFor("the read segment to be kept for reuse after its reader left",
+                    () -> h.on(() -> h.store.segments().recycledWaiting()) == keptWhileRead + 1);
+            assertTrue(Files.exists(seg0), "the read segment was deleted, not kept for reuse");
+        }
+        assertFalse(Files.exists(seg0), "the close left a file kept for reuse on disk");
+    }
+
+    @Test
+    void withRecycledSegmentsZeroCompactionDeletesTheFiles() throws Exception {
+        FaultyFileIo io = recordingRenames();
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).recycledSegments(0))) {
+            h.open();
+            appendAndCommit(h, 1, 2000);
+            long firstKept = h.on(() -> {
+                return h.store.segmentsForTest().get(0).startPos;
+            });
+            h.call(() -> h.store.deleteBelow(1500));
+            long keptFrom = h.on(() -> h.store.segmentsForTest().get(0).startPos);
+            assertTrue(keptFrom > firstKept, "nothing was compacted");
+            assertEquals(0, (int) h.on(() -> h.store.segments().recycledWaiting()));
+            for (Path p : segmentFiles()) {
+                assertTrue(Long.parseLong(p.getFileName().toString()) >= keptFrom, "a freed file is still there: " + p);
+            }
+            appendAndCommit(h, 2001, 4000);
+            assertTrue(renamedTo.isEmpty(), "a file was recycled: " + renamedTo);
+        }
+    }
+
+    @Test
+    void aRecycledSegmentsCountOutsideItsBoundsIsRefusedWithTheBounds() {
+        LogStoreConfig c = new LogStoreConfig(dir, LogStoreConfig.newIoExecutor("unused", 1));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.recycledSegments(-1));
+        assertTrue(e.getMessage().contains("between 0 and 1024"), e.getMessage());
+        assertEquals(4, c.recycledSegments());
+    }
+}
