@@ -74,7 +74,8 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * how: a lease read or a ReadIndex read on the leader, or a follower read on any node (to
  * {@link KvClientConfig#readNodeId} or the connected nodes in turn). A read to the leader that
  * gets no answer within {@link KvClientConfig#readAttemptMillis} (3 s by default) is sent again to
- * the leader found by asking every node, within its deadline, and so is a watch registration. A
+ * the leader found by asking every node, within its deadline, and so is a full watch
+ * re-registration (a single add that gets no answer in that time is followed by one). A
  * read no node could confirm in time fails with {@link PoyangTimeoutException}, never with old data.
  *
  * <pre>{@code

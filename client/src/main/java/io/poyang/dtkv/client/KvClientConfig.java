@@ -31,7 +31,10 @@ public final class KvClientConfig {
      * How long one attempt of a read that goes to the leader ({@link KvReadKind#LEASE_READ},
      * {@link KvReadKind#READ_INDEX}) or of a watch registration waits for its answer before it is
      * sent again to the leader found by asking every node, within its deadline ({@link #timeoutMillis}).
-     * Both change nothing when sent twice. A leader that still answers the client's pings but no
+     * Both change nothing when sent twice. (A single watch add or remove is not sent twice: a copy
+     * sent after a later add or remove of its key would undo it. It gets this long to be answered;
+     * an add that is not makes the client register the group's watches again whole.) A leader that
+     * still answers the client's pings but no
      * longer serves its group (stuck, a hung disk sync, or cut off from its peers so it cannot
      * confirm a read) then holds a read or a registration for one attempt, not the whole deadline.
      * 0, the default: {@link RaftClientConfig#DEFAULT_EXACTLY_ONCE_ATTEMPT_MILLIS} (3 s), or

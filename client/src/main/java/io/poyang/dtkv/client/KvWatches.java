@@ -294,38 +294,50 @@ final class KvWatches implements ConnectionListener {
     /**
      * Sends a registration to the group's leader; a failure makes the whole set be sent again.
      * {@code sentBefore}: for a full re-sync, the group's {@code registrationsSent} when it was taken.
-     * A copy that reaches a node twice changes nothing more (an add sets the keys' watches again, a
-     * full re-sync sets the same set, a remove removes what is gone), so an attempt the leader does
-     * not answer within {@code readAttemptMillis} (its group stuck) is sent again to the leader of
-     * the highest term rather than waiting out the whole timeout there. Copies to one node are served
-     * in the order sent, so a late copy cannot undo a later registration on the node that answered.
+     *
+     * <p>A full re-sync not answered within {@code readAttemptMillis} (the leader's group stuck) is
+     * sent again, the same copy, to the leader of the highest term ({@code callLeaderIdempotent}):
+     * a copy applied after a later add or remove would undo it, but {@link #syncAllAccepted} sees
+     * that the group's {@code registrationsSent} moved and registers the group again. An add or a
+     * remove is sent once, with {@code readAttemptMillis} to be answered: a second copy of it, sent
+     * after an add or remove of the same key that was made meanwhile and answered, would undo that
+     * one and nothing would notice (a remove resent after a new watch of its key left that watch
+     * silent for good). An add that gets no answer makes the group be registered again whole
+     * instead; a remove that gets none is dropped as before (the node that holds it serves it in
+     * order, or drops the connection's watches when it stops leading or the connection closes).
      */
     private void send(int groupId, KvWatchReq req, long sentBefore) {
-        try {
-            shared.raft.callLeaderIdempotent(groupId, KvCommands.KV_WATCH, req, KvResp.Decoder::new,
-                    shared.config.timeoutMillis, shared.readAttemptMillis, new RpcCallback<KvResp>() {
-                        @Override
-                        public void onSuccess(KvResp result) {
-                            if (req.isSyncAll()) {
-                                syncAllAccepted(groupId, sentBefore);
-                            }
-                        }
+        RpcCallback<KvResp> callback = new RpcCallback<KvResp>() {
+            @Override
+            public void onSuccess(KvResp result) {
+                if (req.isSyncAll()) {
+                    syncAllAccepted(groupId, sentBefore);
+                }
+            }
 
-                        @Override
-                        public void onFailure(Throwable error) {
-                            if (req.isRemove()) {
-                                return;
-                            }
-                            if (error instanceof RemoteException
-                                    && ((RemoteException) error).responseCode() == ResponseCode.BIZ_ERROR) {
-                                // the leader refused it (TOO_MANY_WATCHES): sending it again gets the same
-                                refused(groupId, req, (RemoteException) error);
-                                return;
-                            }
-                            log.info("registering watches of group {} failed ({}); trying again", groupId, error.toString());
-                            markNeedsSync(groupId);
-                        }
-                    });
+            @Override
+            public void onFailure(Throwable error) {
+                if (req.isRemove()) {
+                    return;
+                }
+                if (error instanceof RemoteException
+                        && ((RemoteException) error).responseCode() == ResponseCode.BIZ_ERROR) {
+                    // the leader refused it (TOO_MANY_WATCHES): sending it again gets the same
+                    refused(groupId, req, (RemoteException) error);
+                    return;
+                }
+                log.info("registering watches of group {} failed ({}); trying again", groupId, error.toString());
+                markNeedsSync(groupId);
+            }
+        };
+        try {
+            if (req.isSyncAll()) {
+                shared.raft.callLeaderIdempotent(groupId, KvCommands.KV_WATCH, req, KvResp.Decoder::new,
+                        shared.config.timeoutMillis, shared.readAttemptMillis, callback);
+            } else {
+                shared.raft.callLeader(groupId, KvCommands.KV_WATCH, req, KvResp.Decoder::new,
+                        Math.min(shared.config.timeoutMillis, shared.readAttemptMillis), callback);
+            }
         } catch (RuntimeException e) {
             markNeedsSync(groupId);
         }

@@ -143,6 +143,53 @@ class ReadsOnAStuckLeaderTest {
         }
     }
 
+    /**
+     * A watch closed while its group's leader is stuck: the remove waits there unanswered. The key is
+     * watched again through the new leader before the remove's attempt runs out. The remove must not
+     * be sent again after it (on the old code its second copy, sent to the new leader, unregistered
+     * the new watch, which then heard nothing for good).
+     */
+    @Test
+    void aKeyWatchedAgainWhileItsUnwatchWaitsOnTheStuckLeaderStaysWatchedAfterTheUnwatchsAttemptRanOut()
+            throws Exception {
+        try (KvTestCluster c = new KvTestCluster(dir, 3).start()) {
+            long readAttemptMillis = 2_000;
+            KvClient kv = c.clientOf(new KvClientConfig().timeoutMillis(20_000).readAttemptMillis(readAttemptMillis),
+                    1, 2, 3);
+            leadFromNode1(c, kv, 1);
+            LinkedBlockingQueue<KvNode> first = new LinkedBlockingQueue<>();
+            KvWatch w1 = kv.watch((key, node) -> first.add(node), "k0");
+            assertNotNull(first.poll(KvTestCluster.WAIT_SECONDS, TimeUnit.SECONDS), "registered with node 1");
+
+            CountDownLatch release = new CountDownLatch(1);
+            try {
+                holdDispatcher(c, 1, release);
+                KvTestCluster.waitFor("a new leader", () -> c.group(2).isLeader() || c.group(3).isLeader());
+                int newLeader = c.group(2).isLeader() ? 2 : 3;
+                w1.close();   // its remove goes to node 1, still the leader the client knows, and waits there
+                kv.raftClient().updateLeader(1, newLeader);
+                LinkedBlockingQueue<KvNode> second = new LinkedBlockingQueue<>();
+                KvWatch w2 = kv.watch((key, node) -> second.add(node), "k0");
+                KvNode initial = second.poll(KvTestCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+                assertNotNull(initial, "the new watch was not registered with the new leader");
+                assertEquals("v0", initial.valueAsString());
+
+                // The behaviour under test: what happens once the remove's attempt on node 1 has run out
+                // (a second copy of it would reach the new leader a back-off pause later).
+                Thread.sleep(readAttemptMillis + 1_000);
+
+                kv.put("k0", b("changed"));
+                KvNode changed = second.poll(KvTestCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+                assertNotNull(changed, "the change was not pushed: the watch of k0 was unregistered by the unwatch"
+                        + " sent before it");
+                assertEquals("changed", changed.valueAsString());
+                w2.close();
+            } finally {
+                release.countDown();
+            }
+        }
+    }
+
     @Test
     void followerReadsPendingOnANodeWhoseGroupStoppedAnsweringAreServedByAnotherNodeBeforeTheirDeadline()
             throws Exception {
