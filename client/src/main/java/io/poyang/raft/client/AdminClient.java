@@ -699,7 +699,7 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
 
     /** Asks every known node where a group stands (waiting for all); completes with its leader (0: none known). */
     private void searchLeader(int groupId, CompletableFuture<Integer> result) {
-        new LeaderSearch(net, groupId, config.statusTimeoutMillis, false, null, null, null, result)
+        new LeaderSearch(net, groupId, config.statusTimeoutMillis, false, null, null, null, 0, result)
                 .start(new TreeMap<>(peers));
     }
 }

@@ -34,6 +34,13 @@ final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
     private final Map<Integer, GroupFailureReport> failures;
     /** group id → the highest term a node answered with, raised by every answer; null: not kept. */
     private final ConcurrentMap<Integer, Integer> highestTerms;
+    /** How many nodes the cluster has (the caller's list, connected or not); 0: not known. */
+    private final int clusterNodeCount;
+    /** {@link #highestTerms}' value for the group when this search started; null: none. */
+    private Integer highestTermAtStart;
+    /** Nodes that answered the status query (under their listed id), and the highest term among them. */
+    private int answered;
+    private int highestTermHeard = -1;
     private final CompletableFuture<Integer> result;
     private final AtomicInteger waiting = new AtomicInteger();
     private int bestLeader;
@@ -50,11 +57,17 @@ final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
      * @param highestTerms        group id → the highest term any node answered a search with, kept
      *                            across searches; raised here, and with {@code finishOnLeader} a node
      *                            leading in an older term does not end the search. Null: not kept
+     * @param clusterNodeCount    how many nodes the cluster has, connected or not (0: not known): when
+     *                            every one of them answers this search, each in a term below the
+     *                            highest one kept, no node is in that term any more (terms never go
+     *                            down on a node: the cluster or the group was made anew) and the kept
+     *                            term is lowered to the highest heard
      * @param result              completed with the leader's node id, or 0
      */
     LeaderSearch(NioClient net, int groupId, long statusTimeoutMillis, boolean finishOnLeader,
                  Map<Integer, Integer> leaders, Map<Integer, GroupFailureReport> failures,
-                 ConcurrentMap<Integer, Integer> highestTerms, CompletableFuture<Integer> result) {
+                 ConcurrentMap<Integer, Integer> highestTerms, int clusterNodeCount,
+                 CompletableFuture<Integer> result) {
         this.net = net;
         this.groupId = groupId;
         this.statusTimeoutMillis = statusTimeoutMillis;
@@ -62,6 +75,7 @@ final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
         this.leaders = leaders;
         this.failures = failures;
         this.highestTerms = highestTerms;
+        this.clusterNodeCount = clusterNodeCount;
         this.result = result;
     }
 
@@ -76,6 +90,9 @@ final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
             return;
         }
         waiting.set(asked.size());
+        synchronized (this) {
+            highestTermAtStart = highestTerms == null ? null : highestTerms.get(groupId);
+        }
         for (Map.Entry<Integer, Peer> e : asked.entrySet()) {
             Peer p = e.getValue();
             int listedId = e.getKey();
@@ -118,6 +135,8 @@ final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
             }
         }
         synchronized (this) {
+            answered++;
+            highestTermHeard = Math.max(highestTermHeard, s.term());
             if (s.role() == RaftRole.LEADER && s.term() > bestTerm) {
                 bestLeader = s.nodeId();
                 bestTerm = s.term();
@@ -149,7 +168,31 @@ final class LeaderSearch implements RpcCallback<RaftStatusResponse> {
 
     private void arrived() {
         if (waiting.decrementAndGet() == 0) {
+            lowerTermNoNodeHolds();
             finish();
+        }
+    }
+
+    /**
+     * Every node of the cluster answered, each in a term below the highest one kept for the group:
+     * no node is in that term any more, since a node's term never goes down (the cluster or the
+     * group was made anew under the same ids). Kept, it would make every search that could end at the
+     * first node saying it leads hear all nodes out, for good. Lowered only if no answer raised it
+     * meanwhile. A leader replaced while stuck is never taken back this way: the nodes that elected
+     * its successor answer with the later term.
+     */
+    private void lowerTermNoNodeHolds() {
+        int heard;
+        Integer kept;
+        synchronized (this) {
+            if (highestTerms == null || clusterNodeCount <= 0 || answered < clusterNodeCount) {
+                return;
+            }
+            heard = highestTermHeard;
+            kept = highestTermAtStart;
+        }
+        if (kept != null && heard < kept) {
+            highestTerms.replace(groupId, kept, heard);
         }
     }
 

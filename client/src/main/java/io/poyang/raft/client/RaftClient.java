@@ -91,8 +91,9 @@ public final class RaftClient extends LifeCycle {
      * leader replaced while its group was stuck still says it leads, in its old term, and answers as
      * fast as the new one, so once a search has heard the new term (the thorough search after an
      * unanswered attempt hears every node) plain writes and new calls no longer take the old leader
-     * back. (A term only grows; a cluster made anew under the same addresses, with lower terms, only
-     * makes every search hear all nodes out.)
+     * back. (A term only grows on a node; after a cluster or group made anew under the same ids, with
+     * lower terms, searches hear all nodes out until one has heard every node answer below this
+     * term, which then comes down to the highest term heard: see {@link LeaderSearch}.)
      */
     private final ConcurrentHashMap<Integer, Integer> highestTerms = new ConcurrentHashMap<>();
     /** group id → the latest node report, from a leader search, that the group failed on that node. */
@@ -885,8 +886,8 @@ public final class RaftClient extends LifeCycle {
                 asked.put(id, p);
             }
         }
-        new LeaderSearch(net, groupId, config.statusTimeoutMillis, !hearAll, leaders, failureReports, highestTerms, f)
-                .start(asked);
+        new LeaderSearch(net, groupId, config.statusTimeoutMillis, !hearAll, leaders, failureReports, highestTerms,
+                nodeIds.size(), f).start(asked);
         return f;
     }
 
