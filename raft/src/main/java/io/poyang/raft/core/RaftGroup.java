@@ -133,7 +133,7 @@ public final class RaftGroup {
         this.ioExecutor = new GroupIoExecutor(ioExecutor);
         this.dir = dir;
         this.store = new LogStore("group-" + groupId, fiberGroup, new LogStoreConfig(dir, this.ioExecutor)
-                .segmentBytes(config.segmentBytes()).syncForce(config.syncForce()).fsyncGate(fsyncGate)
+                .segmentBytes(config.segmentBytes()).recycledSegments(config.recycledSegments()).syncForce(config.syncForce()).fsyncGate(fsyncGate)
                 .fileIo(config.logFileIo()));
         this.flowControl = new WriteFlowControl(config.maxPendingWrites(), config.maxPendingWriteBytes());
         this.responder = new WriteResponder(groupId, selfId, flowControl, callbackExecutor, this::nowNanos);

@@ -19,7 +19,7 @@ public final class LogStoreConfig {
     private int maxWriteBytes = 1 << 20;
     private boolean syncForce = true;
     private boolean zeroFillSegments = false;
-    private int recycledSegments = 4;
+    private int recycledSegments = 0;
     private int writeRetryLimit = 5;
     private long writeRetryInitialBackoffMillis = 10;
     private long writeRetryMaxBackoffMillis = 1000;
@@ -152,7 +152,8 @@ public final class LogStoreConfig {
 
     /**
      * How many segment files freed by compaction ({@link LogStore#deleteBelow}) are kept to become
-     * the next spares instead of being deleted (default 4; 0 deletes every one). A recycled file is
+     * the next spares instead of being deleted (default 0: every one is deleted; off until a
+     * measurement shows a gain, see docs/benchmarks.md, eighth session). A recycled file is
      * renamed to its new start position and its first header zeroed; appends then overwrite blocks
      * (and, while cached, page-cache pages) written before, which costs less than appending into a
      * new sparse file, where every fdatasync also commits the block allocation to the journal. The

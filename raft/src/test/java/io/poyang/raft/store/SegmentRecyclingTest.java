@@ -88,7 +88,7 @@ class SegmentRecyclingTest {
     void aSegmentFreedByCompactionBecomesALaterSegmentAndTheLogReadsBackWhole() throws Exception {
         FaultyFileIo io = recordingRenames();
         long last;
-        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io))) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).recycledSegments(4))) {
             h.open();
             appendAndCommit(h, 1, 2000);
             List<Path> before = segmentFiles();
@@ -98,7 +98,7 @@ class SegmentRecyclingTest {
             last = appendUntilInARecycledSegment(h, 2000);
             checkItems(h, h.on(h.store::firstIndex), last);
         }
-        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io))) {
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).recycledSegments(4))) {
             RecoveredState r = h.open();
             assertEquals(last, r.getLastIndex());
             assertFalse(r.hadTornTail(), "a clean close inside a recycled segment read as a torn tail: " + r);
@@ -133,7 +133,7 @@ class SegmentRecyclingTest {
     void aCrashInARecycledSegmentKeepsEveryPersistedItemAndNoOldOne() throws Exception {
         FaultyFileIo io = recordingRenames();
         long persisted;
-        StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io));
+        StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).recycledSegments(4));
         try {
             h.open();
             appendAndCommit(h, 1, 2000);
@@ -145,7 +145,7 @@ class SegmentRecyclingTest {
         } finally {
             h.shutdown();   // no close: nothing zeroed after the last item
         }
-        try (StoreHarness h2 = new StoreHarness(dir, c -> c.fileIo(io))) {
+        try (StoreHarness h2 = new StoreHarness(dir, c -> c.fileIo(io).recycledSegments(4))) {
             RecoveredState r = h2.open();
             assertEquals(persisted, r.getLastIndex(), "the log after the crash: " + r);
             checkItems(h2, r.getFirstIndex(), r.getLastIndex());
@@ -220,6 +220,6 @@ class SegmentRecyclingTest {
         LogStoreConfig c = new LogStoreConfig(dir, LogStoreConfig.newIoExecutor("unused", 1));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.recycledSegments(-1));
         assertTrue(e.getMessage().contains("between 0 and 1024"), e.getMessage());
-        assertEquals(4, c.recycledSegments());
+        assertEquals(0, c.recycledSegments(), "off by default");
     }
 }
