@@ -167,12 +167,7 @@ public final class RaftClient extends LifeCycle {
         }
         WriteCall<T> call = new WriteCall<>(groupId, RaftCommands.RAFT_WRITE, new RaftWriteRequest(groupId, bizType, body),
                 resultDecoder, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
-        call.callerThread = Thread.currentThread();
-        try {
-            call.attempt();
-        } finally {
-            call.callerThread = null;
-        }
+        startAttempts(call);
     }
 
     /**
@@ -193,12 +188,7 @@ public final class RaftClient extends LifeCycle {
         }
         WriteCall<T> call = new WriteCall<>(groupId, command, body, resultDecoder,
                 System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
-        call.callerThread = Thread.currentThread();
-        try {
-            call.attempt();
-        } finally {
-            call.callerThread = null;
-        }
+        startAttempts(call);
     }
 
     /**
@@ -221,24 +211,10 @@ public final class RaftClient extends LifeCycle {
      */
     public <T> void callLeaderExactlyOnce(int groupId, int command, Encodable body, DecoderFactory<T> resultDecoder,
                                           long timeoutMillis, long attemptMillis, RpcCallback<T> callback) {
-        checkRunning();
-        if (timeoutMillis <= 0) {
-            throw new IllegalArgumentException("timeoutMillis must be positive: " + timeoutMillis);
-        }
-        if (attemptMillis <= 0) {
-            throw new IllegalArgumentException("attemptMillis must be positive: " + attemptMillis);
-        }
-        WriteCall<T> call = new WriteCall<>(groupId, command, body, resultDecoder,
-                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
+        WriteCall<T> call = resendingCall(groupId, command, body, resultDecoder, timeoutMillis, attemptMillis, callback);
         call.exactlyOnce = true;
-        call.attemptMillis = attemptMillis;
         call.resendWhenNodeFails = false;
-        call.callerThread = Thread.currentThread();
-        try {
-            call.attempt();
-        } finally {
-            call.callerThread = null;
-        }
+        startAttempts(call);
     }
 
     /**
@@ -257,6 +233,14 @@ public final class RaftClient extends LifeCycle {
      */
     public <T> void callLeaderIdempotent(int groupId, int command, Encodable body, DecoderFactory<T> resultDecoder,
                                          long timeoutMillis, long attemptMillis, RpcCallback<T> callback) {
+        WriteCall<T> call = resendingCall(groupId, command, body, resultDecoder, timeoutMillis, attemptMillis, callback);
+        call.idempotent = true;
+        startAttempts(call);
+    }
+
+    /** A call whose attempts each wait at most {@code attemptMillis} (the caller says what is resent). */
+    private <T> WriteCall<T> resendingCall(int groupId, int command, Encodable body, DecoderFactory<T> resultDecoder,
+                                           long timeoutMillis, long attemptMillis, RpcCallback<T> callback) {
         checkRunning();
         if (timeoutMillis <= 0) {
             throw new IllegalArgumentException("timeoutMillis must be positive: " + timeoutMillis);
@@ -266,8 +250,12 @@ public final class RaftClient extends LifeCycle {
         }
         WriteCall<T> call = new WriteCall<>(groupId, command, body, resultDecoder,
                 System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
-        call.idempotent = true;
         call.attemptMillis = attemptMillis;
+        return call;
+    }
+
+    /** Sends the first attempt; the caller's thread is marked so no callback runs inside this call. */
+    private static void startAttempts(WriteCall<?> call) {
         call.callerThread = Thread.currentThread();
         try {
             call.attempt();
@@ -305,12 +293,7 @@ public final class RaftClient extends LifeCycle {
         WriteCall<T> call = new WriteCall<>(groupId, RaftCommands.RAFT_WRITE, new RaftWriteRequest(groupId, bizType, body, sessionId, seq),
                 resultDecoder, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis), callback);
         call.exactlyOnce = true;
-        call.callerThread = Thread.currentThread();
-        try {
-            call.attempt();
-        } finally {
-            call.callerThread = null;
-        }
+        startAttempts(call);
     }
 
     /** A new exactly-once session: a random id and writes numbered from 1 (see {@link RaftSession}). */

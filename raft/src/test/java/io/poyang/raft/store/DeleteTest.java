@@ -206,20 +206,7 @@ class DeleteTest {
 
             CountDownLatch readEntered = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            AtomicBoolean holdRead = new AtomicBoolean(true);
-            io.hook = new FaultyFileIo.Hook() {
-                @Override
-                public void beforeRead(Path file, long position) throws IOException {
-                    if (file.equals(seg0) && holdRead.compareAndSet(true, false)) {
-                        readEntered.countDown();
-                        try {
-                            release.await();
-                        } catch (InterruptedException e) {
-                            throw new InterruptedIOException();
-                        }
-                    }
-                }
-            };
+            io.hook = FaultyFileIo.holdingFirstRead(seg0, readEntered, release);
             CompletableFuture<List<LogItem>> reading = h.callAsync(() -> h.store.load(1, 100, 1 << 20));
             await(readEntered);
 

@@ -38,6 +38,28 @@ public final class FaultyFileIo implements FileIo {
     public volatile Hook hook = new Hook() {
     };
 
+    /**
+     * A hook that holds the first read of {@code file}: it counts {@code entered} down, then waits
+     * for {@code release}.
+     */
+    static Hook holdingFirstRead(Path file, java.util.concurrent.CountDownLatch entered,
+                                 java.util.concurrent.CountDownLatch release) {
+        java.util.concurrent.atomic.AtomicBoolean hold = new java.util.concurrent.atomic.AtomicBoolean(true);
+        return new Hook() {
+            @Override
+            public void beforeRead(Path f, long position) throws IOException {
+                if (f.equals(file) && hold.compareAndSet(true, false)) {
+                    entered.countDown();
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        throw new java.io.InterruptedIOException();
+                    }
+                }
+            }
+        };
+    }
+
     @Override
     public LogFile open(Path path) throws IOException {
         return withHook(path, FileIo.DEFAULT.open(path));

@@ -5,7 +5,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -14,7 +13,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -164,20 +162,7 @@ class SegmentRecyclingTest {
             appendAndCommit(h, 1, 3000);
             CountDownLatch readEntered = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            AtomicBoolean holdRead = new AtomicBoolean(true);
-            io.hook = new FaultyFileIo.Hook() {
-                @Override
-                public void beforeRead(Path file, long position) throws IOException {
-                    if (file.equals(seg0) && holdRead.compareAndSet(true, false)) {
-                        readEntered.countDown();
-                        try {
-                            release.await();
-                        } catch (InterruptedException e) {
-                            throw new InterruptedIOException();
-                        }
-                    }
-                }
-            };
+            io.hook = FaultyFileIo.holdingFirstRead(seg0, readEntered, release);
             CompletableFuture<List<LogItem>> reading = h.callAsync(() -> h.store.load(1, 100, 1 << 20));
             assertTrue(readEntered.await(StoreHarness.TIMEOUT_SECONDS, TimeUnit.SECONDS), "the read never started");
             h.call(() -> h.store.deleteBelow(2000));
