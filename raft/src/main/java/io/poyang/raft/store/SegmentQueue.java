@@ -317,19 +317,19 @@ final class SegmentQueue {
     }
 
     /**
-     * Makes a recycled file the segment at {@code startPos}: renamed to its name, its first header
-     * zeroed (so a spare that is never written is a clean end to recovery, and none of the old items
-     * is read as the segment's first), synced with its directory. Null when no file waits or the
-     * rename failed (the file is then deleted, or left for the next start to delete). I/O thread.
+     * Renames a file kept for recycling to {@code p}, the next segment's name. False when none waits
+     * or the rename failed (the file is then deleted, or left for the next start to delete: its old
+     * name lies below the first index). I/O thread.
      */
-    private LogSegment reuseRecycled(long startPos, Path p) throws IOException {
+    private boolean takeRecycled(Path p) {
         Path old = recycled.poll();
         if (old == null) {
-            return null;
+            return false;
         }
         recycledCount.decrementAndGet();
         try {
             store.fileIo().atomicMove(old, p);
+            return true;
         } catch (IOException e) {
             log.warn("{}: recycling the log segment file {} as {} failed ({}); making a new one instead",
                     store.name(), old, p, e.toString());
@@ -338,38 +338,28 @@ final class SegmentQueue {
             } catch (IOException ignored) {
                 // below the first index: the next start deletes it
             }
-            return null;
+            return false;
         }
-        LogFile f = store.fileIo().open(p);
-        try {
-            if (f.size() != segmentBytes) {
-                f.setLength(segmentBytes);
-            }
-            f.writeFully(ByteBuffer.allocate(LogItemCodec.HEADER_BYTES), 0);
-            f.force(true);
-            store.fileIo().syncDirectory(logDir);
-        } catch (IOException | RuntimeException e) {
-            try {
-                f.close();
-            } catch (IOException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            // under its new name with an old first header: a retry opens it again, a start zeroes
-            // the header of a spare as it does for any
-            throw e;
-        }
-        return new LogSegment(startPos, segmentBytes, f);
     }
 
+    /**
+     * Makes the segment at {@code startPos}, synced with its directory: from a file kept for
+     * recycling when one waits (its first header zeroed, so a spare never written is a clean end to
+     * recovery and none of its old items is read as the segment's first), else a new file (sparse,
+     * or zero-filled with {@code zeroFill}). A recycled file left under its new name by a failure
+     * here is opened again by the retry, or its header zeroed by a start, as for any spare.
+     */
     private LogSegment allocateBlocking(long startPos) throws IOException {
         Path p = logDir.resolve(LogSegment.fileName(startPos));
-        LogSegment reused = reuseRecycled(startPos, p);
-        if (reused != null) {
-            return reused;
-        }
+        boolean recycledFile = takeRecycled(p);
         LogFile f = store.fileIo().open(p);
         try {
-            if (zeroFill) {
+            if (recycledFile) {
+                if (f.size() != segmentBytes) {
+                    f.setLength(segmentBytes);
+                }
+                f.writeFully(ByteBuffer.allocate(LogItemCodec.HEADER_BYTES), 0);
+            } else if (zeroFill) {
                 ByteBuffer zeros = ByteBuffer.allocateDirect(ZERO_CHUNK_BYTES);
                 for (long pos = 0; pos < segmentBytes; pos += ZERO_CHUNK_BYTES) {
                     zeros.clear();
