@@ -6,7 +6,6 @@ import io.poyang.net.BytesBody;
 import io.poyang.net.BytesDecoder;
 import io.poyang.net.IgnoreBodyDecoder;
 import io.poyang.net.NioServer;
-import io.poyang.net.NioServerConfig;
 import io.poyang.net.ReqContext;
 import io.poyang.net.ReqProcessor;
 import io.poyang.net.WritePacket;
@@ -120,17 +119,7 @@ class RaftClientDeadlineTest {
     /** Like the one above; the server also takes writes with {@code writes} (when not null). */
     private static void withOneNode(ReqProcessor<Object> status, ReqProcessor<Object> writes,
                                     Consumer<RaftClientConfig> settings, ClientTest test) throws Exception {
-        NioServerConfig sc = new NioServerConfig();
-        sc.host = "127.0.0.1";
-        sc.port = 0;
-        sc.ioThreads = 1;
-        sc.stopTimeoutMillis = 1000;
-        NioServer server = new NioServer(sc);
-        server.register(RaftCommands.RAFT_STATUS, status);
-        if (writes != null) {
-            server.register(RaftCommands.RAFT_WRITE, writes);
-        }
-        server.start();
+        NioServer server = FakeRaftNode.start(status, writes);
         RaftClientConfig cfg = new RaftClientConfig();
         cfg.node(1, "127.0.0.1:" + server.port());
         settings.accept(cfg);

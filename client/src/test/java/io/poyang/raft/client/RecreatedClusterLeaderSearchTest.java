@@ -3,7 +3,6 @@ package io.poyang.raft.client;
 import io.poyang.codec.PbCallback;
 import io.poyang.net.IgnoreBodyDecoder;
 import io.poyang.net.NioServer;
-import io.poyang.net.NioServerConfig;
 import io.poyang.net.ReqContext;
 import io.poyang.net.ReqProcessor;
 import io.poyang.net.WritePacket;
@@ -73,14 +72,7 @@ class RecreatedClusterLeaderSearchTest {
     private RaftClient client;
 
     private NioServer server(Status status) {
-        NioServerConfig sc = new NioServerConfig();
-        sc.host = "127.0.0.1";
-        sc.port = 0;
-        sc.ioThreads = 1;
-        sc.stopTimeoutMillis = 1000;
-        NioServer s = new NioServer(sc);
-        s.register(RaftCommands.RAFT_STATUS, status);
-        s.start();
+        NioServer s = FakeRaftNode.start(status, null);
         servers.add(s);
         return s;
     }

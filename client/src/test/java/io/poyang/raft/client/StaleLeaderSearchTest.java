@@ -6,7 +6,6 @@ import io.poyang.net.BytesBody;
 import io.poyang.net.BytesDecoder;
 import io.poyang.net.IgnoreBodyDecoder;
 import io.poyang.net.NioServer;
-import io.poyang.net.NioServerConfig;
 import io.poyang.net.ReqContext;
 import io.poyang.net.ReqProcessor;
 import io.poyang.net.RpcCallback;
@@ -97,15 +96,7 @@ class StaleLeaderSearchTest {
     private RaftClient client;
 
     private NioServer server(ReqProcessor<Object> status, ReqProcessor<Object> writes) {
-        NioServerConfig sc = new NioServerConfig();
-        sc.host = "127.0.0.1";
-        sc.port = 0;
-        sc.ioThreads = 1;
-        sc.stopTimeoutMillis = 1000;
-        NioServer s = new NioServer(sc);
-        s.register(RaftCommands.RAFT_STATUS, status);
-        s.register(RaftCommands.RAFT_WRITE, writes);
-        s.start();
+        NioServer s = FakeRaftNode.start(status, writes);
         servers.add(s);
         return s;
     }
