@@ -27,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A DtKV node as {@code ./poyang server} runs it: the data directory (PID lock, owner check), a
@@ -55,10 +56,18 @@ public final class PoyangNode {
     private volatile ServersFileSync serversSync;
     private volatile boolean stopped;
     private boolean testingFaults;
-    /** A start() is running (it holds this object's lock); a stop() then cuts it short first. */
-    private volatile boolean startInProgress;
-    /** A stop() came while start() ran: the start gives up at its next step. */
-    private volatile boolean stopRequestedWhileStarting;
+    /**
+     * Where a start() stands, for a stop() on another thread. A start() holds this object's lock, so
+     * a stop cannot wait for it there: it moves a {@code RUNNING} start to {@code CUT} and the start
+     * gives up at its next step. The start ends by moving {@code RUNNING} to {@code DONE}: whichever
+     * of the two moves comes first wins, so a start either fails as stopped or has finished before
+     * the stop begins (the stop then stops a started node, gracefully).
+     */
+    private final AtomicReference<StartPhase> startPhase = new AtomicReference<>(StartPhase.IDLE);
+    /** Runs after the start's last step, before it is complete; tests hold a start there. */
+    volatile Runnable beforeStartCompletes = () -> { };
+
+    private enum StartPhase { IDLE, RUNNING, CUT, DONE }
     /** The start reached its groups (they may write to the data directory); set by start(), read by abortStart. */
     private boolean groupsBegun;
     /** The raft server of the start in progress, for a stop that comes meanwhile; else null. */
@@ -138,13 +147,14 @@ public final class PoyangNode {
             throw new IllegalStateException("node " + config.nodeId + (stopped ? " was started and stopped" : " is"
                     + " running") + "; a PoyangNode starts once: create a new one to start the node again");
         }
-        stopRequestedWhileStarting = false;
         groupsBegun = false;
-        startInProgress = true;
+        startPhase.set(StartPhase.RUNNING);
         try {
             start0();
         } finally {
-            startInProgress = false;
+            // a failed start may be retried; a finished one stays DONE
+            startPhase.compareAndSet(StartPhase.RUNNING, StartPhase.IDLE);
+            startPhase.compareAndSet(StartPhase.CUT, StartPhase.IDLE);
             startingRaft = null;
         }
         log.info("{}", readyLine());
@@ -169,10 +179,13 @@ public final class PoyangNode {
                 http = new NodeHttpEndpoint(this, config.host, config.metricsPort);
                 http.start();
             }
-            checkNotStopping();
+            beforeStartCompletes.run();
+            if (!startPhase.compareAndSet(StartPhase.RUNNING, StartPhase.DONE)) {
+                throw new StoppedException("node " + config.nodeId + " was stopped while it started");
+            }
         } catch (RuntimeException | Error e) {
             abortStart(e);
-            if (stopRequestedWhileStarting && e instanceof RuntimeException && !(e instanceof StoppedException)) {
+            if (startPhase.get() == StartPhase.CUT && e instanceof RuntimeException && !(e instanceof StoppedException)) {
                 throw new StoppedException("node " + config.nodeId + " was stopped while it started (" + e.getMessage()
                         + ")", e);
             }
@@ -182,7 +195,7 @@ public final class PoyangNode {
 
     /** Throws once a stop() came during the start (the start then undoes itself). */
     private void checkNotStopping() {
-        if (stopRequestedWhileStarting) {
+        if (startPhase.get() == StartPhase.CUT) {
             throw new StoppedException("node " + config.nodeId + " was stopped while it started");
         }
     }
@@ -510,7 +523,7 @@ public final class PoyangNode {
      * the start has ended (the node may then be started again, as after any failed start).
      */
     public void stop() {
-        if (startInProgress) {
+        if (startPhase.compareAndSet(StartPhase.RUNNING, StartPhase.CUT)) {
             cutStartShort();
         }
         stopAfterStart();
@@ -521,7 +534,6 @@ public final class PoyangNode {
      * as the start holds this object's lock), which fails the groups' starts the start waits for.
      */
     private void cutStartShort() {
-        stopRequestedWhileStarting = true;
         RaftServer r = startingRaft;
         if (r != null) {
             log.info("node {}: stopped while starting; the groups give up their recovery", config.nodeId);

@@ -98,6 +98,73 @@ class StopDuringStartTest {
         }
     }
 
+    /**
+     * A stop that lands after the start's last check but before the start returned: before, the stop
+     * stopped the raft server under the start, and the start went on to return as if the node served
+     * (its ready line printed over a stopped server). The start and the stop must agree on which came
+     * first: here the stop did, so the start fails as stopped and leaves nothing running.
+     */
+    @Test
+    void aStopAfterTheStartsLastStepEndsTheStartAsStoppedNotAsReady() throws Exception {
+        Path conf = tmp.resolve("config.properties");
+        Path data = tmp.resolve("data");
+        PoyangNode node = InProcessNodes.singleNode(conf, data, Collections.emptyMap());
+        CountDownLatch reached = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        node.beforeStartCompletes = () -> {
+            reached.countDown();
+            try {
+                release.await(WAIT_MILLIS, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        };
+        AtomicReference<Throwable> startFailure = new AtomicReference<>();
+        Thread starter = new Thread(() -> {
+            try {
+                node.start();
+            } catch (Throwable t) {
+                startFailure.set(t);
+            }
+        }, "starter");
+        Thread stopper = new Thread(node::stop, "stopper");
+        try {
+            starter.start();
+            assertTrue(reached.await(WAIT_MILLIS, TimeUnit.MILLISECONDS), "the start never reached its end");
+            int servicePort = node.servicePort();
+            stopper.start();
+            // the stop has cut the start and waits for it on the node's lock
+            Await.until("the stop to wait for the start", WAIT_MILLIS,
+                    () -> stopper.getState() == Thread.State.BLOCKED);
+            release.countDown();
+            stopper.join(WAIT_MILLIS);
+            starter.join(WAIT_MILLIS);
+            assertFalse(stopper.isAlive(), "the stop did not return");
+            assertFalse(starter.isAlive(), "the start did not end");
+            Throwable f = startFailure.get();
+            assertTrue(f instanceof StoppedException && f.getMessage().contains("stopped while it started"),
+                    "the start returned as if the node served, or failed otherwise: " + f);
+            assertFalse(node.isStopped(), "a start that did not end is not a stopped node");
+            assertTrue(portIsFree(servicePort), "the service port of the abandoned start is still open");
+        } finally {
+            release.countDown();
+        }
+
+        // the data directory was released: the node starts on it
+        PoyangNode again = InProcessNodes.singleNode(conf, data, Collections.emptyMap());
+        again.start();
+        again.stop();
+    }
+
+    private static boolean portIsFree(int port) {
+        try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+            s.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     /** A log FileIo that holds the first read under one directory until released, and counts the reads after. */
     private static final class HeldRead {
         final CountDownLatch reached = new CountDownLatch(1);
