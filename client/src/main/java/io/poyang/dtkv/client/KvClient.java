@@ -64,7 +64,8 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * {@link KvClientConfig#writeAttemptMillis} (3 s by default: a leader that answers pings but not
  * writes) is sent again with the same seq within its deadline — to the new leader, once the raft
  * client finds it — and the group applies it at most once, answering a repeat with the first
- * answer; the first answer to arrive wins. Writes outstanding together may then
+ * answer; the first answer to arrive wins. So is one the leader answered TIMEOUT before the write's
+ * deadline (it holds each attempt to the attempt's deadline, and gave it no log index by then). Writes outstanding together may then
  * be applied in another order than they were sent; a write sent after another's answer is always
  * applied after it. A write with no answer by its deadline fails with
  * {@link RaftOutcomeUnknownException}: it may or may not be applied.

@@ -42,7 +42,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * Writes to raft groups of a cluster. It knows the nodes (their service addresses), keeps one
  * connection to each, finds each group's leader by asking the nodes (RAFT_STATUS), remembers it,
  * follows NOT_LEADER answers to the leader they name, and retries a write that was certainly not
- * applied (NOT_LEADER, a node stopping, no leader known yet) until the caller's deadline.
+ * applied (NOT_LEADER, a node stopping, no leader known yet, TIMEOUT while the caller's deadline
+ * has time left) until the caller's deadline.
  *
  * <p>A write that was sent and got no answer by the deadline — or whose connection was lost, or
  * whose node failed with it in the log — may or may not be applied: it fails with
@@ -197,12 +198,13 @@ public final class RaftClient extends LifeCycle {
      * sent as an exactly-once write is: an attempt not answered within {@code attemptMillis}, whose
      * connection was lost, or whose node stepped down with it in its log (SYS_ERROR with detail
      * {@link RaftCommands#SYS_ERROR_STEPPED_DOWN}) is sent again, the same bytes, to whoever leads
-     * then, until the deadline. Another SYS_ERROR (the node's group failed: a full disk, say) ends the
-     * call at once, outcome unknown, as {@link #callLeader} does: the caller hears why now rather
-     * than at the deadline. So a leader that still
-     * answers pings but no longer answers writes (its group stuck, a disk that hangs the sync, a
-     * leader that lost its group but not its process) holds the request for one attempt, not for its
-     * whole deadline. The first answer wins: an attempt is dropped when its time is up, so a late
+     * then, until the deadline. So is one answered TIMEOUT: the node holds each attempt to the
+     * attempt's deadline, and a leader too busy to give it a log index by then did not apply it.
+     * Another SYS_ERROR (the node's group failed: a full disk, say) ends the call at once, outcome
+     * unknown, as {@link #callLeader} does: the caller hears why now rather than at the deadline. So
+     * a leader that still answers pings but no longer answers writes (its group stuck, a disk that
+     * hangs the sync, a leader that lost its group but not its process) holds the request for one
+     * attempt, not for its whole deadline. The first answer wins: an attempt is dropped when its time is up, so a late
      * answer to it is not heard. A failure after an unanswered attempt is
      * {@link RaftOutcomeUnknownException} (that copy may yet be applied); if {@code callback} is an
      * {@link UnansweredAttemptListener} it hears of each unanswered attempt as it happens. Never use
@@ -267,7 +269,9 @@ public final class RaftClient extends LifeCycle {
     /**
      * An exactly-once write: {@link #write(int, int, Encodable, DecoderFactory, long)} carrying
      * ({@code sessionId}, {@code seq}). The group applies it once; a repeat with the same pair —
-     * this client's own resends after no answer or a lost connection, or the caller's retry after
+     * this client's own resends after no answer, a TIMEOUT answer (each attempt carries at most
+     * {@link RaftClientConfig#exactlyOnceAttemptMillis} as its deadline to the node; not applied) or a
+     * lost connection, or the caller's retry after
      * an outcome-unknown failure — gets the first application's result. Sessions are kept by the
      * servers for {@code RaftConfig.sessionExpiryMillis} after their last write and remember the
      * last {@code sessionWindow} seqs; a seq older than that fails outcome-unknown. {@link #newSession()}
@@ -650,12 +654,21 @@ public final class RaftClient extends LifeCycle {
                                 + " refused the write: " + r.remoteMessage()));
                         return;
                     case ResponseCode.TIMEOUT:
-                        if (idempotent && deadlineNanos - System.nanoTime() > 0) {
-                            // the node could not serve it within this attempt's time (a leader that lost
-                            // its peers cannot confirm a read): ask whoever leads in the highest term
-                            unansweredNode = node;
+                        if (deadlineNanos - System.nanoTime() > 0) {
+                            // The node's deadline for this copy passed, and the node carries the
+                            // attempt's deadline, shorter than the call's when the call has an attempt
+                            // limit. A write answered so never got a log index (not applied, whether
+                            // exactly-once or not), so it is sent again while the call has time: a leader
+                            // too busy to take it within one attempt no longer fails a write whose caller
+                            // would still wait. (A call without an attempt limit sends its own deadline:
+                            // its TIMEOUT comes after it, and it fails below.)
                             lastRefusal = r.remoteMessage();
-                            leaders.remove(groupId, node);
+                            if (idempotent) {
+                                // the node could not serve it in time (a leader that lost its peers cannot
+                                // confirm a read): ask whoever leads in the highest term
+                                unansweredNode = node;
+                                leaders.remove(groupId, node);
+                            }
                             retryLater();
                             return;
                         }

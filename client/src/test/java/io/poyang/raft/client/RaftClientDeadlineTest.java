@@ -8,6 +8,8 @@ import io.poyang.net.IgnoreBodyDecoder;
 import io.poyang.net.NioServer;
 import io.poyang.net.ReqContext;
 import io.poyang.net.ReqProcessor;
+import io.poyang.net.ResponseCode;
+import io.poyang.net.RpcCallback;
 import io.poyang.net.WritePacket;
 import org.junit.jupiter.api.Test;
 
@@ -24,6 +26,7 @@ import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -98,6 +101,49 @@ class RaftClientDeadlineTest {
 
         @Override
         public WritePacket process(ReqContext context, Object body) {
+            return WritePacket.response(new BytesBody(new byte[]{42}));
+        }
+    }
+
+    /** Answers every status request as node 1, the leader of group 1 in term 5. */
+    private static final class LeaderStatus implements ReqProcessor<Object> {
+        @Override
+        public PbCallback<Object> createDecoder() {
+            return IgnoreBodyDecoder.<Object>factory().create();
+        }
+
+        @Override
+        public WritePacket process(ReqContext context, Object body) {
+            return WritePacket.response(new RaftStatusResponse(1, 1, 5, 1, RaftRole.LEADER, 0, 0, 0, new int[]{1}));
+        }
+    }
+
+    /**
+     * Answers the first {@code timeouts} copies of a write with TIMEOUT, as a leader whose writer came
+     * to them after their deadline (never given an index: not applied), and the later ones with the
+     * state machine's result; keeps how long each copy had left when it arrived.
+     */
+    private static final class TimingOutWrites implements ReqProcessor<Object> {
+        final int timeouts;
+        final AtomicInteger copies = new AtomicInteger();
+        final ConcurrentLinkedQueue<Long> millisLeftOnArrival = new ConcurrentLinkedQueue<>();
+
+        TimingOutWrites(int timeouts) {
+            this.timeouts = timeouts;
+        }
+
+        @Override
+        public PbCallback<Object> createDecoder() {
+            return IgnoreBodyDecoder.<Object>factory().create();
+        }
+
+        @Override
+        public WritePacket process(ReqContext context, Object body) {
+            millisLeftOnArrival.add(TimeUnit.NANOSECONDS.toMillis(context.deadlineNanos() - System.nanoTime()));
+            if (copies.incrementAndGet() <= timeouts) {
+                return WritePacket.error(ResponseCode.TIMEOUT, "the write's deadline passed before raft group 1"
+                        + " could take it; it was not applied");
+            }
             return WritePacket.response(new BytesBody(new byte[]{42}));
         }
     }
@@ -207,6 +253,63 @@ class RaftClientDeadlineTest {
             // the writes (their bodies, their callbacks) until then
             assertEquals(0, client.searchDeadlinesHoldingWrites(),
                     "deadline timers still holding a write after the search ended and the writes completed");
+        });
+    }
+
+    /**
+     * An attempt of an exactly-once call carries the attempt's deadline to the node, not the call's: a
+     * leader too busy to give the write an index within one attempt answers TIMEOUT (not applied)
+     * while the caller still has most of its time. The write is sent again; before, the whole call
+     * failed at the first such answer.
+     */
+    @Test
+    void anExactlyOnceWriteAnsweredTimeoutWithinItsDeadlineIsSentAgain() throws Exception {
+        TimingOutWrites writes = new TimingOutWrites(1);
+        withOneNode(new LeaderStatus(), writes, cfg -> { }, (client, cfg) -> {
+            long callMillis = 30_000;
+            long attemptMillis = 500;
+            CompletableFuture<byte[]> f = new CompletableFuture<>();
+            client.callLeaderExactlyOnce(1, RaftCommands.RAFT_WRITE, new BytesBody(new byte[8]), BytesDecoder.FACTORY,
+                    callMillis, attemptMillis, RpcCallback.completing(f));
+            assertArrayEquals(new byte[]{42}, f.get(30, TimeUnit.SECONDS));
+            assertEquals(2, writes.copies.get(), "copies the node saw");
+            long firstCopyLeft = writes.millisLeftOnArrival.peek();
+            assertTrue(firstCopyLeft <= attemptMillis, "the first copy reached the node with " + firstCopyLeft
+                    + " ms left: the attempt's deadline, not the call's " + callMillis + " ms, is what it carries");
+        });
+    }
+
+    /** The same for a raft session's exactly-once write, which has the same attempt limit (exactlyOnceAttemptMillis). */
+    @Test
+    void aSessionWriteAnsweredTimeoutWithinItsDeadlineIsSentAgain() throws Exception {
+        TimingOutWrites writes = new TimingOutWrites(1);
+        withOneNode(new LeaderStatus(), writes, cfg -> cfg.exactlyOnceAttemptMillis = 500, (client, cfg) -> {
+            byte[] result = client.newSession().write(1, 0, new BytesBody(new byte[8]), BytesDecoder.FACTORY, 30_000)
+                    .get(30, TimeUnit.SECONDS);
+            assertArrayEquals(new byte[]{42}, result);
+            assertEquals(2, writes.copies.get(), "copies the node saw");
+        });
+    }
+
+    @Test
+    void anExactlyOnceWriteAnsweredTimeoutEveryTimeFailsAsNotAppliedAtTheCallersDeadline() throws Exception {
+        TimingOutWrites writes = new TimingOutWrites(Integer.MAX_VALUE);
+        withOneNode(new LeaderStatus(), writes, cfg -> { }, (client, cfg) -> {
+            long callMillis = 1_500;
+            long start = System.nanoTime();
+            CompletableFuture<byte[]> f = new CompletableFuture<>();
+            client.callLeaderExactlyOnce(1, RaftCommands.RAFT_WRITE, new BytesBody(new byte[8]), BytesDecoder.FACTORY,
+                    callMillis, 200, RpcCallback.completing(f));
+            ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(30, TimeUnit.SECONDS));
+            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(e.getCause() instanceof PoyangTimeoutException, e.getCause().toString());
+            assertFalse(e.getCause() instanceof RaftOutcomeUnknownException, "every copy was answered TIMEOUT,"
+                    + " so none is in the log: " + e.getCause());
+            assertTrue(e.getCause().getMessage().contains("not applied"), e.getCause().getMessage());
+            // the call cannot end before its deadline; the margin only allows for rounding
+            assertTrue(tookMillis >= callMillis - 200, "a call of " + callMillis + " ms failed after " + tookMillis
+                    + " ms, with time left to send the write again");
+            assertTrue(writes.copies.get() >= 2, "copies the node saw: " + writes.copies.get());
         });
     }
 }
