@@ -22,7 +22,7 @@ public final class KvClientConfig {
      * for one attempt, not its whole deadline. 0, the default: {@link
      * RaftClientConfig#DEFAULT_EXACTLY_ONCE_ATTEMPT_MILLIS} (3 s), or {@link #timeoutMillis} when that
      * is shorter (one attempt then takes the whole deadline). Else between {@value
-     * #MIN_WRITE_ATTEMPT_MILLIS} ms and {@link #timeoutMillis} (checked when the client is made).
+     * #MIN_ATTEMPT_MILLIS} ms and {@link #timeoutMillis} (checked when the client is made).
      * Shorter finds a new leader sooner, but a write that a healthy, busy leader takes longer to
      * commit is then sent again too: a second log entry, applied as a repeat.
      */
@@ -38,7 +38,7 @@ public final class KvClientConfig {
      * longer serves its group (stuck, a hung disk sync, or cut off from its peers so it cannot
      * confirm a read) then holds a read or a registration for one attempt, not the whole deadline.
      * 0, the default: {@link RaftClientConfig#DEFAULT_EXACTLY_ONCE_ATTEMPT_MILLIS} (3 s), or
-     * {@link #timeoutMillis} when that is shorter. Else between {@value #MIN_WRITE_ATTEMPT_MILLIS} ms
+     * {@link #timeoutMillis} when that is shorter. Else between {@value #MIN_ATTEMPT_MILLIS} ms
      * and {@link #timeoutMillis} (checked when the client is made). Shorter finds a new leader sooner,
      * but a read a healthy, busy leader takes longer to serve is then served twice. A follower read
      * ({@link KvReadKind#FOLLOWER_READ}) has the same limit on each node it is sent to: one the node
@@ -149,17 +149,17 @@ public final class KvClientConfig {
     }
 
     /**
-     * The least {@link #writeAttemptMillis} and {@link #readAttemptMillis}: below it a write that a
-     * healthy leader commits in a round trip and a disk sync, or a read it confirms with its peers,
-     * would be sent again and again.
+     * The least attempt limit, for {@link #writeAttemptMillis} and {@link #readAttemptMillis} alike:
+     * below it a write that a healthy leader commits in a round trip and a disk sync, or a read it
+     * confirms with its peers, would be sent again and again.
      */
-    public static final long MIN_WRITE_ATTEMPT_MILLIS = 100;
+    public static final long MIN_ATTEMPT_MILLIS = 100;
 
     /** Sets {@link #writeAttemptMillis} (0: the default), at most {@link #timeoutMillis} by the time the client is made. */
     public KvClientConfig writeAttemptMillis(long millis) {
-        if (millis != 0 && millis < MIN_WRITE_ATTEMPT_MILLIS) {
+        if (millis != 0 && millis < MIN_ATTEMPT_MILLIS) {
             throw new IllegalArgumentException("writeAttemptMillis must be 0 (the default: 3 s, or timeoutMillis when"
-                    + " shorter) or at least " + MIN_WRITE_ATTEMPT_MILLIS + " ms (shorter would send writes a healthy"
+                    + " shorter) or at least " + MIN_ATTEMPT_MILLIS + " ms (shorter would send writes a healthy"
                     + " leader is still committing again and again): " + millis);
         }
         this.writeAttemptMillis = millis;
@@ -168,9 +168,9 @@ public final class KvClientConfig {
 
     /** Sets {@link #readAttemptMillis} (0: the default), at most {@link #timeoutMillis} by the time the client is made. */
     public KvClientConfig readAttemptMillis(long millis) {
-        if (millis != 0 && millis < MIN_WRITE_ATTEMPT_MILLIS) {
+        if (millis != 0 && millis < MIN_ATTEMPT_MILLIS) {
             throw new IllegalArgumentException("readAttemptMillis must be 0 (the default: 3 s, or timeoutMillis when"
-                    + " shorter) or at least " + MIN_WRITE_ATTEMPT_MILLIS + " ms (shorter would send reads a healthy"
+                    + " shorter) or at least " + MIN_ATTEMPT_MILLIS + " ms (shorter would send reads a healthy"
                     + " leader is still serving again and again): " + millis);
         }
         this.readAttemptMillis = millis;
@@ -198,9 +198,9 @@ public final class KvClientConfig {
         if (millis == 0) {
             return Math.max(1, Math.min(RaftClientConfig.DEFAULT_EXACTLY_ONCE_ATTEMPT_MILLIS, timeoutMillis));
         }
-        if (millis < MIN_WRITE_ATTEMPT_MILLIS || millis > timeoutMillis) {
+        if (millis < MIN_ATTEMPT_MILLIS || millis > timeoutMillis) {
             throw new IllegalArgumentException("KvClientConfig." + field + " is " + millis
-                    + " ms; it must be between " + MIN_WRITE_ATTEMPT_MILLIS + " ms and timeoutMillis (" + timeoutMillis
+                    + " ms; it must be between " + MIN_ATTEMPT_MILLIS + " ms and timeoutMillis (" + timeoutMillis
                     + " ms): an attempt cannot outlast the " + what + "'s deadline. Lower it, raise timeoutMillis, or"
                     + " set 0 for the default (3 s, or timeoutMillis when shorter)");
         }
