@@ -50,7 +50,10 @@ class KvLockDropTest {
     /**
      * A lock in use is kept though the application dropped its reference: held, and waiting. The
      * proof that a collection ran is an unused lock, made before them, being dropped: a collection
-     * that takes it takes the younger ones too unless they are kept.
+     * that takes it takes the younger ones too unless they are kept. A collection alone cannot show
+     * that the client keeps the waiting one: the timers of its wait (its end, its next check) refer
+     * to it too, and would keep it from a map that let go of it. So the map's own strong reference
+     * to each lock in use is checked as well ({@link #keptByTheClient}).
      */
     @Test
     void aLockInUseIsKeptWithoutAReference() throws Exception {
@@ -62,6 +65,10 @@ class KvLockDropTest {
             assertTrue(other.tryLock(30_000, 0));
             CompletableFuture<Boolean> waiting = a.lock("waited").tryLockAsync(30_000, 30_000);
             Await.until("a's tryLock to be queued", () -> a.lock("waited").isQueued());
+            assertTrue(keptByTheClient(a.lock("held")), "the client's map does not keep the held lock");
+            assertTrue(keptByTheClient(a.lock("waited")), "the client's map does not keep the waiting lock"
+                    + " (only the timers of its wait do)");
+            assertFalse(keptByTheClient(a.lock("unused")), "the client's map keeps an unused lock");
             // the test's own weak references: cleared by the collection itself, while the client's
             // entries go only once the reference handler has queued them
             WeakReference<KvLock> held = new WeakReference<>(a.lock("held"));
@@ -75,8 +82,11 @@ class KvLockDropTest {
             other.unlock();
             assertTrue(waiting.get(10, TimeUnit.SECONDS));
             assertTrue(a.lock("waited").isHeld());
+            assertTrue(keptByTheClient(a.lock("waited")), "the client's map does not keep the lock granted after waiting");
             a.lock("held").unlock();
             a.lock("waited").unlock();
+            assertFalse(keptByTheClient(a.lock("held")), "the client's map keeps a released lock");
+            assertFalse(keptByTheClient(a.lock("waited")), "the client's map keeps a released lock");
             collectUntil(a, "the released locks to be dropped", () -> tracked(a) == 0);
         });
     }
@@ -195,6 +205,15 @@ class KvLockDropTest {
             });
             renewedTo = client.lock(name).leaseDeadlineNanos();
         }
+    }
+
+    /**
+     * Whether the client's map refers to {@code lock} strongly: its entry's in-use reference, which
+     * the lock sets under its monitor. Read after a call of the test's thread that took that monitor
+     * (isQueued, isHeld, unlock) since the change, so the read sees it.
+     */
+    private static boolean keptByTheClient(KvLock lock) {
+        return lock.entry.inUse == lock;
     }
 
     private static int tracked(KvClient client) {
