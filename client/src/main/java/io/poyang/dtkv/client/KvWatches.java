@@ -35,6 +35,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The client's watches: which keys it watches (per group), the latest state it has of each key
@@ -56,7 +57,8 @@ final class KvWatches implements ConnectionListener {
 
     private static final PoyangLog log = PoyangLogs.get(KvWatches.class);
     private static final long RESYNC_DELAY_MILLIS = 30;
-    private static final long RESYNC_RETRY_MILLIS = 200;
+    /** How soon a registration that failed (not refused) is sent again, whole; tests wait a few of these. */
+    static final long RESYNC_RETRY_MILLIS = 200;
     /** Handles in the order they were made; a handle's own keys by their place in its list. */
     private static final Comparator<Map.Entry<KvWatch, Integer>> MADE_THEN_PLACE =
             Comparator.<Map.Entry<KvWatch, Integer>>comparingLong(e -> e.getKey().order)
@@ -65,6 +67,13 @@ final class KvWatches implements ConnectionListener {
     private final KvClient.Shared shared;
     private final Map<Integer, GroupWatches> groups = new HashMap<>();
     private boolean resyncScheduled;
+    /**
+     * Test seam: hears every registration (add, remove, full re-sync) as it is handed to the raft
+     * client; null in use. A resend in the background is silent by design (the listeners are told
+     * only of a refusal), so a test that a refused key is not sent again needs to see the sends.
+     * Set by {@link #hearSendsForTests}.
+     */
+    private volatile Consumer<KvWatchReq> sendsHeardForTests;
 
     private static final class GroupWatches {
         /** The handles, in the order they were made. */
@@ -120,6 +129,11 @@ final class KvWatches implements ConnectionListener {
 
     KvWatches(KvClient.Shared shared) {
         this.shared = shared;
+    }
+
+    /** Test seam, for tests only: {@code heard} gets every registration this client sends from now on (any thread). */
+    void hearSendsForTests(Consumer<KvWatchReq> heard) {
+        sendsHeardForTests = heard;
     }
 
     // ---------------------------------------------------------------- registering
@@ -307,6 +321,10 @@ final class KvWatches implements ConnectionListener {
      * order, or drops the connection's watches when it stops leading or the connection closes).
      */
     private void send(int groupId, KvWatchReq req, long sentBefore) {
+        Consumer<KvWatchReq> heard = sendsHeardForTests;
+        if (heard != null) {
+            heard.accept(req);
+        }
         RpcCallback<KvResp> callback = new RpcCallback<KvResp>() {
             @Override
             public void onSuccess(KvResp result) {

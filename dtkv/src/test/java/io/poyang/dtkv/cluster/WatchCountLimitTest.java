@@ -3,14 +3,18 @@ package io.poyang.dtkv.cluster;
 import io.poyang.dtkv.KvCode;
 import io.poyang.dtkv.KvException;
 import io.poyang.dtkv.KvNode;
+import io.poyang.dtkv.KvWatchReq;
 import io.poyang.dtkv.client.KvClient;
 import io.poyang.dtkv.client.KvWatch;
 import io.poyang.dtkv.client.KvWatchListener;
+import io.poyang.dtkv.client.WatchRegistrations;
 import io.poyang.dtkv.server.KvConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -18,7 +22,11 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** KvConfig.maxWatchesPerConnection through a real client: a refused registration reaches the listener. */
+/**
+ * KvConfig.maxWatchesPerConnection through a real client: a refused registration reaches the
+ * listener, and the client does not send the refused keys again (a resend would be refused again,
+ * and one in a full re-sync would have the node refuse that whole, silencing every watch).
+ */
 class WatchCountLimitTest {
 
     @TempDir
@@ -46,6 +54,7 @@ class WatchCountLimitTest {
         kv.maxWatchesPerConnection = 3;
         try (KvTestCluster c = new KvTestCluster(dir, 1, KvTestCluster.testConfig(), kv).start()) {
             KvClient client = c.client();
+            List<KvWatchReq> sent = WatchRegistrations.record(client);
             Recorder within = new Recorder();
             KvWatch first = client.watch(within, "a", "b");
             KvTestCluster.waitFor("the current state of a and b", 10, () -> within.changes.size() == 2);
@@ -60,9 +69,11 @@ class WatchCountLimitTest {
             client.put("a", "1");
             KvTestCluster.waitFor("the change of a", 10, () -> within.changes.contains("a=1"));
             assertTrue(over.changes.isEmpty(), "the refused watch heard " + over.changes);
-            // the client does not send the refused registration again (it would be refused again,
-            // and the whole set with it): nothing to wait for but time, a resend being spontaneous
-            Thread.sleep(1_000);   // the thing under test: a window of five re-sync retry periods
+            // the client does not send the refused keys again (they would be refused again, and the
+            // whole set with them). A resend tells no listener, so the sends are what is looked at;
+            // nothing to wait for but time, a resend being spontaneous:
+            Thread.sleep(5 * WatchRegistrations.RESEND_INTERVAL_MILLIS);   // the thing under test: five resend periods
+            assertEquals(1, carrying(sent, "c", "d").size(), "the refused keys were sent again: " + sent);
             assertEquals(1, over.errors.size(), "refusals: " + over.errors);
             assertTrue(within.errors.isEmpty(), "the watch within the limit was told of an error: " + within.errors);
             second.close();
@@ -81,6 +92,7 @@ class WatchCountLimitTest {
         kv.maxWatchesPerConnection = 3;
         try (KvTestCluster c = new KvTestCluster(dir, 1, KvTestCluster.testConfig(), kv).start()) {
             KvClient client = c.client();
+            List<KvWatchReq> sent = WatchRegistrations.record(client);
             Recorder within = new Recorder();
             client.watch(within, "a", "b");
             KvTestCluster.waitFor("the current state of a and b", 10, () -> within.changes.size() == 2);
@@ -97,6 +109,18 @@ class WatchCountLimitTest {
             assertTrue(within.errors.isEmpty(), "the watch within the limit was refused after the restart: "
                     + within.errors);
             assertTrue(over.changes.isEmpty(), "the refused watch heard " + over.changes);
+            assertEquals(1, carrying(sent, "c", "d").size(), "the refused keys were sent again: " + sent);
         }
+    }
+
+    /** The registrations in {@code sent} that ask to watch one of {@code keys} (adds and full re-syncs). */
+    private static List<KvWatchReq> carrying(List<KvWatchReq> sent, String... keys) {
+        List<KvWatchReq> found = new ArrayList<>();
+        for (KvWatchReq r : sent) {
+            if (!r.isRemove() && r.keys().stream().anyMatch(Arrays.asList(keys)::contains)) {
+                found.add(r);
+            }
+        }
+        return found;
     }
 }
