@@ -314,13 +314,17 @@ public final class KvClient implements AutoCloseable {
         return put(key, utf8(value));
     }
 
-    /** Sets all keys or none, in one raft entry; a failure names the 1-based position of the key ({@link KvException#failedPosition()}). */
+    /**
+     * Sets all keys or none, in one raft entry; a failure names the 1-based position of the key
+     * ({@link KvException#failedPosition()}). A batch with no keys fails with IllegalArgumentException
+     * before anything is sent.
+     */
     public long batchPut(List<String> keys, List<byte[]> values) {
         return sync(batchPutAsync(keys, values));
     }
 
     public void batchPut(List<String> keys, List<byte[]> values, KvCallback<Long> callback) {
-        if (checkBatch(keys, values, callback)) {
+        if (checkWriteBatchHasKeys("batchPut", keys, callback) && checkBatch(keys, values, callback)) {
             write(KvReq.batchPut(keys, values), null, INDEX, callback);
         }
     }
@@ -342,13 +346,16 @@ public final class KvClient implements AutoCloseable {
         return future(cb -> remove(key, cb));
     }
 
-    /** Removes all keys or none, in order (a directory may follow its children). */
+    /**
+     * Removes all keys or none, in order (a directory may follow its children). A batch with no keys
+     * fails with IllegalArgumentException before anything is sent.
+     */
     public long batchRemove(List<String> keys) {
         return sync(batchRemoveAsync(keys));
     }
 
     public void batchRemove(List<String> keys, KvCallback<Long> callback) {
-        if (checkBatch(keys, null, callback)) {
+        if (checkWriteBatchHasKeys("batchRemove", keys, callback) && checkBatch(keys, null, callback)) {
             write(KvReq.batchRemove(keys), null, INDEX, callback);
         }
     }
@@ -652,6 +659,22 @@ public final class KvClient implements AutoCloseable {
             return true;
         }
         deliver(callback, null, new KvException(c, key, KvKeys.explainRequestSize(req.op(), bytes)));
+        return false;
+    }
+
+    /**
+     * A write batch with no keys (or a null list) is a caller's bug, not a write: sent, it would cost
+     * a replicated and fsynced raft entry that changes nothing (the server refuses it too, for
+     * clients that do not check). It fails through the callback like the other input checks, so the
+     * sync form throws it, the future fails with it and a callback gets it in onFailure.
+     */
+    private <T> boolean checkWriteBatchHasKeys(String operation, List<String> keys, KvCallback<T> callback) {
+        if (keys != null && !keys.isEmpty()) {
+            return true;
+        }
+        deliver(callback, null, new IllegalArgumentException(operation + " was given " + (keys == null ? "a null key"
+                + " list" : "no keys") + ": a batch needs at least one key (skip the call when there is nothing"
+                + " to write)"));
         return false;
     }
 

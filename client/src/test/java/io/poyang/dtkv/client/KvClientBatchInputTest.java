@@ -5,6 +5,8 @@ import io.poyang.dtkv.KvException;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -49,5 +51,33 @@ class KvClientBatchInputTest {
             assertEquals(KvCode.INVALID_KEY, e.kvCode());
             assertEquals(3, e.failedPosition());
         }
+    }
+
+    /**
+     * An empty write batch (or a null key list) is a caller's bug that would cost a logged entry
+     * changing nothing: refused before sending, in every form of the call.
+     */
+    @Test
+    void aWriteBatchWithNoKeysIsRefusedWithIllegalArgumentException() throws Exception {
+        try (KvClient kv = new KvClient(new KvClientConfig().servers("127.0.0.1:1").timeoutMillis(2_000))) {
+            List<String> none = Collections.emptyList();
+            assertNoKeys(kv.batchPutAsync(none, Collections.emptyList()), "batchPut");
+            assertNoKeys(kv.batchPutAsync(null, null), "batchPut");
+            assertNoKeys(kv.batchRemoveAsync(none), "batchRemove");
+            assertNoKeys(kv.batchRemoveAsync(null), "batchRemove");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> kv.batchPut(none, Collections.emptyList()));
+            assertTrue(e.getMessage().contains("at least one key"), e.getMessage());
+            CompletableFuture<Long> viaCallback = new CompletableFuture<>();
+            kv.batchRemove(none, KvClient.completing(viaCallback));
+            assertNoKeys(viaCallback, "batchRemove");
+        }
+    }
+
+    private static void assertNoKeys(CompletableFuture<?> f, String operation) {
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
+        assertInstanceOf(IllegalArgumentException.class, e.getCause(), "failed with " + e.getCause());
+        String message = e.getCause().getMessage();
+        assertTrue(message.startsWith(operation) && message.contains("at least one key"), message);
     }
 }

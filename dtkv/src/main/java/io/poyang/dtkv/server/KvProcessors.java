@@ -78,6 +78,12 @@ final class KvProcessors {
                 return WritePacket.bizError(KvCode.INVALID_REQUEST.number(), "op " + op
                         + " is proposed by the leader only, when a TTL or lease runs out; clients cannot send it");
             }
+            if ((op == KvOp.BATCH_PUT || op == KvOp.BATCH_REMOVE) && req.keys().isEmpty()) {
+                // applied, it would change nothing, yet cost a replicated and fsynced entry; KvClient refuses
+                // it before sending, this is for clients that do not
+                return WritePacket.bizError(KvCode.INVALID_REQUEST.number(), op + " with no keys is refused:"
+                        + " a batch needs at least one key (nothing was written)");
+            }
             WritePacket tooLarge = checkValues(req);
             if (tooLarge != null) {
                 return tooLarge;

@@ -343,6 +343,24 @@ class KvClientOperationsTest {
         assertEquals(idx[0], kv.get("once.k").updateIndex(), "and was not applied again");
     }
 
+    /**
+     * An empty write batch from a client that does not check (KvClient refuses it before sending) is
+     * refused by the leader instead of becoming a logged entry that changes nothing.
+     */
+    @Test
+    void theServerRefusesAWriteBatchWithNoKeys() throws Exception {
+        List<KvReq> empty = Arrays.asList(KvReq.batchPut(Collections.emptyList(), Collections.emptyList()),
+                KvReq.batchRemove(Collections.emptyList()));
+        for (KvReq req : empty) {
+            CompletableFuture<KvResp> f = KvTestCluster.callLeaderRaw(kv, KvCommands.KV_WRITE, req);
+            java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> f.get(10, TimeUnit.SECONDS), req + " was applied");
+            RemoteException r = (RemoteException) e.getCause();
+            assertEquals(KvCode.INVALID_REQUEST.number(), r.bizCode(), r.getMessage());
+            assertTrue(r.getMessage().contains("with no keys is refused"), r.getMessage());
+        }
+    }
+
     @Test
     void aGroupTheNodesDoNotHaveIsABadRequest() {
         io.poyang.common.PoyangException e = assertThrows(io.poyang.common.PoyangException.class,
