@@ -129,6 +129,7 @@ public final class KvClient implements AutoCloseable {
             this.config = config;
             this.writeAttemptMillis = config.effectiveWriteAttemptMillis();   // checked before any thread starts
             this.readAttemptMillis = config.effectiveReadAttemptMillis();
+            config.checkedHeartbeatIntervalMillis();
             config.raft.callbackOnIoThread = true;   // this client delivers on its own executor
             this.raft = new RaftClient(config.raft);
             this.clientId = raft.clientUuid();

@@ -228,14 +228,39 @@ public final class KvClientConfig {
      * {@value #MIN_HEARTBEAT_INTERVAL_MILLIS} and {@value #MAX_HEARTBEAT_INTERVAL_MILLIS} ms.
      */
     public KvClientConfig heartbeatIntervalMillis(long millis) {
-        if (millis < MIN_HEARTBEAT_INTERVAL_MILLIS || millis > MAX_HEARTBEAT_INTERVAL_MILLIS) {
+        if (!heartbeatIntervalWithinBounds(millis)) {
             throw new IllegalArgumentException("heartbeatIntervalMillis must be between " + MIN_HEARTBEAT_INTERVAL_MILLIS
-                    + " and " + MAX_HEARTBEAT_INTERVAL_MILLIS + " ms (a silent server is noticed in about twice it;"
-                    + " below the least a round trip or a short stall closes sound connections, above the most a"
-                    + " server's 60 s idle timeout closes idle ones): " + millis);
+                    + " and " + MAX_HEARTBEAT_INTERVAL_MILLIS + " ms " + HEARTBEAT_BOUNDS_REASON + ": " + millis);
         }
         raft.net.heartbeatIntervalMillis = millis;
         return this;
+    }
+
+    private static final String HEARTBEAT_BOUNDS_REASON = "(a silent server is noticed in about twice it; below the"
+            + " least a round trip or a short stall closes sound connections, above the most a server's 60 s idle"
+            + " timeout closes idle ones)";
+
+    private static boolean heartbeatIntervalWithinBounds(long millis) {
+        return millis >= MIN_HEARTBEAT_INTERVAL_MILLIS && millis <= MAX_HEARTBEAT_INTERVAL_MILLIS;
+    }
+
+    /**
+     * The heartbeat interval the client is made with. {@code raft.net.heartbeatIntervalMillis} is a
+     * public field of the network layer's config (where 0, no heartbeat, is allowed for node-to-node
+     * connections), so a value set on it directly has not been through {@link #heartbeatIntervalMillis(long)}:
+     * it is checked here, when the client is made. Throws IllegalArgumentException naming the field,
+     * the bounds and the value.
+     */
+    long checkedHeartbeatIntervalMillis() {
+        long millis = raft.net.heartbeatIntervalMillis;
+        if (!heartbeatIntervalWithinBounds(millis)) {
+            throw new IllegalArgumentException("KvClientConfig.raft.net.heartbeatIntervalMillis is " + millis
+                    + " ms; a KvClient's must be between " + MIN_HEARTBEAT_INTERVAL_MILLIS + " and "
+                    + MAX_HEARTBEAT_INTERVAL_MILLIS + " ms " + HEARTBEAT_BOUNDS_REASON + " (0 would never notice a"
+                    + " silent server). Set it with KvClientConfig.heartbeatIntervalMillis(ms), or leave the default ("
+                    + RaftClientConfig.CLIENT_HEARTBEAT_INTERVAL_MILLIS + " ms)");
+        }
+        return millis;
     }
 
     /** Most requests sent and not answered (past it an operation fails at once with FlowControlException). */

@@ -42,6 +42,25 @@ class KvClientConfigTest {
         }
     }
 
+    /** The raw field of the network config bypasses the setter: its value is checked when the client is made. */
+    @Test
+    void aRawHeartbeatIntervalOutsideTheBoundsIsRefusedWhenTheClientIsMade() {
+        for (long bad : new long[] {0, -1, 99, 30_001}) {
+            KvClientConfig config = new KvClientConfig().servers("127.0.0.1:1");
+            config.raft.net.heartbeatIntervalMillis = bad;
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new KvClient(config),
+                    "a raw heartbeatIntervalMillis of " + bad);
+            assertTrue(e.getMessage().startsWith("KvClientConfig.raft.net.heartbeatIntervalMillis is " + bad + " ms")
+                    && e.getMessage().contains("between 100 and 30000 ms")
+                    && e.getMessage().contains("KvClientConfig.heartbeatIntervalMillis(ms)"), e.getMessage());
+        }
+        for (long good : new long[] {100, 30_000}) {
+            KvClientConfig config = new KvClientConfig().servers("127.0.0.1:1");
+            config.raft.net.heartbeatIntervalMillis = good;
+            new KvClient(config).close();
+        }
+    }
+
     @Test
     void aWriteAttemptDefaultsToThreeSecondsAtMostTheDeadlineAndIsBounded() {
         assertEquals(3_000, new KvClientConfig().effectiveWriteAttemptMillis());
