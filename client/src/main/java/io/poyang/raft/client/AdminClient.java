@@ -9,6 +9,7 @@ import io.poyang.common.StoppedException;
 import io.poyang.net.CallOptions;
 import io.poyang.net.DecoderFactory;
 import io.poyang.net.NetConnectionException;
+import io.poyang.net.NetNotSentException;
 import io.poyang.net.NetTimeoutException;
 import io.poyang.net.NioClient;
 import io.poyang.net.Peer;
@@ -49,8 +50,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link RaftAdminException#error()} says why and the message what to do), {@link NotLeaderException}
  * (no leader took a group command before its timeout), {@link PoyangTimeoutException} (no answer in
  * time; the command may have taken effect — look at the status, then retry),
- * {@link NetConnectionException} (the node cannot be reached), {@link StoppedException}, and
+ * {@link NetConnectionException} (the node cannot be reached), {@link RaftOutcomeUnknownException}
+ * (the connection was lost after a {@link #restartGroup} was sent: it may have been done; it is not
+ * sent again, since a second copy would restart the group again), {@link StoppedException}, and
  * {@link IllegalArgumentException} for a node id this client has no address for.
+ *
+ * <p>Node commands are sent again while the node cannot be reached. Status queries, adding and
+ * removing a group or a node change nothing the second time (the node answers success when it is
+ * done already), so they are also sent again when the connection was lost after they went out;
+ * {@link #restartGroup} is sent again only when it certainly never left.
  *
  * <p>A membership change is two commands: {@link #prepareMembers} with the target configuration
  * (the group runs on the old and new voters together once it returns), then {@link #commitMembers}
@@ -220,6 +228,11 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
      * {@link GroupStatus#failure()} is set, e.g. its disk filled) comes back once the cause is
      * fixed, without restarting the node. Returns when the new group runs (it then catches up
      * from the leader). NO_SUCH_GROUP when the node does not host the group.
+     *
+     * <p>Not idempotent (a second copy that arrives after the first restart ended restarts the group
+     * again), so it is sent again only when it certainly never left: when the connection is lost
+     * after it was sent, it fails with {@link RaftOutcomeUnknownException} — look at the group's
+     * status on the node ({@link #groupStatus}) before asking again.
      */
     public void restartGroup(int nodeId, int groupId) {
         join(restartGroupAsync(nodeId, groupId));
@@ -236,8 +249,8 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
      */
     public CompletableFuture<Void> restartGroupAsync(int nodeId, int groupId, long timeoutMillis) {
         return toNode(nodeId, RaftCommands.ADMIN_RESTART_GROUP, AdminMessages.RESTART_GROUP_REQUEST.builder()
-                .set(1, groupId).build(), AdminMessages.ACK, "restarting raft group " + groupId, timeoutMillis)
-                .thenApply(m -> null);
+                .set(1, groupId).build(), AdminMessages.ACK, "restart of raft group " + groupId, timeoutMillis,
+                groupId).thenApply(m -> null);
     }
 
     /**
@@ -381,6 +394,9 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
 
     // ================================================================ machinery
 
+    /** The {@code onceForGroup} of a node command whose second copy changes nothing. */
+    private static final int REPEATABLE_COMMAND = 0;
+
     /** The result of a future, or its typed failure thrown as it is. */
     private static <T> T join(CompletableFuture<T> f) {
         return Futures.await(f, "an admin command");
@@ -447,7 +463,11 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
         }
     }
 
-    /** A command to one node; retried while the node cannot be reached (every node command is idempotent). */
+    /**
+     * A command to one node whose second copy changes nothing (status queries; adding or removing a
+     * group or a node, which the node answers with success when it is done already): sent again while
+     * the node cannot be reached, also when a connection was lost after the command went out.
+     */
     private <T> CompletableFuture<T> toNode(int nodeId, int command, FieldMessage request, DecoderFactory<T> decoder,
                                             String what) {
         return toNode(nodeId, command, request, decoder, what, config.requestTimeoutMillis);
@@ -455,6 +475,16 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
 
     private <T> CompletableFuture<T> toNode(int nodeId, int command, FieldMessage request, DecoderFactory<T> decoder,
                                             String what, long timeoutMillis) {
+        return toNode(nodeId, command, request, decoder, what, timeoutMillis, REPEATABLE_COMMAND);
+    }
+
+    /**
+     * A command to one node, sent again after a lost connection only when it is {@link #REPEATABLE_COMMAND}
+     * or certainly never left; else (a command for {@code onceForGroup}, whose second copy would act
+     * again) a connection lost after it was sent fails it with {@link RaftOutcomeUnknownException}.
+     */
+    private <T> CompletableFuture<T> toNode(int nodeId, int command, FieldMessage request, DecoderFactory<T> decoder,
+                                            String what, long timeoutMillis, int onceForGroup) {
         CompletableFuture<T> f = new CompletableFuture<>();
         try {
             checkRunning();
@@ -467,7 +497,7 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
             return f;
         }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-        new NodeCall<>(nodeId, command, request, decoder, what, timeoutMillis, deadline, f).attempt();
+        new NodeCall<>(nodeId, command, request, decoder, what, timeoutMillis, deadline, onceForGroup, f).attempt();
         return f;
     }
 
@@ -479,12 +509,18 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
         private final String what;
         private final long timeoutMillis;
         private final long deadlineNanos;
+        /**
+         * The group a command that must not be repeated acts on (its outcome-unknown error names it);
+         * {@link #REPEATABLE_COMMAND} for a command whose second copy changes nothing.
+         */
+        private final int onceForGroup;
         private final CompletableFuture<T> result;
         private long backoffMillis = config.minRetryBackoffMillis;
         private Throwable lastConnectionError;
 
         NodeCall(int nodeId, int command, FieldMessage request, DecoderFactory<T> decoder, String what,
-                 long timeoutMillis, long deadlineNanos, CompletableFuture<T> result) {
+                 long timeoutMillis, long deadlineNanos, int onceForGroup, CompletableFuture<T> result) {
+            this.onceForGroup = onceForGroup;
             this.timeoutMillis = timeoutMillis;
             this.nodeId = nodeId;
             this.command = command;
@@ -508,7 +544,7 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
                 net.sendRequest(peerOf(nodeId), WritePacket.request(command, request), decoder, left,
                         CallOptions.IO_THREAD_CALLBACK, this);
             } catch (RuntimeException e) {
-                onFailure(e);
+                failed(e, false);   // refused before it was queued: it never left
             }
         }
 
@@ -519,6 +555,20 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
 
         @Override
         public void onFailure(Throwable e) {
+            failed(e, !(e instanceof NetNotSentException));
+        }
+
+        private void failed(Throwable e, boolean mayHaveLeft) {
+            if (e instanceof NetConnectionException && mayHaveLeft && onceForGroup != REPEATABLE_COMMAND) {
+                complete(result, null, new RaftOutcomeUnknownException(onceForGroup, "outcome unknown: the connection"
+                        + " to node " + nodeId + " (" + addresses.get(nodeId) + ") was lost after the " + what
+                        + " was sent and before its answer: the node may have done it, may still do it, or never got"
+                        + " it. It was not sent"
+                        + " again, since a second copy would act again. Check the group's status on node " + nodeId
+                        + " (AdminClient.groupStatus, or ./poyang admin status --group " + onceForGroup
+                        + ") before retrying (" + e.getMessage() + ")", e));
+                return;
+            }
             if (e instanceof NetConnectionException) {
                 lastConnectionError = e;
                 long pause = backoffMillis;
