@@ -21,6 +21,14 @@ public final class FaultyFileIo implements FileIo {
         default void beforeForce(Path file, boolean metadata) throws IOException {
         }
 
+        /** After a write returned ({@code error} null) or threw {@code error} (a closed file, say). */
+        default void afterWrite(Path file, long position, IOException error) {
+        }
+
+        /** After an fsync returned ({@code error} null) or threw {@code error}. */
+        default void afterForce(Path file, IOException error) {
+        }
+
         default void beforeMove(Path from, Path to) throws IOException {
         }
 
@@ -79,8 +87,17 @@ public final class FaultyFileIo implements FileIo {
 
             @Override
             public int write(ByteBuffer src, long position) throws IOException {
-                hook.beforeWrite(path, position, src.remaining());
-                return f.write(src, position);
+                Hook h = hook;
+                h.beforeWrite(path, position, src.remaining());
+                int n;
+                try {
+                    n = f.write(src, position);
+                } catch (IOException e) {
+                    h.afterWrite(path, position, e);
+                    throw e;
+                }
+                h.afterWrite(path, position, null);
+                return n;
             }
 
             @Override
@@ -91,8 +108,15 @@ public final class FaultyFileIo implements FileIo {
 
             @Override
             public void force(boolean metadata) throws IOException {
-                hook.beforeForce(path, metadata);
-                f.force(metadata);
+                Hook h = hook;
+                h.beforeForce(path, metadata);
+                try {
+                    f.force(metadata);
+                } catch (IOException e) {
+                    h.afterForce(path, e);
+                    throw e;
+                }
+                h.afterForce(path, null);
             }
 
             @Override
