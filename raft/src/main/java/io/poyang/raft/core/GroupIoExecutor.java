@@ -11,8 +11,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The node's shared log I/O pool as one group uses it: every file operation of the group (log
  * writes, fsyncs, index flushes, status saves, snapshot files) goes through here, and this counts
  * those still queued or running. A group's fibers can end while such a task still runs (a failed
- * store closes without waiting for its writes in flight, a segment being preallocated finishes on
- * its own); {@link #whenIdle()} tells when the last one ended, so a group restarted or added again
+ * store's close waits for its writes in flight only so long, a segment being preallocated finishes
+ * on its own); {@link #whenIdle()} tells when the last one ended, so a group restarted or added again
  * on the same directory never meets its predecessor's writes.
  *
  * <p>The pool belongs to the server: shutting it down through this view is refused.

@@ -120,9 +120,11 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
         dirty.clear();
         future = store.group().newFuture("log-fsync");
         future.whenComplete(this);
+        store.logIoStarting();
         try {
             store.ioExecutor().execute(this);
         } catch (RuntimeException e) {
+            store.logIoEnded();
             if (gate != null) {
                 gate.release();
             }
@@ -163,12 +165,24 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
                 chainRunning.set(false);   // cannot happen: only the holder of chainRunning takes
                 return;
             }
+            // the whole chain is one log I/O task: it ends when runChain returns
+            store.logIoStarting();
             try {
                 store.ioExecutor().execute(() -> runChain(first));
             } catch (RuntimeException e) {
+                store.logIoEnded();
                 chainRunning.set(false);
                 first.future.completeExceptionally(e);
             }
+        }
+    }
+
+    /** I/O thread: the chain is one log I/O task to a failed store's close, from its first fsync to its last. */
+    private void runChain(FsyncRequest first) {
+        try {
+            runChainRequests(first);
+        } finally {
+            store.logIoEnded();
         }
     }
 
@@ -176,7 +190,7 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
      * I/O thread: fsyncs the request, reports it, and goes on with the next one published meanwhile,
      * until none is; then gives the chain back. Stops at the first failure (the store fails).
      */
-    private void runChain(FsyncRequest first) {
+    private void runChainRequests(FsyncRequest first) {
         FsyncRequest r = first;
         while (r != null) {
             try {
@@ -297,6 +311,7 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
             if (gate != null) {
                 gate.release();
             }
+            store.logIoEnded();
         }
         if (failure != null) {
             future.fireCompleteExceptionally(failure);

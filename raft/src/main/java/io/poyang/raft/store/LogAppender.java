@@ -76,6 +76,10 @@ final class LogAppender {
         index.ring.truncateFrom(lastIndex + 1);
     }
 
+    LogStore store() {
+        return store;
+    }
+
     long lastIndex() {
         return lastIndex;
     }

@@ -97,6 +97,15 @@ public final class LogStore {
     /** Truncations and resets started: a read that overlapped one may find zeros where items were. */
     private long truncations;
     private LogStoreFailedException failure;
+    /**
+     * Log writes and fsyncs handed to the I/O executor and not yet ended (queued or running): counted
+     * up on the dispatcher just before each is handed over, down on the I/O thread once its file
+     * operation returned. Only a failed store's close reads it: a healthy close learns of its I/O
+     * from the appender and the fsync scheduler, but after a failure their bookkeeping no longer
+     * settles (a write that failed for good stays in the appender's list) while tasks already handed
+     * over still run. One atomic add per task each way and no lock, so the write path stays cheap.
+     */
+    private final java.util.concurrent.atomic.AtomicInteger logIoTasks = new java.util.concurrent.atomic.AtomicInteger();
 
     private long firstIndex = 1;
     private long firstIndexPos;
@@ -1072,7 +1081,9 @@ public final class LogStore {
     /**
      * Stops appends, waits for the writes in flight and a final fsync, flushes the index, saves the
      * status file and closes the files. A failed store writes nothing more: its close waits only for
-     * an index flush in flight, then closes the files. Any fiber of the group.
+     * the file operations already handed to the I/O threads (log writes, fsyncs, an index flush),
+     * at most 10 s (a hung disk: it then closes the files under them and logs how many still ran),
+     * then closes the files. Any fiber of the group.
      */
     public FiberFrame<Void> close() {
         return new CloseFrame();
@@ -1095,13 +1106,7 @@ public final class LogStore {
                 return idleCondition.await(this::waitQuiet);
             }
             if (failure != null) {
-                // Nothing more is written or synced once failed, but an index flush already on an I/O
-                // thread still uses the index files: closed under it, it wrote to a closed file, or
-                // opened one again that nobody closed, and the close returned with it running.
-                if (index.isFlushing()) {
-                    return idleCondition.await(this::waitQuiet);
-                }
-                return closeFiles(null);
+                return waitFailedIo(null);
             }
             LogSegment cur = segments.current();
             long next = appender.nextPos();
@@ -1115,6 +1120,41 @@ public final class LogStore {
                 }).await(this::flushIndex);
             }
             return flushIndex(null);
+        }
+
+        /** When {@link #waitFailedIo} gives up (System.nanoTime), once it started waiting. */
+        private long failedIoDeadlineNanos;
+        private boolean waitingForFailedIo;
+
+        /**
+         * A failed store writes and syncs nothing more, but what was handed to the I/O threads before
+         * (log writes and fsyncs, an index flush) still runs. Closed under it, it met a closed file
+         * (its error swallowed, the store having failed already) or opened an index file again that
+         * nobody closed, and the close returned with it running: a caller that then deleted or
+         * reopened the directory (a restart of the group, a test's cleanup) raced with it. So the
+         * close waits for it to end. It polls: once failed, not every completion comes back to
+         * wake a waiter (a cold path, as in {@link DeleteSegmentsFrame}). On a hung disk it gives up
+         * after failedCloseIoWaitMillis, closes the files under what still runs and says so.
+         */
+        private FrameCallResult waitFailedIo(Void v) {
+            int running = logIoTasks.get();
+            boolean flushing = index.isFlushing();
+            if (running == 0 && !flushing) {
+                return closeFiles(null);
+            }
+            long now = System.nanoTime();
+            if (!waitingForFailedIo) {
+                waitingForFailedIo = true;
+                failedIoDeadlineNanos = now + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
+                        config.failedCloseIoWaitMillis());
+            } else if (now - failedIoDeadlineNanos >= 0) {
+                log.warn("{}: the failed log store closes its files with {} log writes or fsyncs{} still running after"
+                        + " {} ms (a hung disk?); they will fail on the closed files. Wait until the disk answers"
+                        + " before reopening or deleting {}", name, running, flushing ? " and an index flush" : "",
+                        config.failedCloseIoWaitMillis(), config.dir());
+                return closeFiles(null);
+            }
+            return Fiber.sleep(1, this::waitFailedIo);
         }
 
         private FrameCallResult flushIndex(Object ignored) {
@@ -1254,6 +1294,16 @@ public final class LogStore {
 
     boolean isFailed() {
         return failure != null;
+    }
+
+    /** A log write or fsync is about to be handed to the I/O executor (see {@link #logIoTasks}). Dispatcher thread. */
+    void logIoStarting() {
+        logIoTasks.incrementAndGet();
+    }
+
+    /** A log write or fsync ended on its I/O thread, or the executor refused it. Any thread. */
+    void logIoEnded() {
+        logIoTasks.decrementAndGet();
     }
 
     boolean isClosed() {

@@ -27,6 +27,15 @@ public final class LogStoreConfig {
     private FileIo fileIo = FileIo.DEFAULT;
     private FsyncGate fsyncGate;
     private Supplier<String> bootId = BootId::current;
+    private long failedCloseIoWaitMillis = DEFAULT_FAILED_CLOSE_IO_WAIT_MILLIS;
+
+    /**
+     * How long a failed store's close waits for the file operations already running (default 10 s):
+     * long enough for a slow disk to answer, short enough that a hung one does not hang the stop of
+     * its group. The node waits longer for a stopped group's files to be released (30 s), so a
+     * restart still sees them end.
+     */
+    static final long DEFAULT_FAILED_CLOSE_IO_WAIT_MILLIS = 10_000;
 
     /**
      * @param dir        the group's directory ({@code log/}, {@code idx/}, {@code snapshot/} and
@@ -227,6 +236,23 @@ public final class LogStoreConfig {
             throw new NullPointerException("fileIo");
         }
         this.fileIo = fileIo;
+        return this;
+    }
+
+    long failedCloseIoWaitMillis() {
+        return failedCloseIoWaitMillis;
+    }
+
+    /**
+     * How long the close of a failed store waits for the log writes, fsyncs and index flush already
+     * running before it closes the files under them (default
+     * {@value #DEFAULT_FAILED_CLOSE_IO_WAIT_MILLIS} ms). Tests shorten it to play a hung disk.
+     */
+    LogStoreConfig failedCloseIoWaitMillis(long millis) {
+        if (millis < 0) {
+            throw new IllegalArgumentException("failedCloseIoWaitMillis must not be negative: " + millis);
+        }
+        this.failedCloseIoWaitMillis = millis;
         return this;
     }
 

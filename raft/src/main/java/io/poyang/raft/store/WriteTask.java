@@ -42,9 +42,11 @@ final class WriteTask implements Runnable, BiConsumer<Void, Throwable> {
         buffer.limit(length).position(0);
         future = store.group().newFuture("log-write");
         future.whenComplete(this);
+        store.logIoStarting();
         try {
             store.ioExecutor().execute(this);
         } catch (RuntimeException e) {
+            store.logIoEnded();
             future.completeExceptionally(e);
         }
     }
@@ -52,13 +54,20 @@ final class WriteTask implements Runnable, BiConsumer<Void, Throwable> {
     /** I/O thread. */
     @Override
     public void run() {
+        Throwable error = null;
         try {
             segment.file.writeFully(buffer, position - segment.startPos);
         } catch (Throwable e) {
-            future.fireCompleteExceptionally(e);
-            return;
+            error = e;
+        } finally {
+            // the file is no longer used: a failed store's close may close it from here on
+            appender.store().logIoEnded();
         }
-        future.fireComplete(null);
+        if (error != null) {
+            future.fireCompleteExceptionally(error);
+        } else {
+            future.fireComplete(null);
+        }
     }
 
     /** Dispatcher thread. */
