@@ -1081,9 +1081,9 @@ public final class LogStore {
     /**
      * Stops appends, waits for the writes in flight and a final fsync, flushes the index, saves the
      * status file and closes the files. A failed store writes nothing more: its close waits only for
-     * the file operations already handed to the I/O threads (log writes, fsyncs, an index flush),
-     * at most 10 s (a hung disk: it then closes the files under them and logs how many still ran),
-     * then closes the files. Any fiber of the group.
+     * the file operations already handed to the I/O threads (log writes, fsyncs, an index flush, a
+     * status save), at most 10 s (a hung disk: it then closes the files under them and logs how many
+     * still ran), then closes the files. Any fiber of the group.
      */
     public FiberFrame<Void> close() {
         return new CloseFrame();
@@ -1128,18 +1128,21 @@ public final class LogStore {
 
         /**
          * A failed store writes and syncs nothing more, but what was handed to the I/O threads before
-         * (log writes and fsyncs, an index flush) still runs. Closed under it, it met a closed file
-         * (its error swallowed, the store having failed already) or opened an index file again that
-         * nobody closed, and the close returned with it running: a caller that then deleted or
-         * reopened the directory (a restart of the group, a test's cleanup) raced with it. So the
-         * close waits for it to end. It polls: once failed, not every completion comes back to
-         * wake a waiter (a cold path, as in {@link DeleteSegmentsFrame}). On a hung disk it gives up
-         * after failedCloseIoWaitMillis, closes the files under what still runs and says so.
+         * (log writes and fsyncs, an index flush, a status save such as the one recording a failed
+         * fsync) still runs. Closed under it, it met a closed file (its error swallowed, the store
+         * having failed already) or opened an index file again that nobody closed, and the close
+         * returned with it running: a caller that then deleted or reopened the directory (a restart
+         * of the group, a test's cleanup) raced with it, and a reopen could read the status from
+         * before the failure. So the close waits for it to end. It polls: once failed, not every
+         * completion comes back to wake a waiter (a cold path, as in {@link DeleteSegmentsFrame}).
+         * On a hung disk it gives up after failedCloseIoWaitMillis, closes the files under what
+         * still runs and says so.
          */
         private FrameCallResult waitFailedIo(Void v) {
             int running = logIoTasks.get();
             boolean flushing = index.isFlushing();
-            if (running == 0 && !flushing) {
+            boolean saving = statusFile.isSaving();
+            if (running == 0 && !flushing && !saving) {
                 return closeFiles(null);
             }
             long now = System.nanoTime();
@@ -1148,10 +1151,10 @@ public final class LogStore {
                 failedIoDeadlineNanos = now + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
                         config.failedCloseIoWaitMillis());
             } else if (now - failedIoDeadlineNanos >= 0) {
-                log.warn("{}: the failed log store closes its files with {} log writes or fsyncs{} still running after"
-                        + " {} ms (a hung disk?); they will fail on the closed files. Wait until the disk answers"
-                        + " before reopening or deleting {}", name, running, flushing ? " and an index flush" : "",
-                        config.failedCloseIoWaitMillis(), config.dir());
+                log.warn("{}: the failed log store closes its files with {} log writes or fsyncs{}{} still running"
+                        + " after {} ms (a hung disk?); they will fail on the closed files. Wait until the disk answers"
+                        + " before reopening or deleting {}", name, running, flushing ? ", an index flush" : "",
+                        saving ? ", a status save" : "", config.failedCloseIoWaitMillis(), config.dir());
                 return closeFiles(null);
             }
             return Fiber.sleep(1, this::waitFailedIo);

@@ -244,8 +244,8 @@ public final class LogStoreConfig {
     }
 
     /**
-     * How long the close of a failed store waits for the log writes, fsyncs and index flush already
-     * running before it closes the files under them (default
+     * How long the close of a failed store waits for the log writes, fsyncs, index flush and status
+     * save already running before it closes the files under them (default
      * {@value #DEFAULT_FAILED_CLOSE_IO_WAIT_MILLIS} ms). Tests shorten it to play a hung disk.
      */
     LogStoreConfig failedCloseIoWaitMillis(long millis) {

@@ -61,6 +61,11 @@ final class StatusFile {
         return dir.resolve(FILE_NAME);
     }
 
+    /** A save is under way (its write, fsync or rename may be running on an I/O thread). Dispatcher thread. */
+    boolean isSaving() {
+        return running != null;
+    }
+
     /** Saves completed so far. Dispatcher thread. */
     long saveCount() {
         return saveCount;

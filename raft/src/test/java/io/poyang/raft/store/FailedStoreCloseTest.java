@@ -137,6 +137,68 @@ class FailedStoreCloseTest {
     }
 
     /**
+     * A failed fsync starts a status save that records it (so a restart cuts the log after the last
+     * index an fsync covered). Held at its rename while the store closes, the close waits for it:
+     * before, the close returned at once, and a reopen right after read the status from before the
+     * failure, which cuts nothing.
+     */
+    @Test
+    void aFailedStoreClosesOnlyAfterTheStatusSaveRecordingTheFailedFsyncEnded() throws Exception {
+        FaultyFileIo io = new FaultyFileIo();
+        OpenFilesIo files = new OpenFilesIo(io);
+        AtomicReference<Path> segment = new AtomicReference<>();
+        AtomicBoolean holdNextStatusMove = new AtomicBoolean();
+        CountDownLatch moveHeld = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        io.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeForce(Path file, boolean metadata) throws IOException {
+                if (file.equals(segment.get())) {
+                    throw new IOException("Input/output error (injected)");
+                }
+            }
+
+            @Override
+            public void beforeMove(Path from, Path to) throws IOException {
+                if (to.getFileName().toString().equals(StatusFile.FILE_NAME)
+                        && holdNextStatusMove.compareAndSet(true, false)) {
+                    moveHeld.countDown();
+                    await(release);
+                }
+            }
+        };
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(files))) {
+            try {
+                h.open();
+                h.append(items(1, 10, 1, 0, 0, 20));
+                h.awaitPersisted(10);
+                holdNextStatusMove.set(true);
+                segment.set(h.on(() -> h.store.segments().current().path()));
+                h.append(items(11, 20, 1, 1, 0, 20));
+                assertThrows(LogStoreFailedException.class, () -> h.awaitPersisted(20));
+                assertTrue(moveHeld.await(StoreHarness.TIMEOUT_SECONDS, TimeUnit.SECONDS), "no status save was held");
+
+                CompletableFuture<Void> closing = h.callAsync(h.store::close);
+                h.waitFor("the close to start", () -> !h.store.isOpen());
+                Thread.sleep(300);   // the behaviour under test: the close waits while the save is held
+                assertFalse(closing.isDone(), "the failed store's close returned while a status save ran");
+                release.countDown();
+                StoreHarness.join(closing);
+                assertTrue(statusText().contains("fsyncFailedAfter=10"), "the close returned before the status"
+                        + " recording the failed fsync was saved:\n" + statusText());
+            } finally {
+                release.countDown();
+            }
+        }
+        assertEquals(List.of(), files.openFiles(), "files left open after the close");
+    }
+
+    private String statusText() throws IOException {
+        return new String(java.nio.file.Files.readAllBytes(dir.resolve(StatusFile.FILE_NAME)),
+                java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /**
      * On a hung disk the close does not wait forever: past its bound it closes the files under the
      * held write, says so, and returns; the write then fails on the closed file.
      */
@@ -150,8 +212,8 @@ class FailedStoreCloseTest {
                 hook.failWithAWriteHeld(h);
                 h.call(h.store::close);   // returns although the write is still held
                 assertEquals(List.of(), hook.heldOutcome, "the write was released");
-                assertTrue(warnings.messages.stream().anyMatch(m -> m.startsWith("test-log:") && m.contains("1 log writes"
-                        + " or fsyncs still running")), "no warning naming the store and the writes left running: "
+                assertTrue(warnings.messages.stream().anyMatch(m -> m.startsWith("test-log:")
+                        && m.contains("with 1 log writes or fsyncs")), "no warning naming the store and the writes left running: "
                         + warnings.messages);
             } finally {
                 hook.release.countDown();
