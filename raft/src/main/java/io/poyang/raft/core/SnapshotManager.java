@@ -106,12 +106,16 @@ final class SnapshotManager {
     // ---------------------------------------------------------------- start
 
     /**
-     * Set by {@link #abandonLoad}: the group was stopped while it starts, and the start's snapshot
-     * read reads no more and is dropped. Any thread.
+     * Set by {@link #abandonReads}: the group was stopped, and a snapshot read into the state
+     * machine (the start's load, or the install of one received from the leader) reads no more and
+     * is dropped. Any thread.
      */
-    private volatile boolean loadAbandoned;
-    /** The start's snapshot read, once submitted: failed at once by {@link #abandonLoad}. */
-    private volatile FiberFuture<Object> loadFuture;
+    private volatile boolean readsAbandoned;
+    /**
+     * The snapshot read running on the I/O pool, once submitted (one at a time: the start's, then
+     * the apply fiber's): failed at once by {@link #abandonReads}.
+     */
+    private volatile FiberFuture<Object> readInFlight;
 
     /**
      * Finds the snapshots on disk and installs the newest one that can be read into the state
@@ -129,7 +133,7 @@ final class SnapshotManager {
      * as before. When no snapshot can stand in, the start fails with {@link SnapshotUnreadableException}.
      * Skipped snapshots are taken off the list (never sent to a follower, never counted among the
      * kept ones) and their files are left as they are for the operator to inspect.
-     * Ends early with a {@link io.poyang.common.StoppedException} after {@link #abandonLoad}.
+     * Ends early with a {@link io.poyang.common.StoppedException} after {@link #abandonReads}.
      */
     FiberFrame<SnapshotMeta> init() {
         return new FiberFrame<SnapshotMeta>() {
@@ -146,8 +150,8 @@ final class SnapshotManager {
 
             @Override
             public FrameCallResult execute(Object input) {
-                if (loadAbandoned) {
-                    throw loadAbandonedError(dir);
+                if (readsAbandoned) {
+                    throw readAbandonedError(dir);
                 }
                 return g.blocking("snapshot-scan", () -> SnapshotFiles.scan(io, dir)).await(this::afterScan);
             }
@@ -199,10 +203,10 @@ final class SnapshotManager {
                     throw unloadable();
                 }
                 SnapshotFiles.Snapshot s = snapshots.get(candidate);
-                if (loadAbandoned) {
-                    throw loadAbandonedError(s.data);
+                if (readsAbandoned) {
+                    throw readAbandonedError(s.data);
                 }
-                return Fiber.call(Attempt.of(new ReadFrame(s, true)), this::afterRead);
+                return Fiber.call(Attempt.of(new ReadFrame(s)), this::afterRead);
             }
 
             private FrameCallResult afterRead(Attempt<Object> a) throws Throwable {
@@ -225,8 +229,8 @@ final class SnapshotManager {
                 }
                 if (g.stopRequested()) {
                     // the read ended just before the stop came (its completion was on its way, so
-                    // abandonLoad's came too late): dropped like an abandoned one, never installed
-                    throw loadAbandonedError(s.data);
+                    // abandonReads' came too late): dropped like an abandoned one, never installed
+                    throw readAbandonedError(s.data);
                 }
                 install(s.meta, a.value);
                 for (Iterator<SnapshotFiles.Damaged> it = olderDamaged.iterator(); it.hasNext(); ) {
@@ -304,57 +308,56 @@ final class SnapshotManager {
     }
 
     /**
-     * Gives up the start's snapshot load (the group is stopped while it starts): {@link #init()}
-     * fails at once with a {@link io.poyang.common.StoppedException} instead of waiting for the
-     * state machine to read the whole snapshot (minutes for a large one); the read task's stream
-     * refuses its next file read, so the task ends soon, closing the file, and what it read is
-     * dropped, never installed. {@link RaftGroup#whenFilesReleased()} still waits for the task.
-     * Any thread.
+     * Gives up the snapshot read into the state machine, if one runs, and any later one (the group
+     * is stopped): the start's load, or the install of a snapshot received from the leader. The
+     * read's future fails at once with a {@link io.poyang.common.StoppedException}, so the fiber
+     * waiting for it ({@link #init()}, the apply fiber) ends instead of waiting for the state machine
+     * to read the whole snapshot (minutes for a large one), and with it the group's stop; the read
+     * task's stream refuses its next file read (the next chunk), so the task ends soon, closing the
+     * file, and what it read is dropped, never installed. {@link RaftGroup#whenFilesReleased()} and a
+     * node's wait for its log I/O threads still wait for the task. Any thread.
      */
-    void abandonLoad() {
-        loadAbandoned = true;
-        FiberFuture<Object> f = loadFuture;
+    void abandonReads() {
+        readsAbandoned = true;
+        FiberFuture<Object> f = readInFlight;
         if (f != null) {
-            f.fireCompleteExceptionally(loadAbandonedError(dir));
+            f.fireCompleteExceptionally(readAbandonedError(dir));
         }
     }
 
-    private io.poyang.common.StoppedException loadAbandonedError(Path what) {
+    private io.poyang.common.StoppedException readAbandonedError(Path what) {
         return new io.poyang.common.StoppedException("raft group " + g.state.groupId + " on node " + g.state.selfId
-                + ": loading " + what + " was abandoned: the group was stopped while it started");
+                + ": reading " + what + " into the state machine was abandoned: the group was stopped");
     }
 
     /** Reads a snapshot into a new state object ({@link StateMachine#readSnapshot}) on an I/O thread. */
     FiberFrame<Object> readSnapshot(SnapshotFiles.Snapshot s) {
-        return new ReadFrame(s, false);
+        return new ReadFrame(s);
     }
 
-    /** Reads {@code s} on an I/O thread; the start's read ({@code atStart}) can be abandoned. */
+    /** Reads {@code s} on an I/O thread; {@link #abandonReads} ends it. */
     private final class ReadFrame extends FiberFrame<Object> {
         private final SnapshotFiles.Snapshot s;
-        private final boolean atStart;
+        private FiberFuture<Object> submitted;
 
-        ReadFrame(SnapshotFiles.Snapshot s, boolean atStart) {
+        ReadFrame(SnapshotFiles.Snapshot s) {
             this.s = s;
-            this.atStart = atStart;
         }
 
         @Override
         public FrameCallResult execute(Object input) {
             s.readers++;
-            java.util.function.BooleanSupplier abandoned = atStart ? () -> loadAbandoned : () -> false;
             FiberFuture<Object> f = g.fiberGroup.newFuture("snapshot-read");
+            submitted = f;
+            readInFlight = f;
             try {
-                g.ioExecutor.execute(() -> read(f, abandoned));
+                g.ioExecutor.execute(() -> read(f));
             } catch (RuntimeException e) {
                 f.fireCompleteExceptionally(e);   // refused: the pool is shut down
             }
-            if (atStart) {
-                loadFuture = f;
-                if (loadAbandoned) {
-                    // abandoned between the check before this frame and publishing the future: it may not have seen it
-                    f.fireCompleteExceptionally(loadAbandonedError(s.data));
-                }
+            if (readsAbandoned) {
+                // abandoned before the future was published: abandonReads may not have seen it
+                f.fireCompleteExceptionally(readAbandonedError(s.data));
             }
             return f.await(this::done);
         }
@@ -364,8 +367,9 @@ final class SnapshotManager {
          * and the group's dispatcher may have stopped since. Its state, whole or half read, is
          * dropped here and never reaches the state machine.
          */
-        private void read(FiberFuture<Object> f, java.util.function.BooleanSupplier abandoned) {
+        private void read(FiberFuture<Object> f) {
             Restored r;
+            java.util.function.BooleanSupplier abandoned = () -> readsAbandoned;
             try (InputStream in = SnapshotFiles.open(io, s.data, abandoned)) {
                 byte[] section = null;
                 if (s.meta.format() == SnapshotMeta.FORMAT_WITH_RAFT_SECTION) {
@@ -389,6 +393,9 @@ final class SnapshotManager {
 
         @Override
         protected FrameCallResult doFinally() {
+            if (readInFlight == submitted) {
+                readInFlight = null;
+            }
             release(s);
             return Fiber.frameReturn();
         }
@@ -925,7 +932,13 @@ final class SnapshotManager {
 
         @Override
         protected FrameCallResult handle(Throwable ex) {
-            if (receiveFailures.occurred(System.nanoTime())) {
+            // A stop abandons the install's read (abandonReads) before its StopFrame marks the state
+            // stopping: that is no failure of the snapshot, which stays listed for the next start.
+            boolean stopped = g.state.stopping || g.stopRequested();
+            if (stopped) {
+                log.info("group {} on node {}: stopped while it took a snapshot from leader {} ({})", g.state.groupId,
+                        g.state.selfId, req.leaderId, ex.toString());
+            } else if (receiveFailures.occurred(System.nanoTime())) {
                 long skipped = receiveFailures.notLoggedBefore();
                 log.warn("group {} on node {}: receiving a snapshot from leader {} into {} failed ({}); the leader"
                         + " sends it again later. If the disk is full, free space on it{}", g.state.groupId,
@@ -933,7 +946,7 @@ final class SnapshotManager {
                         skipped > 0 ? " (" + skipped + " more failures since the last warning)" : "", ex);
             }
             freeName();
-            if (installing && !g.state.stopping && !wasListed) {
+            if (installing && !stopped && !wasListed) {
                 dropUninstalled(snapshot, ex);
             }
             LogFile f = receiving != null ? receiving : receivedFile;
