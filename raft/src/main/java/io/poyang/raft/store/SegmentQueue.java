@@ -347,7 +347,8 @@ final class SegmentQueue {
      * recycling when one waits (its first header zeroed, so a spare never written is a clean end to
      * recovery and none of its old items is read as the segment's first), else a new file (sparse,
      * or zero-filled with {@code zeroFill}). A recycled file left under its new name by a failure
-     * here is opened again by the retry, or its header zeroed by a start, as for any spare.
+     * here is opened again by the retry, which zeroes its first header as for any file it finds
+     * there, or a start zeroes it, as for any spare.
      */
     private LogSegment allocateBlocking(long startPos) throws IOException {
         Path p = logDir.resolve(LogSegment.fileName(startPos));
@@ -367,6 +368,13 @@ final class SegmentQueue {
                     f.writeFully(zeros, pos);
                 }
             } else {
+                if (f.size() > 0) {
+                    // A file already under this name: typically a recycled one renamed here by an
+                    // attempt that failed before it zeroed the old first header. A spare's first
+                    // header must be zero, or a start whose scan moves on into the spare (the segment
+                    // before it full) reads the old item there as a torn tail.
+                    f.writeFully(ByteBuffer.allocate(LogItemCodec.HEADER_BYTES), 0);
+                }
                 f.setLength(segmentBytes);
             }
             f.force(true);

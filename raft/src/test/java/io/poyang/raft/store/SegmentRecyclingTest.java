@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -177,6 +178,88 @@ class SegmentRecyclingTest {
             assertTrue(Files.exists(seg0), "the read segment was deleted, not kept for reuse");
         }
         assertFalse(Files.exists(seg0), "the close left a file kept for reuse on disk");
+    }
+
+    /**
+     * Zeroing the first header of a recycled file fails after the rename, and no other file waits:
+     * the retry opens the file left under the spare's name as a new one. Its old first header must
+     * be zeroed all the same: the log then fills the segment before it exactly, closes cleanly, and
+     * a restart moves on into the spare, where an old item read as a torn tail (the clean end lost).
+     */
+    @Test
+    void aSpareRemadeAfterItsRecyclingFailedHasItsOldFirstHeaderZeroed() throws Exception {
+        AtomicBoolean failZeroing = new AtomicBoolean(true);
+        FaultyFileIo io = new FaultyFileIo();
+        io.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeMove(Path from, Path to) {
+                if (from.getParent().equals(dir.resolve("log"))) {
+                    renamedTo.add(to);
+                }
+            }
+
+            @Override
+            public void beforeWrite(Path file, long position, int length) throws IOException {
+                if (position == 0 && length == LogItemCodec.HEADER_BYTES && renamedTo.contains(file)
+                        && failZeroing.compareAndSet(true, false)) {
+                    throw new IOException("injected: zeroing the first header of the recycled file " + file);
+                }
+            }
+        };
+        long last;
+        Path spare;
+        byte[] fill;
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).recycledSegments(1))) {
+            h.open();
+            appendAndCommit(h, 1, 2000);
+            h.call(() -> h.store.deleteBelow(1500));
+            assertEquals(1, (int) h.on(() -> h.store.segments().recycledWaiting()), "no file kept for reuse");
+            last = 2000;
+            for (int batch = 0; failZeroing.get(); batch++) {
+                assertTrue(batch < 1_000, "the recycled file was never taken for a spare");
+                appendAndCommit(h, last + 1, last + 5);
+                last += 5;
+            }
+            h.waitFor("the spare to be made again after the failure", () -> h.store.segments().hasSpare());
+            spare = renamedTo.iterator().next();
+            LogSegment cur = h.on(() -> h.store.segments().current());
+            assertFalse(cur.path().equals(spare), "the log rolled into the spare before the test filled the segment");
+            // one item that fills the current segment exactly: a restart's scan then goes on into the spare
+            long room = h.on(() -> cur.endPos() - h.store.appender().nextPos());
+            int body = (int) room - LogItemCodec.sizeOf(0, 1) + 1;
+            assertTrue(body >= 1, "too little room left to fill exactly: " + room);
+            long filler = last + 1;
+            fill = new byte[body];
+            java.util.Arrays.fill(fill, (byte) 0x5A);
+            h.append(java.util.Collections.singletonList(new LogItem(LogItem.TYPE_NORMAL, 7, 1, 1, filler,
+                    1_700_000_000_000L, null, new ByteBody(fill))));
+            h.awaitPersisted(filler);
+            assertEquals(cur.endPos(), (long) h.on(() -> h.store.appender().nextPos()), "the segment is not full");
+            assertTrue(headerIsZero(spare), "the spare made again from " + spare + " kept its old first header");
+            last = filler;
+        }
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).recycledSegments(1))) {
+            RecoveredState r = h.open();
+            assertEquals(last, r.getLastIndex());
+            assertFalse(r.hadTornTail(), "a clean close before a remade spare read as a torn tail: " + r);
+            assertArrayEquals(fill, bodyOf(h.load(last, 1, 1 << 20).get(0)));
+            appendAndCommit(h, last + 1, last + 100);
+            checkItems(h, last + 1, last + 100);
+        }
+    }
+
+    private static boolean headerIsZero(Path file) throws IOException {
+        byte[] b = new byte[LogItemCodec.HEADER_BYTES];
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            int n = in.readNBytes(b, 0, b.length);
+            assertEquals(b.length, n, "short file " + file);
+        }
+        for (byte x : b) {
+            if (x != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Test
