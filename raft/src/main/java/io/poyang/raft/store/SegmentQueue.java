@@ -50,6 +50,12 @@ final class SegmentQueue {
     private final ConcurrentLinkedQueue<Path> recycled = new ConcurrentLinkedQueue<>();
     /** Files in {@link #recycled}, bounded by {@link LogStoreConfig#recycledSegments()}. */
     private final AtomicInteger recycledCount = new AtomicInteger();
+    /**
+     * Set by the close's {@link #deleteRecycledBlocking}: from then on no file is kept (a segment
+     * whose reader leaves after the close would otherwise wait in {@link #recycled} for good, on
+     * disk until the next start). Any thread.
+     */
+    private volatile boolean recyclingClosed;
 
     SegmentQueue(LogStore store, Path logDir, long segmentBytes, boolean zeroFill) {
         this.store = store;
@@ -266,17 +272,24 @@ final class SegmentQueue {
 
     /**
      * A segment's file that compaction freed, closed: kept to become a spare when it has the
-     * configured size and fewer than {@link LogStoreConfig#recycledSegments()} wait; else the caller
-     * deletes it (false). Any thread.
+     * configured size, fewer than {@link LogStoreConfig#recycledSegments()} wait and the close has
+     * not deleted the kept files yet; else the caller deletes it (false). Any thread.
      */
     boolean offerRecycled(Path file, long sizeBytes) {
-        if (sizeBytes != segmentBytes) {
+        if (sizeBytes != segmentBytes || recyclingClosed) {
             return false;
         }
         int max = store.config().recycledSegments();
         for (int n = recycledCount.get(); n < max; n = recycledCount.get()) {
             if (recycledCount.compareAndSet(n, n + 1)) {
                 recycled.add(file);
+                // The close may have drained the queue between the check above and the add: then
+                // the file is taken back and the caller deletes it (if it is gone already, the
+                // close's drain took it and deleted it).
+                if (recyclingClosed && recycled.remove(file)) {
+                    recycledCount.decrementAndGet();
+                    return false;
+                }
                 return true;
             }
         }
@@ -285,9 +298,11 @@ final class SegmentQueue {
 
     /**
      * At the close: deletes the files waiting to be recycled (left under their old names, a start
-     * without the status file would take them for segments of the log). I/O thread.
+     * without the status file would take them for segments of the log), and keeps none from now on
+     * (see {@link #offerRecycled}). I/O thread.
      */
     void deleteRecycledBlocking() throws IOException {
+        recyclingClosed = true;
         boolean any = false;
         IOException first = null;
         for (Path p; (p = recycled.poll()) != null; ) {

@@ -181,6 +181,37 @@ class SegmentRecyclingTest {
     }
 
     /**
+     * A segment freed under a reader whose read ends after the store closed: the close already
+     * deleted the files kept for reuse, and nothing would ever take this one, so it is deleted, not
+     * kept (before, it stayed on disk until the next start).
+     */
+    @Test
+    void aSegmentWhoseReaderLeavesAfterTheCloseIsDeletedNotKept() throws Exception {
+        FaultyFileIo io = new FaultyFileIo();
+        Path seg0 = dir.resolve("log").resolve(LogSegment.fileName(0));
+        StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).recycledSegments(64));
+        try {
+            h.open();
+            appendAndCommit(h, 1, 3000);
+            CountDownLatch readEntered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            io.hook = FaultyFileIo.holdingFirstRead(seg0, readEntered, release);
+            CompletableFuture<List<LogItem>> reading = h.callAsync(() -> h.store.load(1, 100, 1 << 20));
+            assertTrue(readEntered.await(StoreHarness.TIMEOUT_SECONDS, TimeUnit.SECONDS), "the read never started");
+            h.call(() -> h.store.deleteBelow(2000));
+            assertTrue(Files.exists(seg0), "the segment being read is kept while read");
+            h.call(h.store::close);
+            release.countDown();
+            assertEquals(100, StoreHarness.join(reading).size());
+            StoreHarness.waitFor("the segment read across the close to be deleted once its reader left",
+                    () -> !Files.exists(seg0));
+            assertEquals(0, (int) h.on(() -> h.store.segments().recycledWaiting()), "a file is kept after the close");
+        } finally {
+            h.shutdown();
+        }
+    }
+
+    /**
      * Zeroing the first header of a recycled file fails after the rename, and no other file waits:
      * the retry opens the file left under the spare's name as a new one. Its old first header must
      * be zeroed all the same: the log then fills the segment before it exactly, closes cleanly, and
