@@ -59,6 +59,20 @@ class CrashTest {
 
     @Test
     void everyReportedIndexSurvivesKillMinus9() throws Exception {
+        killRounds(0);
+    }
+
+    /**
+     * The same with segment recycling on: the deletions free segment files that become the next
+     * spares, so a kill also lands between keeping a file and renaming it, between the rename and
+     * the zeroing of its first header, and while items are appended over old ones.
+     */
+    @Test
+    void everyReportedIndexSurvivesKillMinus9WithRecycledSegments() throws Exception {
+        killRounds(2);
+    }
+
+    private void killRounds(int recycledSegments) throws Exception {
         ImpossibleStates.reset();
         int rounds = Integer.getInteger("poyang.crashRounds", 20);
         Random random = new Random(Long.getLong("poyang.crashSeed", System.nanoTime()));
@@ -67,11 +81,12 @@ class CrashTest {
         String javaBin = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
         List<RoundStart> starts = new ArrayList<>();
         long totalReported = 0;
+        AtomicLong recycled = new AtomicLong();
         long verified = 0;
         for (int round = 1; round <= rounds; round++) {
             ProcessBuilder pb = new ProcessBuilder(javaBin, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                     "-cp", System.getProperty("java.class.path"), CrashWriter.class.getName(), storeDir.toString(),
-                    Integer.toString(round));
+                    Integer.toString(round), Integer.toString(recycledSegments));
             pb.redirectError(ProcessBuilder.Redirect.appendTo(childErr.toFile()));
             Process child = pb.start();
             AtomicLong start = new AtomicLong(-1);
@@ -86,6 +101,8 @@ class CrashTest {
                         } else if (line.startsWith("P ")) {
                             long p = Long.parseLong(line.substring(2));
                             maxReported.accumulateAndGet(p, Math::max);
+                        } else if (line.startsWith("RECYCLED ")) {
+                            recycled.incrementAndGet();
                         }
                     }
                 } catch (IOException e) {
@@ -128,9 +145,15 @@ class CrashTest {
             }
         }
         assertEquals(0, ImpossibleStates.count());
-        System.out.println("CrashTest: " + rounds + " kills, " + totalReported + " indexes reported persisted, "
+        System.out.println("CrashTest (recycledSegments " + recycledSegments + "): " + rounds + " kills, " + recycled.get()
+                + " segment files recycled, " + totalReported + " indexes reported persisted, "
                 + verified + " checked byte for byte");
         assertTrue(totalReported > 0);
+        if (recycledSegments > 0) {
+            assertTrue(recycled.get() > 0, "no segment file was recycled in " + rounds + " rounds");
+        } else {
+            assertEquals(0, recycled.get(), "a segment file was recycled with recycledSegments 0");
+        }
     }
 
     private static long check(StoreHarness h, long from, long to, List<RoundStart> starts) {

@@ -17,21 +17,36 @@ import java.util.concurrent.ExecutorService;
  * appends as fast as it can and prints {@code P <index>} each time the store reports an index
  * persisted, until it is killed. Bodies are {@code bodyFor(index, round)}. It also declares the
  * commit index, saves the status now and then and deletes old segments, so a kill can land in any
- * of those.
+ * of those. A third argument keeps that many segment files freed by the deletions for reuse
+ * ({@link LogStoreConfig#recycledSegments}; 0 without it); it prints {@code RECYCLED} for each
+ * file renamed to become a spare.
  */
 public final class CrashWriter {
 
     public static void main(String[] args) throws Exception {
         String dir = args[0];
         int round = Integer.parseInt(args[1]);
+        int recycledSegments = args.length > 2 ? Integer.parseInt(args[2]) : 0;
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, "UTF-8");
         Dispatcher dispatcher = new Dispatcher("crash-writer");
         dispatcher.start();
         FiberGroup group = new FiberGroup("crash-writer", dispatcher);
         dispatcher.startGroup(group).get();
         ExecutorService io = LogStoreConfig.newIoExecutor("crash-io", 3);
-        LogStoreConfig config = new LogStoreConfig(Paths.get(dir), io).segmentBytes(1 << 20).indexEntriesPerFile(4096)
-                .indexFlushEntries(2048);
+        // Prints "RECYCLED" for each segment file renamed to a new start position, so the test
+        // knows the kills met recycling at all.
+        FaultyFileIo fileIo = new FaultyFileIo();
+        fileIo.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeMove(java.nio.file.Path from, java.nio.file.Path to) {
+                if (from.getParent().getFileName().toString().equals("log")) {
+                    out.println("RECYCLED " + from.getFileName() + " " + to.getFileName());
+                    out.flush();
+                }
+            }
+        };
+        LogStoreConfig config = new LogStoreConfig(Paths.get(dir), io).fileIo(fileIo).segmentBytes(1 << 20).indexEntriesPerFile(4096)
+                .indexFlushEntries(2048).recycledSegments(recycledSegments);
         LogStore store = new LogStore("crash", group, config);
         store.setPersistedListener(p -> {
             out.println("P " + p);
