@@ -8,6 +8,15 @@ package io.poyang.net;
  */
 public final class ReqContext {
 
+    /**
+     * Collects the answers to the parts of a request that carries several requests (see
+     * {@link #part}). Called once per part, from whichever thread answers it.
+     */
+    public interface PartAnswers {
+        /** Part {@code index} was answered with {@code answer} (a response packet, maybe an error). */
+        void answered(int index, WritePacket answer);
+    }
+
     final NioWorker worker;
     final NioConnection connection;
     final int type;
@@ -31,6 +40,45 @@ public final class ReqContext {
         this.deadlineNanos = deadlineNanos;
         this.frameBytes = frameBytes;
         this.extra = extra;
+        this.partAnswers = null;
+        this.partIndex = -1;
+        this.partDone = null;
+    }
+
+    /** Set on the parts of a batched request only: where each part's answer goes instead of the wire. */
+    private final PartAnswers partAnswers;
+    private final int partIndex;
+    /** A part was answered (or dropped as expired): a second answer is ignored. Parts only. */
+    private final java.util.concurrent.atomic.AtomicBoolean partDone;
+
+    private ReqContext(ReqContext batch, int partIndex, PartAnswers partAnswers) {
+        this.worker = batch.worker;
+        this.connection = batch.connection;
+        this.type = batch.type;
+        this.command = batch.command;
+        this.seq = batch.seq;
+        this.deadlineNanos = batch.deadlineNanos;
+        this.frameBytes = 0;   // the batch's frame is what the worker's in-flight limit counts
+        this.extra = batch.extra;
+        this.partIndex = partIndex;
+        this.partAnswers = partAnswers;
+        this.partDone = new java.util.concurrent.atomic.AtomicBoolean();
+    }
+
+    /**
+     * A part of {@code batch}, a request that carries several requests (raft's AppendEntries of
+     * several groups to one node, say): handed to whatever processes that part as if it were a
+     * request of its own. Its answer goes to {@code answers} (with {@code index}) instead of the
+     * wire; the batch's processor answers the batch once every part has been. A part shares the
+     * batch's deadline and connection. A part that expires ({@link #isExpired()}) or is ended
+     * without an answer is answered {@link ResponseCode#TIMEOUT}, so the batch is never left
+     * waiting for it. Each part is answered once; later answers are ignored.
+     */
+    public static ReqContext part(ReqContext batch, int index, PartAnswers answers) {
+        if (batch.partAnswers != null) {
+            throw new IllegalArgumentException("a part of a batch cannot carry parts itself: " + batch);
+        }
+        return new ReqContext(batch, index, answers);
     }
 
     public int command() {
@@ -71,6 +119,10 @@ public final class ReqContext {
         if (deadlineNanos == Long.MAX_VALUE || System.nanoTime() - deadlineNanos < 0) {
             return false;
         }
+        if (partAnswers != null) {
+            answerPart(WritePacket.error(ResponseCode.TIMEOUT, "the request's deadline passed before it was processed"));
+            return true;
+        }
         if (!expiredDropped) {
             expiredDropped = true;
             finishWithoutResponse();
@@ -82,6 +134,10 @@ public final class ReqContext {
     public void respond(WritePacket response) {
         if (response.type != PacketType.RESPONSE) {
             throw new IllegalArgumentException("respond needs a response packet, got " + response);
+        }
+        if (partAnswers != null) {
+            answerPart(response);
+            return;
         }
         response.command = command;
         response.seq = seq;
@@ -100,6 +156,10 @@ public final class ReqContext {
 
     /** Ends a request without answering (it expired, or it was one-way), freeing its flow-control room. */
     void finishWithoutResponse() {
+        if (partAnswers != null) {
+            answerPart(WritePacket.error(ResponseCode.TIMEOUT, "the request was dropped without an answer"));
+            return;
+        }
         if (Thread.currentThread() == worker.thread) {
             worker.onContextFinished(this);
         } else {
@@ -107,8 +167,15 @@ public final class ReqContext {
         }
     }
 
+    private void answerPart(WritePacket answer) {
+        if (partDone.compareAndSet(false, true)) {
+            partAnswers.answered(partIndex, answer);
+        }
+    }
+
     @Override
     public String toString() {
-        return PacketType.name(type) + "(command=" + command + ", seq=" + seq + ") from " + connection;
+        return PacketType.name(type) + "(command=" + command + ", seq=" + seq + (partAnswers != null ? ", part "
+                + partIndex : "") + ") from " + connection;
     }
 }

@@ -137,6 +137,16 @@ public class WritePacket implements Encodable {
         return body;
     }
 
+    /** The detail of an error response (field 5): raft's leader hint, a command's own error code; 0 when none. */
+    public int bizCode() {
+        return bizCode;
+    }
+
+    /** The message of an error response, or null. */
+    public String message() {
+        return message == null ? null : new String(message, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     /**
      * Called once on the I/O thread after the packet was encoded or dropped: sent, failed (a
      * request whose connection or peer went, or that timed out before it left), or refused.

@@ -29,6 +29,10 @@ import java.util.concurrent.locks.LockSupport;
  * With nothing ready the thread parks until the next timer deadline or until another thread posts
  * work.
  *
+ * <p>Code running on the dispatcher can defer a task to the end of the current round
+ * ({@link #runAtRoundEnd}): what the round's fibers produce for the same destination (the
+ * AppendEntries of several raft groups to one peer, say) then leaves together, without a timer.
+ *
  * <p>Waking is cheap for a busy dispatcher: a poster unparks the thread only when the thread has
  * announced that it is about to park (a flag it sets, then re-checks the inbox, before parking),
  * so messages to a running dispatcher cost one queue insert and no system call, and no wakeup is
@@ -263,6 +267,43 @@ public final class Dispatcher extends LifeCycle {
         });
     }
 
+    // ---------------------------------------------------------------- round-end tasks
+
+    /** Tasks deferred to the end of the current round; dispatcher thread only. */
+    private final ArrayList<Runnable> roundEndTasks = new ArrayList<>();
+
+    /**
+     * Runs {@code task} once on this thread's dispatcher after the fibers of the current round ran,
+     * before the dispatcher parks or starts the next round: a way to batch what several fibers of
+     * one round send, with no timer and no wait beyond the round. Returns false, and does nothing,
+     * when the calling thread is not a dispatcher thread. A task may defer another; it runs in the
+     * same end of round. A task that throws is logged and the others still run.
+     */
+    public static boolean runAtRoundEnd(Runnable task) {
+        Thread t = Thread.currentThread();
+        if (!(t instanceof DispatcherThread)) {
+            return false;
+        }
+        ((DispatcherThread) t).dispatcher.roundEndTasks.add(task);
+        return true;
+    }
+
+    private void runRoundEndTasks() {
+        ArrayList<Runnable> tasks = roundEndTasks;
+        if (tasks.isEmpty()) {
+            return;
+        }
+        // indexed: a task may add another, which runs in this same pass
+        for (int i = 0; i < tasks.size(); i++) {
+            try {
+                tasks.get(i).run();
+            } catch (Throwable e) {
+                log.error("dispatcher '{}': a round-end task failed", name, e);
+            }
+        }
+        tasks.clear();
+    }
+
     // ---------------------------------------------------------------- the loop
 
     private void loop() {
@@ -273,6 +314,7 @@ public final class Dispatcher extends LifeCycle {
                 runInbox();
                 fireDueTimers();
                 runReadyGroups();
+                runRoundEndTasks();
                 if (stopRequested) {
                     if (groups.isEmpty()) {
                         break;
@@ -293,6 +335,7 @@ public final class Dispatcher extends LifeCycle {
                 loopEnded = true;
                 drainInboxAfterEnd();
             }
+            runRoundEndTasks();   // what the last round or the final drain deferred still runs
             log.debug("dispatcher '{}' ended", name);
         }
     }

@@ -17,6 +17,12 @@ public final class RaftCommands {
     public static final int READ_INDEX = 104;
     /** TimeoutNowRequest → TimeoutNowResponse: a leader hands over to the target (leader transfer), replication port. */
     public static final int TIMEOUT_NOW = 105;
+    /**
+     * AppendEntriesBatch → AppendEntriesBatchAnswer: the AppendEntries that one dispatcher round of
+     * a node sends to another node, for several groups, in one frame; replication port. A node that
+     * answers COMMAND_NOT_FOUND (an older version) gets its appends one by one.
+     */
+    public static final int APPEND_ENTRIES_BATCH = 106;
 
     /** RaftWriteRequest → the state machine's result, service port. */
     public static final int RAFT_WRITE = 201;

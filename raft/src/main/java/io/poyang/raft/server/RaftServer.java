@@ -143,7 +143,7 @@ public final class RaftServer extends LifeCycle {
         cc.maxPendingBytes = 1L << 30;
         replicationClient = new NioClient(cc);
         replicationClient.start();
-        transport = new ReplicationTransport(id, replicationClient, config.faultInjector);
+        transport = new ReplicationTransport(id, replicationClient, config.faultInjector, config.batchAppends);
 
         // The two ports share the process's descriptors: each taking the whole default budget, a
         // flood on both could leave none for the log's next segment. Peers and admin tools need few
@@ -164,6 +164,9 @@ public final class RaftServer extends LifeCycle {
         replicationServer = new NioServer(rc);
         replicationServer.register(RaftCommands.VOTE, new ReplicationProcessors.Vote(registry, id));
         replicationServer.register(RaftCommands.APPEND_ENTRIES, new ReplicationProcessors.Append(registry, id));
+        if (config.takeBatchedAppends) {
+            replicationServer.register(RaftCommands.APPEND_ENTRIES_BATCH, new ReplicationProcessors.AppendBatch(registry, id));
+        }
         replicationServer.register(RaftCommands.INSTALL_SNAPSHOT, new ReplicationProcessors.InstallSnapshot(registry, id));
         replicationServer.register(RaftCommands.READ_INDEX, new ReplicationProcessors.ReadIndex(registry, id));
         replicationServer.register(RaftCommands.TIMEOUT_NOW, new ReplicationProcessors.TimeoutNow(registry, id));
@@ -749,5 +752,10 @@ public final class RaftServer extends LifeCycle {
         } catch (TimeoutException e) {
             throw new PoyangException("timed out after " + START_TIMEOUT_SECONDS + " s waiting for " + what);
         }
+    }
+
+    /** The replication side (tests read its batch counters). */
+    ReplicationTransport replicationTransport() {
+        return transport;
     }
 }

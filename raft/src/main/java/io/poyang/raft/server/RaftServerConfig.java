@@ -36,6 +36,9 @@ public final class RaftServerConfig {
     final RaftConfig raft;
     final List<GroupSpec> groups;
     final FaultInjector faultInjector;
+    final boolean batchAppends;
+    /** False only in tests that play a node of a version without APPEND_ENTRIES_BATCH. */
+    final boolean takeBatchedAppends;
     final io.poyang.common.TimeSource timeSource;
     final Runnable layoutListener;
     final Executor callbackExecutor;
@@ -58,6 +61,8 @@ public final class RaftServerConfig {
         this.raft = b.raft;
         this.groups = Collections.unmodifiableList(new ArrayList<>(b.groups));
         this.faultInjector = b.faultInjector;
+        this.batchAppends = b.batchAppends;
+        this.takeBatchedAppends = b.takeBatchedAppends;
         this.timeSource = b.timeSource;
         this.layoutListener = b.layoutListener;
         this.callbackExecutor = b.callbackExecutor;
@@ -129,6 +134,8 @@ public final class RaftServerConfig {
         private final List<GroupSpec> groups = new ArrayList<>();
         private final List<ServiceExtension> serviceExtensions = new ArrayList<>();
         private FaultInjector faultInjector;
+        private boolean batchAppends;
+        private boolean takeBatchedAppends = true;
         private io.poyang.common.TimeSource timeSource = io.poyang.common.TimeSource.SYSTEM;
         private Runnable layoutListener;
         private Executor callbackExecutor;
@@ -241,6 +248,30 @@ public final class RaftServerConfig {
          */
         public Builder stateMachineFactory(IntFunction<? extends StateMachine> factory) {
             this.stateMachineFactory = factory;
+            return this;
+        }
+
+        /**
+         * Whether the AppendEntries that one round of a dispatcher sends to one node, for the
+         * several groups it runs (and a follower's pipelined appends), leave as one
+         * APPEND_ENTRIES_BATCH frame answered once (default false). It spares a frame, an entry in
+         * the pending-request map and an answer per group and round; a lone append leaves as
+         * before, so one group runs as without it. Nothing waits on a timer: a batch leaves at the
+         * end of the round that made it. But the follower answers the batch once every part is
+         * persisted, and with a log per group each part waits for its own log's fsync: the batch's
+         * answer waits for the slowest, which costs more than the frames save (DtKV, 3 nodes, 4
+         * groups: no gain, docs/benchmarks.md). It is meant for a log shared by a node's groups,
+         * whose parts are persisted by one fsync (docs/plans/shared-log.md). A node that does not
+         * know the command (an older version) gets its appends one by one.
+         */
+        public Builder batchAppends(boolean on) {
+            this.batchAppends = on;
+            return this;
+        }
+
+        /** Tests: this node plays one of a version without APPEND_ENTRIES_BATCH (it answers COMMAND_NOT_FOUND). */
+        Builder refuseBatchedAppendsForTests() {
+            this.takeBatchedAppends = false;
             return this;
         }
 

@@ -10,10 +10,17 @@ import io.poyang.raft.client.RaftCommands;
 import io.poyang.raft.client.RaftRole;
 import io.poyang.raft.client.RaftStatusRequest;
 import io.poyang.raft.client.RaftStatusResponse;
+import io.poyang.raft.core.AppendEntriesBatch;
 import io.poyang.raft.core.AppendEntriesRequest;
+import io.poyang.raft.core.AppendEntriesResponse;
 import io.poyang.raft.core.InstallSnapshotRequest;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.core.VoteRequest;
+
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The processors of the replication port (and RAFT_STATUS on both ports). Each runs on the I/O
@@ -79,6 +86,78 @@ final class ReplicationProcessors {
             }
             g.acceptAppend(context, body);
             return null;
+        }
+    }
+
+    /**
+     * APPEND_ENTRIES_BATCH: the appends of several groups from one leader node. Each part goes to its
+     * group as an APPEND_ENTRIES of its own would ({@link ReqContext#part}); the batch is answered
+     * once every part has been, each part's answer (or error) in its place.
+     */
+    static final class AppendBatch implements ReqProcessor<List<AppendEntriesRequest>> {
+        private final GroupRegistry groups;
+        private final int nodeId;
+
+        AppendBatch(GroupRegistry groups, int nodeId) {
+            this.groups = groups;
+            this.nodeId = nodeId;
+        }
+
+        @Override
+        public PbCallback<List<AppendEntriesRequest>> createDecoder() {
+            return AppendEntriesBatch.REQUEST_DECODER.create();
+        }
+
+        @Override
+        public WritePacket process(ReqContext context, List<AppendEntriesRequest> parts) {
+            int n = parts.size();
+            if (n == 0) {
+                return WritePacket.response(new AppendEntriesBatch.Answer(Collections.emptyList()));
+            }
+            PartAnswers answers = new PartAnswers(context, n);
+            for (int i = 0; i < n; i++) {
+                AppendEntriesRequest req = parts.get(i);
+                ReqContext part = ReqContext.part(context, i, answers);
+                RaftGroup g = groups.get(req.groupId());
+                if (g == null) {
+                    part.respond(noGroup(nodeId, req.groupId()));
+                } else {
+                    g.acceptAppend(part, req);
+                }
+            }
+            return null;
+        }
+    }
+
+    /** The answers to a batch's parts; the last part answered sends the batch's answer. Any thread. */
+    private static final class PartAnswers implements ReqContext.PartAnswers {
+        private final ReqContext batch;
+        private final AppendEntriesBatch.PartAnswer[] answers;
+        /** Parts not answered yet; its decrement publishes each answer to the thread that sends them all. */
+        private final AtomicInteger unanswered;
+
+        PartAnswers(ReqContext batch, int parts) {
+            this.batch = batch;
+            this.answers = new AppendEntriesBatch.PartAnswer[parts];
+            this.unanswered = new AtomicInteger(parts);
+        }
+
+        @Override
+        public void answered(int index, WritePacket answer) {
+            Object body = answer.body();
+            if (answer.responseCode() != ResponseCode.SUCCESS) {
+                answers[index] = new AppendEntriesBatch.PartAnswer(answer.responseCode(), answer.bizCode(),
+                        answer.message(), null);
+            } else if (body instanceof AppendEntriesResponse) {
+                answers[index] = new AppendEntriesBatch.PartAnswer(ResponseCode.SUCCESS, 0, null,
+                        (AppendEntriesResponse) body);
+            } else {
+                answers[index] = new AppendEntriesBatch.PartAnswer(ResponseCode.SYS_ERROR, 0,
+                        "part " + index + " of a batch was answered without an AppendEntriesResponse: " + body, null);
+            }
+            if (unanswered.decrementAndGet() == 0) {
+                batch.respond(WritePacket.response(new AppendEntriesBatch.Answer(Arrays.asList(answers))));
+            }
         }
     }
 

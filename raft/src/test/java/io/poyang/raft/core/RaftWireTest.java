@@ -5,6 +5,7 @@ import io.poyang.codec.Encodable;
 import io.poyang.codec.PbCallback;
 import io.poyang.codec.PbParser;
 import io.poyang.net.BytesBody;
+import io.poyang.net.ResponseCode;
 import io.poyang.raft.client.AdminMessages;
 import io.poyang.raft.client.FieldMessage;
 import io.poyang.raft.client.GroupStatus;
@@ -142,6 +143,25 @@ class RaftWireTest {
                         "No space left on device \u00e9")));
         c.add(new Case("InstallSnapshotResponse", "term: 6 next_offset: 0 reason: \"receiving it failed: ENOSPC\"",
                 new InstallSnapshotResponse(6, false, 0, "receiving it failed: ENOSPC")));
+        // --- APPEND_ENTRIES_BATCH: two groups' appends in one frame, and the answer with an error part
+        List<LogItem> one = new ArrayList<>();
+        one.add(new LogItem(LogItem.TYPE_NORMAL, 9, 4, 4, 12, 1_700_000_000_124L, null,
+                new ByteBody("hello".getBytes(StandardCharsets.UTF_8))));
+        List<AppendEntriesRequest> parts = new ArrayList<>();
+        parts.add(new AppendEntriesRequest(3, 4, 1, 11, 4, 9, one));
+        parts.add(new AppendEntriesRequest(5, 2, 1, 7, 2, 7, Collections.emptyList()));
+        c.add(new Case("AppendEntriesBatch", "parts { group_id: 3 term: 4 leader_id: 1 prev_log_index: 11"
+                + " prev_log_term: 4 leader_commit: 9 entries { type: 1 biz_type: 9 term: 4 timestamp: 1700000000124"
+                + " body: \"hello\" } } parts { group_id: 5 term: 2 leader_id: 1 prev_log_index: 7 prev_log_term: 2"
+                + " leader_commit: 7 }", new AppendEntriesBatch.Request(parts)));
+        List<AppendEntriesBatch.PartAnswer> answers = new ArrayList<>();
+        answers.add(new AppendEntriesBatch.PartAnswer(ResponseCode.SUCCESS, 0, null, AppendEntriesResponse.success(4, 12)));
+        answers.add(new AppendEntriesBatch.PartAnswer(ResponseCode.STOPPING, 0, "raft group 5 is stopping", null));
+        answers.add(new AppendEntriesBatch.PartAnswer(ResponseCode.BAD_REQUEST, 1, "node 2 hosts no raft group 6", null));
+        c.add(new Case("AppendEntriesBatchAnswer", "answers { response { term: 4 success: true match_index: 12 } }"
+                + " answers { code: 6 message: \"raft group 5 is stopping\" }"
+                + " answers { code: 4 biz_code: 1 message: \"node 2 hosts no raft group 6\" }",
+                new AppendEntriesBatch.Answer(answers)));
         return c;
     }
 
@@ -284,6 +304,27 @@ class RaftWireTest {
         assertEquals(false, refused.success);
         assertEquals("receiving it failed: ENOSPC", refused.reason);
         assertEquals("", parse(refs.get(9), new InstallSnapshotResponse.Decoder()).reason);
+
+        List<AppendEntriesRequest> batch = parse(refs.get(25), AppendEntriesBatch.REQUEST_DECODER.create());
+        assertEquals(2, batch.size());
+        assertEquals(3, batch.get(0).groupId());
+        assertEquals(1, batch.get(0).items.size());
+        assertEquals(12, batch.get(0).items.get(0).getIndex());
+        assertArrayEquals("hello".getBytes(StandardCharsets.UTF_8),
+                ((ByteBody) batch.get(0).items.get(0).getBody()).toByteArray());
+        assertEquals(5, batch.get(1).groupId());
+        assertEquals(7, batch.get(1).prevLogIndex);
+        assertTrue(batch.get(1).items.isEmpty());
+        AppendEntriesBatch.Answer answer = parse(refs.get(26), AppendEntriesBatch.ANSWER_DECODER.create());
+        assertEquals(3, answer.parts().size());
+        assertEquals(0, answer.parts().get(0).code);
+        assertTrue(answer.parts().get(0).response.success);
+        assertEquals(12, answer.parts().get(0).response.matchIndex);
+        assertEquals(ResponseCode.STOPPING, answer.parts().get(1).code);
+        assertEquals("raft group 5 is stopping", answer.parts().get(1).message);
+        assertNull(answer.parts().get(1).response);
+        assertEquals(ResponseCode.BAD_REQUEST, answer.parts().get(2).code);
+        assertEquals(1, answer.parts().get(2).bizCode);
     }
 
     private static <T> T parse(Reference r, PbCallback<T> decoder) {

@@ -60,6 +60,8 @@ final class RaftCluster implements AutoCloseable {
     java.util.function.BiConsumer<Integer, RaftConfig> nodeTweak;
     /** Applied to each node's builder last (service extensions and the like), or null. */
     Consumer<RaftServerConfig.Builder> serverTweak;
+    /** Applied to each node's builder after {@link #serverTweak}, with the node's id; or null. */
+    java.util.function.BiConsumer<Integer, RaftServerConfig.Builder> nodeServerTweak;
 
     RaftCluster(Path baseDir, int nodeCount, int[] groupIds, Consumer<RaftConfig> tweak) {
         this.baseDir = baseDir;
@@ -137,6 +139,9 @@ final class RaftCluster implements AutoCloseable {
         }
         if (serverTweak != null) {
             serverTweak.accept(b);
+        }
+        if (nodeServerTweak != null) {
+            nodeServerTweak.accept(id, b);
         }
         RaftServer s = b.build();
         s.start();
