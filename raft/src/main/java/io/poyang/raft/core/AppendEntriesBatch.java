@@ -26,17 +26,20 @@ public final class AppendEntriesBatch {
     private AppendEntriesBatch() {
     }
 
-    /** The request: the parts, each an AppendEntriesRequest (repeated field 1). */
-    public static final class Request implements Encodable {
-        private final List<? extends Encodable> parts;
+    /**
+     * The request (its parts, each an AppendEntriesRequest) and the answer (a {@link PartAnswer}
+     * per part, in the parts' order): both are repeated field 1.
+     */
+    public static final class Parts<M extends Encodable> implements Encodable {
+        private final List<M> parts;
         private int size = -1;
 
-        public Request(List<? extends Encodable> parts) {
+        public Parts(List<M> parts) {
             this.parts = parts;
         }
 
-        public int partCount() {
-            return parts.size();
+        public List<M> parts() {
+            return parts;
         }
 
         @Override
@@ -113,39 +116,13 @@ public final class AppendEntriesBatch {
         }
     }
 
-    /** The answer: one {@link PartAnswer} per part, in the parts' order (repeated field 1). */
-    public static final class Answer implements Encodable {
-        private final List<PartAnswer> parts;
-        private int size = -1;
-
-        public Answer(List<PartAnswer> parts) {
-            this.parts = parts;
-        }
-
-        public List<PartAnswer> parts() {
-            return parts;
-        }
-
-        @Override
-        public int encodedSize() {
-            if (size < 0) {
-                size = PbUtil.sizeOfRepeatedMessageField(1, parts);
-            }
-            return size;
-        }
-
-        @Override
-        public boolean encode(EncodeContext c, ByteBuffer dest) {
-            return c.stage != 0 || c.repeatedMessageField(dest, 1, parts);
-        }
-    }
-
     /** Decodes a batch into its parts, each as {@link AppendEntriesRequest.Decoder} reads it. */
     public static final DecoderFactory<List<AppendEntriesRequest>> REQUEST_DECODER =
             () -> new RepeatedDecoder<>(AppendEntriesRequest.Decoder::new);
 
     /** Decodes a batch's answer into its part answers. */
-    public static final DecoderFactory<Answer> ANSWER_DECODER = AnswerDecoder::new;
+    public static final DecoderFactory<List<PartAnswer>> ANSWER_DECODER =
+            () -> new RepeatedDecoder<>(PartAnswerDecoder::new);
 
     /** Reads repeated field 1, each element with a fresh decoder from {@code parts}. */
     private static final class RepeatedDecoder<X> extends PbCallback<List<X>> {
@@ -185,39 +162,6 @@ public final class AppendEntriesBatch {
             decoded = null;
             current = null;
             return l;
-        }
-    }
-
-    private static final class AnswerDecoder extends PbCallback<Answer> {
-        private final RepeatedDecoder<PartAnswer> parts = new RepeatedDecoder<>(PartAnswerDecoder::new);
-
-        @Override
-        protected int wireTypeOf(int field) {
-            return field == 1 ? PbWireType.LEN : PbWireType.UNKNOWN;
-        }
-
-        @Override
-        protected void begin(int messageLength) {
-            parts.decoded = new ArrayList<>(4);
-        }
-
-        @Override
-        protected void readBytes(int field, ByteBuffer piece, int fieldLength, int offsetInField) {
-            if (offsetInField == 0) {
-                parts.current = new PartAnswerDecoder();
-            }
-            PartAnswer a = parseNested(piece, fieldLength, offsetInField, parts.current);
-            if (a != null) {
-                parts.decoded.add(a);
-            }
-        }
-
-        @Override
-        protected Answer end() {
-            List<PartAnswer> l = parts.decoded;
-            parts.decoded = null;
-            parts.current = null;
-            return new Answer(l);
         }
     }
 

@@ -112,7 +112,7 @@ final class ReplicationProcessors {
         public WritePacket process(ReqContext context, List<AppendEntriesRequest> parts) {
             int n = parts.size();
             if (n == 0) {
-                return WritePacket.response(new AppendEntriesBatch.Answer(Collections.emptyList()));
+                return WritePacket.response(new AppendEntriesBatch.Parts<>(Collections.emptyList()));
             }
             PartAnswers answers = new PartAnswers(context, n);
             for (int i = 0; i < n; i++) {
@@ -156,7 +156,7 @@ final class ReplicationProcessors {
                         "part " + index + " of a batch was answered without an AppendEntriesResponse: " + body, null);
             }
             if (unanswered.decrementAndGet() == 0) {
-                batch.respond(WritePacket.response(new AppendEntriesBatch.Answer(Arrays.asList(answers))));
+                batch.respond(WritePacket.response(new AppendEntriesBatch.Parts<>(Arrays.asList(answers))));
             }
         }
     }

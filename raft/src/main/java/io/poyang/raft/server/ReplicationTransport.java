@@ -184,7 +184,7 @@ final class ReplicationTransport implements RaftTransport {
                 List<RpcCallback<AppendEntriesResponse>> partCallbacks = new ArrayList<>(callbacks);
                 batchesSent.increment();
                 appendsInBatches.add(n);
-                sendOne(nodeId, RaftCommands.APPEND_ENTRIES_BATCH, new AppendEntriesBatch.Request(parts),
+                sendOne(nodeId, RaftCommands.APPEND_ENTRIES_BATCH, new AppendEntriesBatch.Parts<>(parts),
                         AppendEntriesBatch.ANSWER_DECODER, timeout,
                         new BatchAnswerCallback(nodeId, parts, partCallbacks, timeout));
             }
@@ -194,7 +194,7 @@ final class ReplicationTransport implements RaftTransport {
     }
 
     /** Hands each part's answer of a batch to the part's own callback, as if the part had been sent alone. */
-    private final class BatchAnswerCallback implements RpcCallback<AppendEntriesBatch.Answer> {
+    private final class BatchAnswerCallback implements RpcCallback<List<AppendEntriesBatch.PartAnswer>> {
         private final int nodeId;
         private final List<Encodable> parts;
         private final List<RpcCallback<AppendEntriesResponse>> callbacks;
@@ -209,8 +209,7 @@ final class ReplicationTransport implements RaftTransport {
         }
 
         @Override
-        public void onSuccess(AppendEntriesBatch.Answer answer) {
-            List<AppendEntriesBatch.PartAnswer> answers = answer.parts();
+        public void onSuccess(List<AppendEntriesBatch.PartAnswer> answers) {
             for (int i = 0; i < callbacks.size(); i++) {
                 RpcCallback<AppendEntriesResponse> cb = callbacks.get(i);
                 AppendEntriesBatch.PartAnswer a = i < answers.size() ? answers.get(i) : null;

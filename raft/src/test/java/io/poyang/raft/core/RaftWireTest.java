@@ -153,7 +153,7 @@ class RaftWireTest {
         c.add(new Case("AppendEntriesBatch", "parts { group_id: 3 term: 4 leader_id: 1 prev_log_index: 11"
                 + " prev_log_term: 4 leader_commit: 9 entries { type: 1 biz_type: 9 term: 4 timestamp: 1700000000124"
                 + " body: \"hello\" } } parts { group_id: 5 term: 2 leader_id: 1 prev_log_index: 7 prev_log_term: 2"
-                + " leader_commit: 7 }", new AppendEntriesBatch.Request(parts)));
+                + " leader_commit: 7 }", new AppendEntriesBatch.Parts<>(parts)));
         List<AppendEntriesBatch.PartAnswer> answers = new ArrayList<>();
         answers.add(new AppendEntriesBatch.PartAnswer(ResponseCode.SUCCESS, 0, null, AppendEntriesResponse.success(4, 12)));
         answers.add(new AppendEntriesBatch.PartAnswer(ResponseCode.STOPPING, 0, "raft group 5 is stopping", null));
@@ -161,7 +161,7 @@ class RaftWireTest {
         c.add(new Case("AppendEntriesBatchAnswer", "answers { response { term: 4 success: true match_index: 12 } }"
                 + " answers { code: 6 message: \"raft group 5 is stopping\" }"
                 + " answers { code: 4 biz_code: 1 message: \"node 2 hosts no raft group 6\" }",
-                new AppendEntriesBatch.Answer(answers)));
+                new AppendEntriesBatch.Parts<>(answers)));
         return c;
     }
 
@@ -315,16 +315,16 @@ class RaftWireTest {
         assertEquals(5, batch.get(1).groupId());
         assertEquals(7, batch.get(1).prevLogIndex);
         assertTrue(batch.get(1).items.isEmpty());
-        AppendEntriesBatch.Answer answer = parse(refs.get(26), AppendEntriesBatch.ANSWER_DECODER.create());
-        assertEquals(3, answer.parts().size());
-        assertEquals(0, answer.parts().get(0).code);
-        assertTrue(answer.parts().get(0).response.success);
-        assertEquals(12, answer.parts().get(0).response.matchIndex);
-        assertEquals(ResponseCode.STOPPING, answer.parts().get(1).code);
-        assertEquals("raft group 5 is stopping", answer.parts().get(1).message);
-        assertNull(answer.parts().get(1).response);
-        assertEquals(ResponseCode.BAD_REQUEST, answer.parts().get(2).code);
-        assertEquals(1, answer.parts().get(2).bizCode);
+        List<AppendEntriesBatch.PartAnswer> answer = parse(refs.get(26), AppendEntriesBatch.ANSWER_DECODER.create());
+        assertEquals(3, answer.size());
+        assertEquals(0, answer.get(0).code);
+        assertTrue(answer.get(0).response.success);
+        assertEquals(12, answer.get(0).response.matchIndex);
+        assertEquals(ResponseCode.STOPPING, answer.get(1).code);
+        assertEquals("raft group 5 is stopping", answer.get(1).message);
+        assertNull(answer.get(1).response);
+        assertEquals(ResponseCode.BAD_REQUEST, answer.get(2).code);
+        assertEquals(1, answer.get(2).bizCode);
     }
 
     private static <T> T parse(Reference r, PbCallback<T> decoder) {

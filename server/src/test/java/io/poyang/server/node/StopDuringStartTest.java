@@ -57,13 +57,7 @@ class StopDuringStartTest {
         PoyangNode node = InProcessNodes.singleNode(conf, data, Collections.emptyMap());
         node.config().raft.segmentBytes(16 << 10).logFileIo(held.io);
         AtomicReference<Throwable> startFailure = new AtomicReference<>();
-        Thread starter = new Thread(() -> {
-            try {
-                node.start();
-            } catch (Throwable t) {
-                startFailure.set(t);
-            }
-        }, "starter");
+        Thread starter = starter(node, startFailure);
         Thread stopper = new Thread(node::stop, "stopper");
         try {
             starter.start();
@@ -120,13 +114,7 @@ class StopDuringStartTest {
             }
         };
         AtomicReference<Throwable> startFailure = new AtomicReference<>();
-        Thread starter = new Thread(() -> {
-            try {
-                node.start();
-            } catch (Throwable t) {
-                startFailure.set(t);
-            }
-        }, "starter");
+        Thread starter = starter(node, startFailure);
         Thread stopper = new Thread(node::stop, "stopper");
         try {
             starter.start();
@@ -154,6 +142,17 @@ class StopDuringStartTest {
         PoyangNode again = InProcessNodes.singleNode(conf, data, Collections.emptyMap());
         again.start();
         again.stop();
+    }
+
+    /** A thread (not started) that starts {@code node} and keeps what the start threw. */
+    private static Thread starter(PoyangNode node, AtomicReference<Throwable> startFailure) {
+        return new Thread(() -> {
+            try {
+                node.start();
+            } catch (Throwable t) {
+                startFailure.set(t);
+            }
+        }, "starter");
     }
 
     private static boolean portIsFree(int port) {
