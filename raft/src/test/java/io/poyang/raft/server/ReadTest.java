@@ -244,7 +244,10 @@ class ReadTest {
             RaftCluster.waitFor("the transfer to start", () -> Files.exists(partial));
             TestStateMachine sm = c.machine(leader, 1);
             long[] before = g.readCounters();
-            int seen = RaftCluster.join(g.read(ReadKind.READ_INDEX, 2_000, sm::count));
+            // 10 s: a round is confirmed by the next chunk's answer (some 100-300 ms here), but a CI
+            // run of parallel test classes on two cores once took over 2 s; a read answered after
+            // the transfer still fails the check below
+            int seen = RaftCluster.join(g.read(ReadKind.READ_INDEX, 10_000, sm::count));
             assertTrue(seen >= 4_001, "the read saw " + seen + " values; 4,001 were acknowledged before it");
             RaftCluster.waitFor("a lease read served under the lease", () -> {
                 long leaseReads = g.readCounters()[0];

@@ -47,10 +47,7 @@ class FailedStoreCloseTest {
             try {
                 hook.failWithAWriteHeld(h);
 
-                CompletableFuture<Void> closing = h.callAsync(h.store::close);
-                h.waitFor("the close to start", () -> !h.store.isOpen());
-                Thread.sleep(300);   // the behaviour under test: the close waits while the write is held
-                assertFalse(closing.isDone(), "the failed store's close returned while a log write ran");
+                CompletableFuture<Void> closing = closeStillWaiting(h, "the failed store's close returned while a log write ran");
                 assertTrue(files.openFiles().contains(hook.segment.get()), "the segment was closed under the write");
                 hook.release.countDown();
                 StoreHarness.join(closing);
@@ -121,10 +118,7 @@ class FailedStoreCloseTest {
                 h.append(items(21, 30, 1, 1, 0, 20));
                 assertThrows(LogStoreFailedException.class, () -> h.awaitPersisted(30));
 
-                CompletableFuture<Void> closing = h.callAsync(h.store::close);
-                h.waitFor("the close to start", () -> !h.store.isOpen());
-                Thread.sleep(300);   // the behaviour under test: the close waits while the fsync is held
-                assertFalse(closing.isDone(), "the failed store's close returned while an fsync ran");
+                CompletableFuture<Void> closing = closeStillWaiting(h, "the failed store's close returned while an fsync ran");
                 assertTrue(files.openFiles().contains(segment.get()), "the segment was closed under the fsync");
                 release.countDown();
                 StoreHarness.join(closing);
@@ -178,10 +172,7 @@ class FailedStoreCloseTest {
                 assertThrows(LogStoreFailedException.class, () -> h.awaitPersisted(20));
                 assertTrue(moveHeld.await(StoreHarness.TIMEOUT_SECONDS, TimeUnit.SECONDS), "no status save was held");
 
-                CompletableFuture<Void> closing = h.callAsync(h.store::close);
-                h.waitFor("the close to start", () -> !h.store.isOpen());
-                Thread.sleep(300);   // the behaviour under test: the close waits while the save is held
-                assertFalse(closing.isDone(), "the failed store's close returned while a status save ran");
+                CompletableFuture<Void> closing = closeStillWaiting(h, "the failed store's close returned while a status save ran");
                 release.countDown();
                 StoreHarness.join(closing);
                 assertTrue(statusText().contains("fsyncFailedAfter=10"), "the close returned before the status"
@@ -297,5 +288,17 @@ class FailedStoreCloseTest {
         } catch (InterruptedException e) {
             throw new InterruptedIOException();
         }
+    }
+
+    /**
+     * Starts the store's close and checks it is still waiting 300 ms later (a held operation keeps
+     * it: nothing to wait for but time, the waiting itself being the behaviour under test).
+     */
+    private static CompletableFuture<Void> closeStillWaiting(StoreHarness h, String whatItMustNotDo) throws Exception {
+        CompletableFuture<Void> closing = h.callAsync(h.store::close);
+        h.waitFor("the close to start", () -> !h.store.isOpen());
+        Thread.sleep(300);   // the behaviour under test: the close waits while an operation is held
+        assertFalse(closing.isDone(), whatItMustNotDo);
+        return closing;
     }
 }
