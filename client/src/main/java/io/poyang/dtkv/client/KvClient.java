@@ -317,15 +317,16 @@ public final class KvClient implements AutoCloseable {
 
     /**
      * Sets all keys or none, in one raft entry; a failure names the 1-based position of the key
-     * ({@link KvException#failedPosition()}). A batch with no keys fails with IllegalArgumentException
-     * before anything is sent.
+     * ({@link KvException#failedPosition()}). A batch with no keys, or with not one value per key,
+     * fails with IllegalArgumentException before anything is sent.
      */
     public long batchPut(List<String> keys, List<byte[]> values) {
         return sync(batchPutAsync(keys, values));
     }
 
     public void batchPut(List<String> keys, List<byte[]> values, KvCallback<Long> callback) {
-        if (checkWriteBatchHasKeys("batchPut", keys, callback) && checkBatch(keys, values, callback)) {
+        if (checkWriteBatchHasKeys("batchPut", keys, callback) && checkValueCount(keys, values, callback)
+                && checkBatch(keys, values, callback)) {
             write(KvReq.batchPut(keys, values), null, INDEX, callback);
         }
     }
@@ -676,6 +677,21 @@ public final class KvClient implements AutoCloseable {
         deliver(callback, null, new IllegalArgumentException(operation + " was given " + (keys == null ? "a null key"
                 + " list" : "no keys") + ": a batch needs at least one key (skip the call when there is nothing"
                 + " to write)"));
+        return false;
+    }
+
+    /**
+     * A batchPut needs one value per key; lists of different lengths are a caller's bug, which would
+     * otherwise reach the server and come back as INVALID_REQUEST without saying which list is short.
+     */
+    private <T> boolean checkValueCount(List<String> keys, List<byte[]> values, KvCallback<T> callback) {
+        int valueCount = values == null ? 0 : values.size();
+        if (valueCount == keys.size()) {
+            return true;
+        }
+        deliver(callback, null, new IllegalArgumentException("batchPut was given " + keys.size() + " keys and "
+                + (values == null ? "a null value list" : valueCount + " values") + ": it needs one value per key,"
+                + " in the same order"));
         return false;
     }
 

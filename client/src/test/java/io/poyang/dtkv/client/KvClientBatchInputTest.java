@@ -74,6 +74,26 @@ class KvClientBatchInputTest {
         }
     }
 
+    @Test
+    void aBatchPutWithoutOneValuePerKeyIsRefusedWithIllegalArgumentException() throws Exception {
+        try (KvClient kv = new KvClient(new KvClientConfig().servers("127.0.0.1:1").timeoutMillis(2_000))) {
+            byte[] v = {1};
+            assertValueCount(kv.batchPutAsync(Arrays.asList("a", "b"), Collections.singletonList(v)), "2 keys and 1 values");
+            assertValueCount(kv.batchPutAsync(Collections.singletonList("a"), Arrays.asList(v, v)), "1 keys and 2 values");
+            assertValueCount(kv.batchPutAsync(Collections.singletonList("a"), null), "a null value list");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> kv.batchPut(Arrays.asList("a", "b"), Collections.emptyList()));
+            assertTrue(e.getMessage().contains("one value per key"), e.getMessage());
+        }
+    }
+
+    private static void assertValueCount(CompletableFuture<?> f, String counts) {
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
+        assertInstanceOf(IllegalArgumentException.class, e.getCause(), "failed with " + e.getCause());
+        String message = e.getCause().getMessage();
+        assertTrue(message.contains(counts) && message.contains("one value per key"), message);
+    }
+
     private static void assertNoKeys(CompletableFuture<?> f, String operation) {
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
         assertInstanceOf(IllegalArgumentException.class, e.getCause(), "failed with " + e.getCause());
