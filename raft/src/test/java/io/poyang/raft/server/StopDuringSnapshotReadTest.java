@@ -249,8 +249,11 @@ class StopDuringSnapshotReadTest {
     }
 
     private static void smallChunksLongTimeout(io.poyang.raft.core.RaftConfig rc) {
-        // a snapshot of many chunks; an answer that does not come is waited for long
-        rc.segmentBytes(64 * 1024).snapshotsToKeep(1).snapshotChunkBytes(1024).replicationTimeoutMillis(120_000);
+        // a snapshot of many chunks; an answer that does not come is waited for long. A longer election
+        // timeout keeps the leader the test holds files of: raft's tests run two classes at a time, and
+        // a leader busy writing its snapshot beside another class's cluster could step down at 500 ms
+        rc.segmentBytes(64 * 1024).snapshotsToKeep(1).snapshotChunkBytes(1024).replicationTimeoutMillis(120_000)
+                .electionTimeoutMillis(2_000);
     }
 
     private static boolean isReceivedSnapshot(Path file) {
