@@ -601,13 +601,6 @@ final class ApplyManager extends FiberFrame<Void> {
             return loop(null);
         }
         RaftState s = g.state;
-        if (g.stopRequested()) {
-            // the read ended just before the stop abandoned it (its completion was on its way):
-            // dropped like an abandoned one, so a stopping group neither installs it nor resets its log
-            f.completeExceptionally(new io.poyang.common.StoppedException("raft group " + s.groupId + " on node "
-                    + s.selfId + " was stopped while it read " + snap + "; it was not installed"));
-            return loop(null);
-        }
         try {
             g.snapshotManager.install(snap.meta, a.value);
         } catch (Throwable e) {

@@ -388,11 +388,9 @@ public final class RaftGroup {
      * outcome-unknown error, the log is closed (after its last fsync) and the fibers end. A group
      * still starting ends its start at the next safe point instead (its log's recovery, or the
      * load of its latest snapshot, is abandoned; {@link #start()}'s future fails with a
-     * {@link StoppedException}, "stopped while starting"). A running group's install of a snapshot
-     * from the leader is abandoned likewise (dropped, never installed). Either way the stop
-     * completes without waiting for a recovery or snapshot-read task still reading:
-     * {@link #whenFilesReleased()} tells when that task closed its files (a snapshot read ends at
-     * its next chunk). A group never started has nothing to end: its stop completes at
+     * {@link StoppedException}, "stopped while starting"), and its stop completes without waiting
+     * for a recovery or snapshot-read task still reading: {@link #whenFilesReleased()} tells when
+     * that task closed its files. A group never started has nothing to end: its stop completes at
      * once, {@link #startedFuture()} fails with a {@link StoppedException} and a later
      * {@link #start()} is refused with it. Any thread; idempotent.
      */
@@ -424,12 +422,10 @@ public final class RaftGroup {
             // for them). The recovery stops at its next safe point and closes its files; the start
             // fails with a StoppedException after closing what it opened.
             store.abandonRecovery();
+            // Likewise the load of the latest snapshot into the state machine: its stream reads
+            // no more, and the state read is dropped (the start fails: the machine is never used).
+            snapshotManager.abandonLoad();
         }
-        // A snapshot read into the state machine (the start's load of the latest snapshot, or the
-        // install of one received from the leader) reads no more: its stream refuses the next
-        // chunk and the state read is dropped. Its fiber stops waiting for it at once, so neither
-        // this stop nor a node's wait for its log I/O threads waits for the whole read.
-        snapshotManager.abandonReads();
         started.whenComplete((v, e) -> {
             if (e != null || !fiberGroup.fireFiber("raft-stop-" + state.groupId, new StopFrame())) {
                 fiberGroup.requestShutdown();

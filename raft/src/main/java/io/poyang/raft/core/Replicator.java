@@ -84,17 +84,8 @@ final class Replicator extends FiberFrame<Void> {
         this.retryPauseNanos = heartbeatNanos;
     }
 
-    /**
-     * New entries or a new commit index: look again. Also how the end of the leadership (the
-     * group stops, the node steps down) or the peer's removal reaches this replicator: a snapshot
-     * transfer in progress then ends at once ({@link SnapshotSender#leadershipEnded}). Dispatcher
-     * thread.
-     */
+    /** New entries or a new commit index: look again. Dispatcher thread. */
     void wake() {
-        SnapshotSender sender = snapshotSender;
-        if (sender != null && !alive()) {
-            sender.leadershipEnded();
-        }
         if (!wakePending) {
             wakePending = true;
             inbox.offer(WAKE);
@@ -113,8 +104,6 @@ final class Replicator extends FiberFrame<Void> {
 
     /** The peer left the configuration: the fiber ends. */
     private boolean removed;
-    /** The transfer of a snapshot to this follower in progress, or null. */
-    private SnapshotSender snapshotSender;
 
     void remove() {
         removed = true;
@@ -129,7 +118,6 @@ final class Replicator extends FiberFrame<Void> {
         nextIndex = Math.max(started ? g.store.lastIndex() + 1 : firstNextIndex, matchIndex + 1);
         started = true;
         needSnapshot = false;
-        snapshotSender = null;
         wakePending = false;
         return loop();
     }
@@ -165,8 +153,7 @@ final class Replicator extends FiberFrame<Void> {
                 retryAtNanos = g.nowNanos() + retryPauseNanos * 5;
             } else {
                 g.snapshotTransfers++;
-                snapshotSender = new SnapshotSender(g, this, snap);
-                return Fiber.call(snapshotSender, this::afterSnapshot);
+                return Fiber.call(new SnapshotSender(g, this, snap), this::afterSnapshot);
             }
         }
         long now = g.nowNanos();
@@ -409,7 +396,6 @@ final class Replicator extends FiberFrame<Void> {
     }
 
     private FrameCallResult afterSnapshot(Boolean ok) {
-        snapshotSender = null;
         needSnapshot = false;
         if (!alive()) {
             return Fiber.frameReturn();

@@ -106,16 +106,12 @@ final class SnapshotManager {
     // ---------------------------------------------------------------- start
 
     /**
-     * Set by {@link #abandonReads}: the group was stopped, and a snapshot read into the state
-     * machine (the start's load, or the install of one received from the leader) reads no more and
-     * is dropped. Any thread.
+     * Set by {@link #abandonLoad}: the group was stopped while it starts, and the start's snapshot
+     * read reads no more and is dropped. Any thread.
      */
-    private volatile boolean readsAbandoned;
-    /**
-     * The snapshot read running on the I/O pool, once submitted (one at a time: the start's, then
-     * the apply fiber's): failed at once by {@link #abandonReads}.
-     */
-    private volatile FiberFuture<Object> readInFlight;
+    private volatile boolean loadAbandoned;
+    /** The start's snapshot read, once submitted: failed at once by {@link #abandonLoad}. */
+    private volatile FiberFuture<Object> loadFuture;
 
     /**
      * Finds the snapshots on disk and installs the newest one that can be read into the state
@@ -133,7 +129,7 @@ final class SnapshotManager {
      * as before. When no snapshot can stand in, the start fails with {@link SnapshotUnreadableException}.
      * Skipped snapshots are taken off the list (never sent to a follower, never counted among the
      * kept ones) and their files are left as they are for the operator to inspect.
-     * Ends early with a {@link io.poyang.common.StoppedException} after {@link #abandonReads}.
+     * Ends early with a {@link io.poyang.common.StoppedException} after {@link #abandonLoad}.
      */
     FiberFrame<SnapshotMeta> init() {
         return new FiberFrame<SnapshotMeta>() {
@@ -150,8 +146,8 @@ final class SnapshotManager {
 
             @Override
             public FrameCallResult execute(Object input) {
-                if (readsAbandoned) {
-                    throw readAbandonedError(dir);
+                if (loadAbandoned) {
+                    throw loadAbandonedError(dir);
                 }
                 return g.blocking("snapshot-scan", () -> SnapshotFiles.scan(io, dir)).await(this::afterScan);
             }
@@ -203,10 +199,10 @@ final class SnapshotManager {
                     throw unloadable();
                 }
                 SnapshotFiles.Snapshot s = snapshots.get(candidate);
-                if (readsAbandoned) {
-                    throw readAbandonedError(s.data);
+                if (loadAbandoned) {
+                    throw loadAbandonedError(s.data);
                 }
-                return Fiber.call(Attempt.of(new ReadFrame(s)), this::afterRead);
+                return Fiber.call(Attempt.of(new ReadFrame(s, true)), this::afterRead);
             }
 
             private FrameCallResult afterRead(Attempt<Object> a) throws Throwable {
@@ -229,8 +225,8 @@ final class SnapshotManager {
                 }
                 if (g.stopRequested()) {
                     // the read ended just before the stop came (its completion was on its way, so
-                    // abandonReads' came too late): dropped like an abandoned one, never installed
-                    throw readAbandonedError(s.data);
+                    // abandonLoad's came too late): dropped like an abandoned one, never installed
+                    throw loadAbandonedError(s.data);
                 }
                 install(s.meta, a.value);
                 for (Iterator<SnapshotFiles.Damaged> it = olderDamaged.iterator(); it.hasNext(); ) {
@@ -308,56 +304,57 @@ final class SnapshotManager {
     }
 
     /**
-     * Gives up the snapshot read into the state machine, if one runs, and any later one (the group
-     * is stopped): the start's load, or the install of a snapshot received from the leader. The
-     * read's future fails at once with a {@link io.poyang.common.StoppedException}, so the fiber
-     * waiting for it ({@link #init()}, the apply fiber) ends instead of waiting for the state machine
-     * to read the whole snapshot (minutes for a large one), and with it the group's stop; the read
-     * task's stream refuses its next file read (the next chunk), so the task ends soon, closing the
-     * file, and what it read is dropped, never installed. {@link RaftGroup#whenFilesReleased()} and a
-     * node's wait for its log I/O threads still wait for the task. Any thread.
+     * Gives up the start's snapshot load (the group is stopped while it starts): {@link #init()}
+     * fails at once with a {@link io.poyang.common.StoppedException} instead of waiting for the
+     * state machine to read the whole snapshot (minutes for a large one); the read task's stream
+     * refuses its next file read, so the task ends soon, closing the file, and what it read is
+     * dropped, never installed. {@link RaftGroup#whenFilesReleased()} still waits for the task.
+     * Any thread.
      */
-    void abandonReads() {
-        readsAbandoned = true;
-        FiberFuture<Object> f = readInFlight;
+    void abandonLoad() {
+        loadAbandoned = true;
+        FiberFuture<Object> f = loadFuture;
         if (f != null) {
-            f.fireCompleteExceptionally(readAbandonedError(dir));
+            f.fireCompleteExceptionally(loadAbandonedError(dir));
         }
     }
 
-    private io.poyang.common.StoppedException readAbandonedError(Path what) {
+    private io.poyang.common.StoppedException loadAbandonedError(Path what) {
         return new io.poyang.common.StoppedException("raft group " + g.state.groupId + " on node " + g.state.selfId
-                + ": reading " + what + " into the state machine was abandoned: the group was stopped");
+                + ": loading " + what + " was abandoned: the group was stopped while it started");
     }
 
     /** Reads a snapshot into a new state object ({@link StateMachine#readSnapshot}) on an I/O thread. */
     FiberFrame<Object> readSnapshot(SnapshotFiles.Snapshot s) {
-        return new ReadFrame(s);
+        return new ReadFrame(s, false);
     }
 
-    /** Reads {@code s} on an I/O thread; {@link #abandonReads} ends it. */
+    /** Reads {@code s} on an I/O thread; the start's read ({@code atStart}) can be abandoned. */
     private final class ReadFrame extends FiberFrame<Object> {
         private final SnapshotFiles.Snapshot s;
-        private FiberFuture<Object> submitted;
+        private final boolean atStart;
 
-        ReadFrame(SnapshotFiles.Snapshot s) {
+        ReadFrame(SnapshotFiles.Snapshot s, boolean atStart) {
             this.s = s;
+            this.atStart = atStart;
         }
 
         @Override
         public FrameCallResult execute(Object input) {
             s.readers++;
+            java.util.function.BooleanSupplier abandoned = atStart ? () -> loadAbandoned : () -> false;
             FiberFuture<Object> f = g.fiberGroup.newFuture("snapshot-read");
-            submitted = f;
-            readInFlight = f;
             try {
-                g.ioExecutor.execute(() -> read(f));
+                g.ioExecutor.execute(() -> read(f, abandoned));
             } catch (RuntimeException e) {
                 f.fireCompleteExceptionally(e);   // refused: the pool is shut down
             }
-            if (readsAbandoned) {
-                // abandoned before the future was published: abandonReads may not have seen it
-                f.fireCompleteExceptionally(readAbandonedError(s.data));
+            if (atStart) {
+                loadFuture = f;
+                if (loadAbandoned) {
+                    // abandoned between the check before this frame and publishing the future: it may not have seen it
+                    f.fireCompleteExceptionally(loadAbandonedError(s.data));
+                }
             }
             return f.await(this::done);
         }
@@ -367,9 +364,8 @@ final class SnapshotManager {
          * and the group's dispatcher may have stopped since. Its state, whole or half read, is
          * dropped here and never reaches the state machine.
          */
-        private void read(FiberFuture<Object> f) {
+        private void read(FiberFuture<Object> f, java.util.function.BooleanSupplier abandoned) {
             Restored r;
-            java.util.function.BooleanSupplier abandoned = () -> readsAbandoned;
             try (InputStream in = SnapshotFiles.open(io, s.data, abandoned)) {
                 byte[] section = null;
                 if (s.meta.format() == SnapshotMeta.FORMAT_WITH_RAFT_SECTION) {
@@ -393,9 +389,6 @@ final class SnapshotManager {
 
         @Override
         protected FrameCallResult doFinally() {
-            if (readInFlight == submitted) {
-                readInFlight = null;
-            }
             release(s);
             return Fiber.frameReturn();
         }
@@ -932,13 +925,7 @@ final class SnapshotManager {
 
         @Override
         protected FrameCallResult handle(Throwable ex) {
-            // A stop abandons the install's read (abandonReads) before its StopFrame marks the state
-            // stopping: that is no failure of the snapshot, which stays listed for the next start.
-            boolean stopped = g.state.stopping || g.stopRequested();
-            if (stopped) {
-                log.info("group {} on node {}: stopped while it took a snapshot from leader {} ({})", g.state.groupId,
-                        g.state.selfId, req.leaderId, ex.toString());
-            } else if (receiveFailures.occurred(System.nanoTime())) {
+            if (receiveFailures.occurred(System.nanoTime())) {
                 long skipped = receiveFailures.notLoggedBefore();
                 log.warn("group {} on node {}: receiving a snapshot from leader {} into {} failed ({}); the leader"
                         + " sends it again later. If the disk is full, free space on it{}", g.state.groupId,
@@ -946,7 +933,7 @@ final class SnapshotManager {
                         skipped > 0 ? " (" + skipped + " more failures since the last warning)" : "", ex);
             }
             freeName();
-            if (installing && !stopped && !wasListed) {
+            if (installing && !g.state.stopping && !wasListed) {
                 dropUninstalled(snapshot, ex);
             }
             LogFile f = receiving != null ? receiving : receivedFile;

@@ -18,12 +18,6 @@ import java.nio.ByteBuffer;
  * Sends a snapshot's data file to a follower that is behind the leader's first log index, one
  * chunk at a time (each waits for its answer), as part of that follower's {@link Replicator}.
  * Returns true when the follower installed it. The snapshot is kept from deletion while it is sent.
- *
- * <p>It ends at the next chunk once its leadership ends (the group stops, the node steps down, the
- * follower leaves the configuration): no chunk is sent after that, and the answer of the chunk in
- * flight is not waited for ({@link #leadershipEnded}), which could take the whole
- * {@code replicationTimeoutMillis} and hold the group's stop that long. Ending, it closes the data
- * file and gives back its hold on the snapshot, which can then be pruned.
  */
 final class SnapshotSender extends FiberFrame<Boolean> {
 
@@ -41,8 +35,6 @@ final class SnapshotSender extends FiberFrame<Boolean> {
     private long leaseStamp;
     private long readRound;
     private boolean acquired;
-    /** The answer of the chunk in flight, while it is awaited; failed by {@link #leadershipEnded}. */
-    private FiberFuture<InstallSnapshotResponse> pendingAnswer;
 
     SnapshotSender(RaftGroup g, Replicator replicator, SnapshotFiles.Snapshot snapshot) {
         this.g = g;
@@ -88,10 +80,6 @@ final class SnapshotSender extends FiberFrame<Boolean> {
     }
 
     private FrameCallResult afterRead(byte[] data) {
-        if (!replicator.isAlive()) {
-            // the leadership ended while the chunk was read: a stopped or former leader sends nothing more
-            return Fiber.frameReturn(Boolean.FALSE);
-        }
         length = data.length;
         last = offset + length >= snapshot.dataBytes;
         RaftState s = g.state;
@@ -115,26 +103,10 @@ final class SnapshotSender extends FiberFrame<Boolean> {
                         answer.fireCompleteExceptionally(error);
                     }
                 });
-        pendingAnswer = answer;
         return answer.await(this::afterAnswer);
     }
 
-    /**
-     * The replicator's leadership ended (it was woken and is no longer alive). The answer of the
-     * chunk in flight would tell nothing this sender can use any more: it ends now instead of
-     * when the answer comes, or the request times out. Dispatcher thread.
-     */
-    void leadershipEnded() {
-        FiberFuture<InstallSnapshotResponse> f = pendingAnswer;
-        if (f != null) {
-            pendingAnswer = null;
-            f.completeExceptionally(new io.poyang.common.StoppedException("group " + g.state.groupId
-                    + ": the leadership ended while sending " + snapshot + " to follower " + replicator.peerId));
-        }
-    }
-
     private FrameCallResult afterAnswer(InstallSnapshotResponse resp) {
-        pendingAnswer = null;
         RaftState s = g.state;
         if (!replicator.isAlive()) {
             return Fiber.frameReturn(Boolean.FALSE);
@@ -176,14 +148,6 @@ final class SnapshotSender extends FiberFrame<Boolean> {
 
     @Override
     protected FrameCallResult handle(Throwable ex) {
-        pendingAnswer = null;
-        if (!replicator.isAlive()) {
-            // abandoned at the end of the leadership (leadershipEnded), or failed just as it ended:
-            // nothing is sent again by this replicator
-            log.debug("group {}: stopped sending {} to follower {} at offset {}: {}", g.state.groupId, snapshot,
-                    replicator.peerId, offset, ex.toString());
-            return Fiber.frameReturn(Boolean.FALSE);
-        }
         WarningThrottle failures = replicator.snapshotSendFailures;
         if (failures.occurred(System.nanoTime())) {
             long skipped = failures.notLoggedBefore();

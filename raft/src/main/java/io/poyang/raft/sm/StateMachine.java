@@ -60,10 +60,8 @@ public interface StateMachine {
      * Reads a snapshot into a new state object, on an I/O thread (blocking is fine). It must not
      * touch the live state: {@link #installSnapshot} swaps the result in afterwards. The stream
      * ends where the snapshot ends; its CRCs are checked as it is read. When the group is stopped
-     * while it reads a snapshot (its load at the start, or the install of one from the leader), the
-     * stream's next read of a chunk of the file throws an {@link IOException} (let it go out: the
-     * result is dropped, never installed). A read that goes on computing without reading the stream
-     * keeps its I/O thread, and a node's stop waits (up to 30 s) for that thread.
+     * while it loads its snapshot at the start, the stream's next read of the file throws an
+     * {@link IOException} (let it go out: the result is dropped, never installed).
      */
     Object readSnapshot(SnapshotMeta meta, InputStream data) throws IOException;
 

@@ -234,9 +234,6 @@ final class TestStateMachine implements StateMachine {
     /** Set: reading a snapshot throws this (a machine that cannot load its state: the group's start fails). */
     volatile IOException failReadSnapshot;
 
-    /** Set: what {@link #readSnapshot} reads the snapshot's stream through (a test that holds the read chunk by chunk). */
-    volatile java.util.function.UnaryOperator<InputStream> snapshotStream;
-
     @Override
     public Object readSnapshot(SnapshotMeta meta, InputStream data) throws IOException {
         java.util.function.Consumer<SnapshotMeta> hook = onSnapshotRead;
@@ -257,8 +254,7 @@ final class TestStateMachine implements StateMachine {
         if (failSnapshotReadAtIndex > 0 && meta.lastIndex() == failSnapshotReadAtIndex) {
             throw new IOException("test: the state machine cannot parse the snapshot of index " + meta.lastIndex());
         }
-        java.util.function.UnaryOperator<InputStream> through = snapshotStream;
-        DataInputStream d = new DataInputStream(through == null ? data : through.apply(data));
+        DataInputStream d = new DataInputStream(data);
         int n = d.readInt();
         int o = d.readInt();
         long[] v = new long[Math.max(1024, n)];
