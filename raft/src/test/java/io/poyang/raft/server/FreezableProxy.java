@@ -108,7 +108,10 @@ public final class FreezableProxy implements AutoCloseable {
                     if (n < 0) {
                         break;
                     }
-                    // bytes read just before a freeze still go through; then nothing more is read
+                    // A read already waiting when the freeze came returns the next bytes: they wait here
+                    // for a thaw, so nothing passes once frozen (before, they went through, and a test
+                    // had to use that one chunk up itself, which a heartbeat ping could take first).
+                    awaitThawed();
                     os.write(buf, 0, n);
                 }
             } catch (IOException | InterruptedException e) {
