@@ -1,8 +1,14 @@
 package io.poyang.raft.client;
 
+import io.poyang.codec.PbCallback;
+import io.poyang.net.IgnoreBodyDecoder;
 import io.poyang.net.NioServer;
 import io.poyang.net.NioServerConfig;
+import io.poyang.net.ReqContext;
 import io.poyang.net.ReqProcessor;
+import io.poyang.net.WritePacket;
+
+import java.util.concurrent.atomic.AtomicInteger;
 
 /** Loopback servers standing in for raft nodes in the client's tests. */
 final class FakeRaftNode {
@@ -27,5 +33,24 @@ final class FakeRaftNode {
         }
         server.start();
         return server;
+    }
+
+    /** A fake node's RAFT_STATUS processor that counts the questions; {@link #answer} says what it answers. */
+    abstract static class CountingStatus implements ReqProcessor<Object> {
+        final AtomicInteger asked = new AtomicInteger();
+
+        @Override
+        public PbCallback<Object> createDecoder() {
+            return IgnoreBodyDecoder.<Object>factory().create();
+        }
+
+        @Override
+        public final WritePacket process(ReqContext context, Object body) {
+            asked.incrementAndGet();
+            return answer(context);
+        }
+
+        /** The answer, or null to answer later through {@code context}. */
+        abstract WritePacket answer(ReqContext context);
     }
 }

@@ -46,8 +46,7 @@ class RaftClientDeadlineTest {
     }
 
     /** Answers every status request as a follower that knows no leader, and counts them. */
-    private static final class LeaderlessStatus implements ReqProcessor<Object> {
-        final AtomicInteger asked = new AtomicInteger();
+    private static final class LeaderlessStatus extends FakeRaftNode.CountingStatus {
         final int nodeId;
 
         LeaderlessStatus() {
@@ -59,13 +58,7 @@ class RaftClientDeadlineTest {
         }
 
         @Override
-        public PbCallback<Object> createDecoder() {
-            return IgnoreBodyDecoder.<Object>factory().create();
-        }
-
-        @Override
-        public WritePacket process(ReqContext context, Object body) {
-            asked.incrementAndGet();
+        WritePacket answer(ReqContext context) {
             return WritePacket.response(new RaftStatusResponse(1, nodeId, 5, 0, RaftRole.FOLLOWER, 0, 0, 0, new int[]{1}));
         }
     }

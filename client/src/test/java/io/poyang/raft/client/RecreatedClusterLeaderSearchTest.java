@@ -33,13 +33,12 @@ class RecreatedClusterLeaderSearchTest {
     private static final int GROUP = 1;
 
     /** Answers status queries in {@code term} as the leader or a follower of node 1; node 2's answers can be held. */
-    private static final class Status implements ReqProcessor<Object> {
+    private static final class Status extends FakeRaftNode.CountingStatus {
         final int nodeId;
         volatile int term;
         /** Set: the answers are kept here instead of sent (a slow node). */
         volatile boolean hold;
         final List<ReqContext> held = new ArrayList<>();
-        final AtomicInteger asked = new AtomicInteger();
 
         Status(int nodeId, int term) {
             this.nodeId = nodeId;
@@ -47,13 +46,7 @@ class RecreatedClusterLeaderSearchTest {
         }
 
         @Override
-        public PbCallback<Object> createDecoder() {
-            return IgnoreBodyDecoder.<Object>factory().create();
-        }
-
-        @Override
-        public WritePacket process(ReqContext context, Object body) {
-            asked.incrementAndGet();
+        WritePacket answer(ReqContext context) {
             if (hold) {
                 synchronized (held) {
                     held.add(context);

@@ -41,11 +41,10 @@ class StaleLeaderSearchTest {
     private static final long NEW_LEADER_STATUS_DELAY_MILLIS = 300;
 
     /** Answers status queries as the leader of {@code term}, after {@code delayMillis}; counts them. */
-    private final class LeaderStatus implements ReqProcessor<Object> {
+    private final class LeaderStatus extends FakeRaftNode.CountingStatus {
         final int nodeId;
         final int term;
         final long delayMillis;
-        final AtomicInteger asked = new AtomicInteger();
 
         LeaderStatus(int nodeId, int term, long delayMillis) {
             this.nodeId = nodeId;
@@ -54,13 +53,7 @@ class StaleLeaderSearchTest {
         }
 
         @Override
-        public PbCallback<Object> createDecoder() {
-            return IgnoreBodyDecoder.<Object>factory().create();
-        }
-
-        @Override
-        public WritePacket process(ReqContext context, Object body) {
-            asked.incrementAndGet();
+        WritePacket answer(ReqContext context) {
             WritePacket answer = WritePacket.response(new RaftStatusResponse(GROUP, nodeId, term, nodeId, RaftRole.LEADER,
                     0, 0, 0, new int[]{1, 2}));
             if (delayMillis == 0) {
