@@ -121,6 +121,8 @@ final class NodeProcesses implements AutoCloseable {
                         + "dataDir = " + conf.resolve("data") + "\n"
                         + "syncForce = " + fsync + "\n"
                         + "dispatchers = " + dispatchers + "\n"
+                        // for measuring the node's log journal (benchmark/README)
+                        + "logJournal = " + Boolean.getBoolean("poyang.bench.logJournal") + "\n"
                         // nothing to gain from a snapshot of data deleted right after
                         + "snapshotOnStop = false\n");
             }

@@ -138,6 +138,7 @@ public final class RaftScenario implements Scenario {
     private long[] counters() {
         long[] sum = new long[7];
         for (RaftServer s : servers) {
+            sum[0] += s.logJournalFsyncCount();
             for (RaftGroup g : s.groups()) {
                 sum[0] += g.logFsyncCount();
                 sum[1] += g.logWriteCount();

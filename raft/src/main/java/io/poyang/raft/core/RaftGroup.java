@@ -22,6 +22,7 @@ import io.poyang.raft.client.RaftStatusResponse;
 import io.poyang.raft.sm.SnapshotMeta;
 import io.poyang.raft.sm.StateMachine;
 import io.poyang.raft.store.FsyncGate;
+import io.poyang.raft.store.LogJournal;
 import io.poyang.raft.store.LogStore;
 import io.poyang.raft.store.LogStoreConfig;
 import io.poyang.raft.store.RecoveredState;
@@ -117,10 +118,11 @@ public final class RaftGroup {
      * @param ioExecutor       blocking file I/O (shared by the groups of a server; at least two threads)
      * @param callbackExecutor where futures returned by {@link #submit} complete
      * @param fsyncGate        the bound on fsyncs shared by the groups on the same disk, or null
+     * @param journal          the node's log journal the group's log writes through, or null
      */
     public RaftGroup(int groupId, int selfId, Members members, StateMachine sm, RaftConfig config, Path dir,
                      Dispatcher dispatcher, ExecutorService ioExecutor, Executor callbackExecutor,
-                     RaftTransport transport, FsyncGate fsyncGate) {
+                     RaftTransport transport, FsyncGate fsyncGate, LogJournal journal) {
         config.validate();
         this.state = new RaftState(groupId, selfId, members);
         this.pubMembers = members;
@@ -133,7 +135,7 @@ public final class RaftGroup {
         this.ioExecutor = new GroupIoExecutor(ioExecutor);
         this.dir = dir;
         this.store = new LogStore("group-" + groupId, fiberGroup, new LogStoreConfig(dir, this.ioExecutor)
-                .segmentBytes(config.segmentBytes()).recycledSegments(config.recycledSegments()).syncForce(config.syncForce()).fsyncGate(fsyncGate)
+                .segmentBytes(config.segmentBytes()).recycledSegments(config.recycledSegments()).syncForce(config.syncForce()).fsyncGate(fsyncGate).journal(journal)
                 .fileIo(config.logFileIo()));
         this.flowControl = new WriteFlowControl(config.maxPendingWrites(), config.maxPendingWriteBytes());
         this.responder = new WriteResponder(groupId, selfId, flowControl, callbackExecutor, this::nowNanos);

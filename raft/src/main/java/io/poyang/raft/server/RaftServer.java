@@ -14,6 +14,7 @@ import io.poyang.raft.client.RaftCommands;
 import io.poyang.raft.core.Members;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.store.FsyncGate;
+import io.poyang.raft.store.LogJournal;
 import io.poyang.raft.sm.StateMachine;
 import io.poyang.raft.store.LogStoreConfig;
 
@@ -71,6 +72,8 @@ public final class RaftServer extends LifeCycle {
     private NioClient replicationClient;
     private ReplicationTransport transport;
     private FsyncGate fsyncGate;
+    /** The node's log journal, when on ({@link RaftServerConfig.Builder#logJournal}); null otherwise. */
+    private volatile LogJournal journal;
     private int nextDispatcher;
     /** How each hosted group was started (its state machine supplier and first configuration). Guarded by this. */
     private final Map<Integer, GroupStart> startedWith = new java.util.HashMap<>();
@@ -130,6 +133,13 @@ public final class RaftServer extends LifeCycle {
         }
         logIo = LogStoreConfig.newIoExecutor("raft-" + id + "-log-io", config.logIoThreads);
         fsyncGate = config.fsyncPermits > 0 ? new FsyncGate(config.fsyncPermits) : null;
+        // before any group opens its log: the journal's records may hold writes their files lack
+        if (config.logJournal && config.raft.syncForce()) {
+            journal = LogJournal.open("raft-" + id, config.dataDir, config.raft.logFileIo(), config.logJournalFiles,
+                    config.logJournalFileBytes);
+        } else {
+            LogJournal.replayAndRemoveLeftover(config.dataDir, config.raft.logFileIo());
+        }
 
         NioClientConfig cc = new NioClientConfig();
         cc.name = "raft-" + id + "-replication-client";
@@ -248,7 +258,7 @@ public final class RaftServer extends LifeCycle {
         Dispatcher d = dispatchers[nextDispatcher];
         nextDispatcher = (nextDispatcher + 1) % dispatchers.length;
         RaftGroup g = new RaftGroup(groupId, config.nodeId, members, sm.get(), config.raft, groupDir(groupId), d, logIo,
-                callbackExecutor(), transport, fsyncGate);
+                callbackExecutor(), transport, fsyncGate, journal);
         startedWith.put(groupId, new GroupStart(sm, members));
         return g;
     }
@@ -393,6 +403,11 @@ public final class RaftServer extends LifeCycle {
         return stopped.thenRunAsync(() -> {
             try {
                 deleteTree(dir);
+                if (journal != null) {
+                    // a group added again under this id makes files of the same names: the journal's
+                    // records of the removed ones must never be replayed into them
+                    journal.checkpoint();
+                }
                 log.info("raft node {}: removed group {} and deleted {}", config.nodeId, groupId, dir);
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException("deleting the data of raft group " + groupId + " in " + dir
@@ -599,6 +614,13 @@ public final class RaftServer extends LifeCycle {
                 log.warn("raft node {}: a service extension failed to uninstall", config.nodeId, e);
             }
         }
+        if (journal != null) {
+            try {
+                journal.close();
+            } catch (Exception e) {
+                log.warn("raft node {}: closing the log journal failed; the next start replays it", config.nodeId, e);
+            }
+        }
         if (logIo != null) {
             // shutdown, not shutdownNow: interrupting a thread inside a FileChannel call closes the channel
             logIo.shutdown();
@@ -607,6 +629,12 @@ public final class RaftServer extends LifeCycle {
             }
         }
         log.info("raft node {} stopped", config.nodeId);
+    }
+
+    /** fsyncs of the node's log journal so far; 0 when it has none ({@link RaftServerConfig.Builder#logJournal}). */
+    public long logJournalFsyncCount() {
+        LogJournal j = journal;
+        return j == null ? 0 : j.fsyncCount();
     }
 
     /** The group with this id on this node, or null. */

@@ -24,6 +24,11 @@ final class DefaultFileIo implements FileIo {
     }
 
     @Override
+    public LogFile openExisting(Path path) throws IOException {
+        return new ChannelFile(path, FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE));
+    }
+
+    @Override
     public void syncDirectory(Path dir) throws IOException {
         // Linux lets a directory be opened read-only and fsynced; that is what makes a create,
         // rename or delete in it durable.

@@ -29,6 +29,18 @@ public interface FileIo {
         return open(path);
     }
 
+    /**
+     * Opens a file that must already exist for positional reads and writes, without creating it:
+     * the log journal's replay and checkpoints, which must not bring back a file the log deleted.
+     * Fails with {@link java.nio.file.NoSuchFileException} when it is missing.
+     */
+    default LogFile openExisting(Path path) throws IOException {
+        if (!java.nio.file.Files.exists(path)) {
+            throw new java.nio.file.NoSuchFileException(path.toString());
+        }
+        return open(path);
+    }
+
     /** Makes the directory's entries (created, renamed, deleted files) durable. */
     void syncDirectory(Path dir) throws IOException;
 

@@ -33,6 +33,8 @@ final class LogAppender {
     private final BufferPool pool;
     private final int maxWriteBytes;
     private final boolean syncForce;
+    /** The store writes through the node's log journal (which fsyncs), not fsyncing its own files. */
+    private final boolean journaled;
     private final LogItemCodec codec = new LogItemCodec();
 
     /** Appended, not yet encoded (waiting for a segment). */
@@ -62,6 +64,7 @@ final class LogAppender {
         this.pool = pool;
         this.maxWriteBytes = maxWriteBytes;
         this.syncForce = syncForce;
+        this.journaled = store.config().journal() != null;
         segments.setOnSpareReady(this::encodeAndSubmit);
     }
 
@@ -305,11 +308,14 @@ final class LogAppender {
                 writtenIndex = head.lastIndex;
             }
             head.segment.ioPending--;
-            fsync.markDirty(head.segment);
+            if (!journaled) {
+                fsync.markDirty(head.segment);
+            }
             pool.release(head.buffer);
         }
         if (writtenIndex > before) {
-            if (!syncForce) {
+            // a write the node's journal reported is durable already: the journal fsynced it
+            if (!syncForce || journaled) {
                 store.onPersisted(writtenIndex);
             }
         }

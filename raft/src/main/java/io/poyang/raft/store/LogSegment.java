@@ -27,6 +27,8 @@ final class LogSegment {
      * back. With {@link #dirty}, what closing the file must wait for. Dispatcher thread.
      */
     int ioPending;
+    /** The file's path as the node's log journal records it; made and read by the journal's thread only. */
+    byte[] journalPath;
 
     /** Whether a write or fsync of this file is under way or due: it must not be closed yet. */
     boolean ioBusy() {

@@ -524,6 +524,15 @@ public final class LogStore {
                     s.file.writeFully(ByteBuffer.allocate(LogItemCodec.HEADER_BYTES), 0);
                     s.file.force(false);
                 }
+                LogJournal journal = config.journal();
+                if (journal != null) {
+                    // the journal may still hold the removed items: replayed after a crash, they would
+                    // come back unless the zeros are replayed after them
+                    journal.recordZeros(at, offset, (int) (Math.max(removedEnd, offset + LogItemCodec.HEADER_BYTES) - offset));
+                    for (LogSegment s : later) {
+                        journal.recordZeros(s, 0, LogItemCodec.HEADER_BYTES);
+                    }
+                }
                 return null;
             }).await(this::afterZero);
         }

@@ -26,6 +26,7 @@ public final class LogStoreConfig {
     private long bufferPoolBytes = 64L << 20;
     private FileIo fileIo = FileIo.DEFAULT;
     private FsyncGate fsyncGate;
+    private LogJournal journal;
     private Supplier<String> bootId = BootId::current;
     private long failedCloseIoWaitMillis = DEFAULT_FAILED_CLOSE_IO_WAIT_MILLIS;
 
@@ -227,6 +228,22 @@ public final class LogStoreConfig {
      */
     public LogStoreConfig fsyncGate(FsyncGate gate) {
         this.fsyncGate = gate;
+        return this;
+    }
+
+    /** The node's log journal this store writes through, or null (none set, or {@code syncForce} off). */
+    public LogJournal journal() {
+        return syncForce ? journal : null;
+    }
+
+    /**
+     * Writes through the node's log journal, shared by the node's logs: a write is reported
+     * persisted once the journal fsynced it, and the store never fsyncs its own segments on the
+     * write path (default: none, each log fsyncs its own files). Only with {@link #syncForce}; the
+     * journal's checkpoints fsync the segments. See {@link LogJournal}.
+     */
+    public LogStoreConfig journal(LogJournal journal) {
+        this.journal = journal;
         return this;
     }
 

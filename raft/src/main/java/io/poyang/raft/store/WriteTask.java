@@ -10,7 +10,7 @@ import java.util.function.BiConsumer;
  * an I/O thread; its completion comes back to the dispatcher thread through a fiber future. A write
  * is idempotent (same bytes, same position), so a failed one can simply be issued again.
  */
-final class WriteTask implements Runnable, BiConsumer<Void, Throwable> {
+final class WriteTask extends JournalRecord implements Runnable, BiConsumer<Void, Throwable> {
 
     final LogAppender appender;
     final LogSegment segment;
@@ -51,23 +51,61 @@ final class WriteTask implements Runnable, BiConsumer<Void, Throwable> {
         }
     }
 
-    /** I/O thread. */
+    /**
+     * I/O thread. With the node's log journal, the write is done once the journal holds it too: the
+     * journal reports it ({@link #journaled}), and until then the task counts as I/O under way (the
+     * journal still reads its buffer).
+     */
     @Override
     public void run() {
         Throwable error = null;
+        LogJournal journal = appender.store().config().journal();
         try {
             segment.file.writeFully(buffer, position - segment.startPos);
         } catch (Throwable e) {
             error = e;
-        } finally {
-            // the file is no longer used: a failed store's close may close it from here on
-            appender.store().logIoEnded();
         }
+        if (error == null && journal != null) {
+            journal.append(this);
+            return;
+        }
+        finish(error);
+    }
+
+    /** Journal thread: the journal holds the write durably, or failed. */
+    @Override
+    void journaled(Throwable error) {
+        finish(error);
+    }
+
+    private void finish(Throwable error) {
+        // the file and the buffer are no longer used: a failed store's close may close them from here on
+        appender.store().logIoEnded();
         if (error != null) {
             future.fireCompleteExceptionally(error);
         } else {
             future.fireComplete(null);
         }
+    }
+
+    @Override
+    LogSegment target() {
+        return segment;
+    }
+
+    @Override
+    long filePosition() {
+        return position - segment.startPos;
+    }
+
+    @Override
+    ByteBuffer payload() {
+        return buffer;
+    }
+
+    @Override
+    int length() {
+        return length;
     }
 
     /** Dispatcher thread. */

@@ -49,7 +49,7 @@ class NeverStartedGroupStopTest {
 
     private static RaftGroup group(Path groupDir, Dispatcher d, ExecutorService io) {
         return new RaftGroup(1, 1, ONE, new TestStateMachine(), RaftCluster.testConfig(), groupDir, d, io,
-                Runnable::run, NO_PEERS, null);
+                Runnable::run, NO_PEERS, null, null);
     }
 
     @Test

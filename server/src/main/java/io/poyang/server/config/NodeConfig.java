@@ -27,6 +27,8 @@ import java.util.Set;
  *   <tr><td>electionTimeoutMillis, heartbeatIntervalMillis, syncForce</td><td>raft timing and durability</td></tr>
  *   <tr><td>snapshotIntervalMillis, snapshotEveryEntries, snapshotsToKeep, snapshotOnStop</td><td>snapshots</td></tr>
  *   <tr><td>dispatchers, logIoThreads, serviceIoThreads, replicationIoThreads, fsyncPermits</td><td>threads</td></tr>
+ *   <tr><td>logJournal</td><td>true: the node's groups write their logs through one journal, one fsync per
+ *       round for all of them (default false; see the raft README)</td></tr>
  *   <tr><td>segmentBytes</td><td>log segment size</td></tr>
  *   <tr><td>shutdownTimeoutMillis, drainTimeoutMillis</td><td>graceful stop bounds</td></tr>
  *   <tr><td>groupStartTimeoutSeconds</td><td>how long each group may take to recover and replay its log at start (600)</td></tr>
@@ -46,7 +48,7 @@ public final class NodeConfig {
             "nodeId", "clusterName", "host", "replicationPort", "servicePort", "metricsPort", "dataDir",
             "electionTimeoutMillis", "heartbeatIntervalMillis", "syncForce",
             "snapshotIntervalMillis", "snapshotEveryEntries", "snapshotsToKeep", "snapshotOnStop",
-            "dispatchers", "logIoThreads", "serviceIoThreads", "replicationIoThreads", "fsyncPermits",
+            "dispatchers", "logIoThreads", "serviceIoThreads", "replicationIoThreads", "fsyncPermits", "logJournal",
             "segmentBytes", "shutdownTimeoutMillis", "drainTimeoutMillis", "groupStartTimeoutSeconds",
             "maxWatchesPerConnection")));
 
@@ -65,6 +67,8 @@ public final class NodeConfig {
     public final int serviceIoThreads;
     public final int replicationIoThreads;
     public final int fsyncPermits;
+    /** The node's groups write through one log journal ({@code RaftServerConfig.Builder.logJournal}). */
+    public final boolean logJournal;
     public final boolean snapshotOnStop;
     /** How long a graceful stop may take in all before the process is halted. */
     public final long shutdownTimeoutMillis;
@@ -79,7 +83,7 @@ public final class NodeConfig {
 
     private NodeConfig(Path file, int nodeId, String clusterName, String host, int replicationPort, int servicePort, int metricsPort,
                        Path dataDir, int dispatchers, int logIoThreads, int serviceIoThreads, int replicationIoThreads,
-                       int fsyncPermits, boolean snapshotOnStop, long shutdownTimeoutMillis, long drainTimeoutMillis,
+                       int fsyncPermits, boolean logJournal, boolean snapshotOnStop, long shutdownTimeoutMillis, long drainTimeoutMillis,
                        long groupStartTimeoutSeconds, int maxWatchesPerConnection, RaftConfig raft) {
         this.file = file;
         this.nodeId = nodeId;
@@ -94,6 +98,7 @@ public final class NodeConfig {
         this.serviceIoThreads = serviceIoThreads;
         this.replicationIoThreads = replicationIoThreads;
         this.fsyncPermits = fsyncPermits;
+        this.logJournal = logJournal;
         this.snapshotOnStop = snapshotOnStop;
         this.shutdownTimeoutMillis = shutdownTimeoutMillis;
         this.drainTimeoutMillis = drainTimeoutMillis;
@@ -161,6 +166,7 @@ public final class NodeConfig {
         int serviceIoThreads = s.intValue("serviceIoThreads", 1, 1, 1024);
         int replicationIoThreads = s.intValue("replicationIoThreads", 1, 1, 1024);
         int fsyncPermits = s.intValue("fsyncPermits", 0, 0, 1024);
+        boolean logJournal = s.bool("logJournal", false);
         boolean snapshotOnStop = s.bool("snapshotOnStop", false);
         long shutdownTimeoutMillis = s.longValue("shutdownTimeoutMillis", 30_000, 100, 24L * 3600 * 1000);
         long drainTimeoutMillis = s.longValue("drainTimeoutMillis", 5_000, 0, 24L * 3600 * 1000);
@@ -192,7 +198,7 @@ public final class NodeConfig {
                     + e.getMessage());
         }
         return new NodeConfig(p.path(), nodeId, clusterName.isEmpty() ? null : clusterName, host, replicationPort, servicePort, metricsPort, dataDir, dispatchers,
-                logIoThreads, serviceIoThreads, replicationIoThreads, fsyncPermits, snapshotOnStop,
+                logIoThreads, serviceIoThreads, replicationIoThreads, fsyncPermits, logJournal, snapshotOnStop,
                 shutdownTimeoutMillis, drainTimeoutMillis, groupStartTimeoutSeconds, maxWatchesPerConnection, raft);
     }
 

@@ -264,6 +264,7 @@ public final class PoyangNode {
                 .logIoThreads(config.logIoThreads)
                 .ioThreads(config.serviceIoThreads, config.replicationIoThreads)
                 .fsyncPermits(config.fsyncPermits)
+                .logJournal(config.logJournal)
                 .raftConfig(config.raft)
                 .serviceExtension(kv)
                 // groups added at runtime (AdminClient.addGroup, e.g. a node joining a group) are DtKV groups too

@@ -1,0 +1,279 @@
+package io.poyang.raft.store;
+
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.zip.CRC32C;
+
+/**
+ * Brings a node's log files up to date from its journal before any group opens its log: every
+ * intact record after the checkpoint is written again into its target file, in the journal's order,
+ * the targets are fsynced, and a new checkpoint after the last record is saved. Writing a record
+ * again is harmless when its bytes already reached the file (same bytes, same place), so replay
+ * does not need to know which did: after a process crash all did, after an OS crash or power loss
+ * some did not.
+ *
+ * <p>Replay stops at the first record that is not whole and intact or does not carry the next
+ * sequence number: the journal's torn tail, or an earlier lap's record. A record for a file that no
+ * longer exists is skipped: the log deleted it (compaction, a reset after a snapshot, a removed
+ * group), and every later record of that group goes to other files.
+ *
+ * <p>Also creates the journal the first time, and re-creates its files when the configured count or
+ * size changed (after replaying them with the old shape).
+ */
+final class JournalReplay {
+
+    private static final PoyangLog log = PoyangLogs.get(JournalReplay.class);
+
+    private final Path root;
+    private final Path dir;
+    private final FileIo io;
+    private final Map<Path, LogFile> targets = new LinkedHashMap<>();
+    private long records;
+    private long bytes;
+    private long skipped;
+
+    private JournalReplay(Path root, Path dir, FileIo io) {
+        this.root = root;
+        this.dir = dir;
+        this.io = io;
+    }
+
+    /**
+     * Replays (or creates) the journal in {@code dir}, whose record paths are relative to
+     * {@code root}, and returns where the writer goes on: a checkpoint for that position is saved.
+     */
+    static JournalPosition replayOrCreate(Path root, Path dir, FileIo io, int fileCount, long fileBytes)
+            throws IOException {
+        Files.createDirectories(dir);
+        JournalReplay r = new JournalReplay(root, dir, io);
+        Path cpPath = dir.resolve(JournalFormat.CHECKPOINT);
+        if (!Files.exists(cpPath)) {
+            // new (or its making was cut short: the checkpoint is saved last, so no record was written)
+            JournalPosition start = new JournalPosition(0, 0, 1);
+            r.makeFiles(fileCount, fileBytes);
+            saveCheckpoint(io, dir, start, fileCount, fileBytes);
+            log.info("made the log journal in {}: {} files of {} bytes", dir, fileCount, fileBytes);
+            return start;
+        }
+        JournalFormat.Checkpoint cp = r.readCheckpoint(cpPath);
+        JournalPosition end = r.replay(cp);
+        r.syncTargets();
+        if (r.records > 0 || r.skipped > 0) {
+            log.info("replayed the log journal in {}: {} records ({} bytes) from {} to {}; {} records for deleted files"
+                    + " skipped", dir, r.records, r.bytes, cp.start, end, r.skipped);
+        }
+        if (cp.fileCount != fileCount || cp.fileBytes != fileBytes) {
+            // everything replayed is synced in its own file: the journal may start afresh in its new shape
+            for (int i = 0; i < cp.fileCount; i++) {
+                io.delete(dir.resolve(JournalFormat.fileName(i)));
+            }
+            JournalPosition start = new JournalPosition(0, 0, end.seq);
+            r.makeFiles(fileCount, fileBytes);
+            saveCheckpoint(io, dir, start, fileCount, fileBytes);
+            log.info("the log journal in {} now has {} files of {} bytes (it had {} of {})", dir, fileCount, fileBytes,
+                    cp.fileCount, cp.fileBytes);
+            return start;
+        }
+        saveCheckpoint(io, dir, end, fileCount, fileBytes);
+        return end;
+    }
+
+    /** Writes the checkpoint file atomically (a new file, fsynced, renamed over the old, directory synced). */
+    static void saveCheckpoint(FileIo io, Path dir, JournalPosition p, int fileCount, long fileBytes) throws IOException {
+        Path tmp = dir.resolve(JournalFormat.CHECKPOINT + ".tmp");
+        try (LogFile f = io.open(tmp)) {
+            f.setLength(0);
+            f.writeFully(JournalFormat.encodeCheckpoint(p, fileCount, fileBytes), 0);
+            f.force(true);
+        }
+        io.atomicMove(tmp, dir.resolve(JournalFormat.CHECKPOINT));
+        io.syncDirectory(dir);
+    }
+
+    private JournalFormat.Checkpoint readCheckpoint(Path cpPath) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(JournalFormat.CHECKPOINT_BYTES + 1);
+        int n;
+        try (LogFile f = io.openForRead(cpPath)) {
+            n = f.readFully(b, 0);
+        }
+        b.flip();
+        JournalFormat.Checkpoint cp = n == JournalFormat.CHECKPOINT_BYTES ? JournalFormat.decodeCheckpoint(b) : null;
+        if (cp == null) {
+            throw new LogCorruptedException(cpPath, 0, "the log journal's checkpoint is damaged (it is written whole"
+                    + " and renamed into place, so this is not a torn write); the journal's records cannot be replayed,"
+                    + " and the groups' logs may lack writes they reported persisted");
+        }
+        return cp;
+    }
+
+    private void makeFiles(int fileCount, long fileBytes) throws IOException {
+        ByteBuffer zeros = ByteBuffer.allocateDirect(1 << 20);
+        for (int i = 0; i < fileCount; i++) {
+            try (LogFile f = io.open(dir.resolve(JournalFormat.fileName(i)))) {
+                f.setLength(0);
+                // zero-filled, not sparse: the appends then write over allocated blocks, and an
+                // fdatasync has no block allocation to commit (see docs/benchmarks.md)
+                for (long at = 0; at < fileBytes; ) {
+                    zeros.clear();
+                    zeros.limit((int) Math.min(zeros.capacity(), fileBytes - at));
+                    int len = zeros.remaining();
+                    f.writeFully(zeros, at);
+                    at += len;
+                }
+                f.force(true);
+            }
+        }
+        io.syncDirectory(dir);
+    }
+
+    private JournalPosition replay(JournalFormat.Checkpoint cp) throws IOException {
+        LogFile[] files = new LogFile[cp.fileCount];
+        try {
+            for (int i = 0; i < files.length; i++) {
+                Path p = dir.resolve(JournalFormat.fileName(i));
+                files[i] = io.openExisting(p);
+                if (files[i].size() < cp.fileBytes) {
+                    throw new LogCorruptedException(p, files[i].size(), "a log journal file is shorter than the "
+                            + cp.fileBytes + " bytes it was made with");
+                }
+            }
+            return scan(files, cp);
+        } catch (NoSuchFileException e) {
+            throw new LogCorruptedException(Path.of(e.getFile()), 0, "a log journal file is missing");
+        } finally {
+            for (LogFile f : files) {
+                if (f != null) {
+                    f.close();
+                }
+            }
+        }
+    }
+
+    private JournalPosition scan(LogFile[] files, JournalFormat.Checkpoint cp) throws IOException {
+        ByteBuffer header = ByteBuffer.allocate(JournalFormat.HEADER_BYTES);
+        ByteBuffer body = ByteBuffer.allocate(64 << 10);
+        CRC32C crc = new CRC32C();
+        int file = cp.start.file;
+        long offset = cp.start.offset;
+        long seq = cp.start.seq;
+        int filesEntered = 0;
+        while (true) {
+            if (offset + JournalFormat.HEADER_BYTES > cp.fileBytes) {
+                break;
+            }
+            header.clear();
+            if (files[file].readFully(header, offset) < JournalFormat.HEADER_BYTES) {
+                break;
+            }
+            header.flip();
+            int magic = header.getInt();
+            byte type = header.get();
+            long recSeq = header.getLong();
+            int pathLen = header.getShort() & 0xffff;
+            long position = header.getLong();
+            int length = header.getInt();
+            int storedCrc = header.getInt();
+            if (magic != JournalFormat.RECORD_MAGIC || recSeq != seq || type < JournalFormat.WRITE
+                    || type > JournalFormat.END || pathLen > JournalFormat.MAX_PATH_BYTES || length < 0 || position < 0) {
+                break;
+            }
+            int payloadLen = type == JournalFormat.WRITE ? length : 0;
+            long recordBytes = (long) JournalFormat.HEADER_BYTES + pathLen + payloadLen;
+            if (offset + recordBytes > cp.fileBytes) {
+                break;
+            }
+            int bodyLen = pathLen + payloadLen;
+            if (body.capacity() < bodyLen) {
+                body = ByteBuffer.allocate(Math.max(bodyLen, body.capacity() * 2));
+            }
+            body.clear().limit(bodyLen);
+            if (files[file].readFully(body, offset + JournalFormat.HEADER_BYTES) < bodyLen) {
+                break;
+            }
+            body.flip();
+            crc.reset();
+            crc.update(header.array(), 0, JournalFormat.CRC_COVERED_HEADER_BYTES);
+            crc.update(body.array(), 0, bodyLen);
+            if ((int) crc.getValue() != storedCrc) {
+                break;
+            }
+            seq++;
+            if (type == JournalFormat.END) {
+                if (++filesEntered > files.length) {
+                    break;   // cannot happen with intact sequence numbers; a guard against looping
+                }
+                file = (file + 1) % files.length;
+                offset = 0;
+                continue;
+            }
+            byte[] path = new byte[pathLen];
+            body.get(path);
+            apply(JournalFormat.resolve(root, path), type, position, body, length);
+            offset += recordBytes;
+        }
+        return new JournalPosition(file, offset, seq);
+    }
+
+    private void apply(Path target, byte type, long position, ByteBuffer payload, int length) throws IOException {
+        LogFile f = targets.get(target);
+        if (f == null && !targets.containsKey(target)) {
+            try {
+                f = io.openExisting(target);
+            } catch (NoSuchFileException e) {
+                f = null;
+            }
+            targets.put(target, f);
+        }
+        if (f == null) {
+            skipped++;
+            return;
+        }
+        if (type == JournalFormat.WRITE) {
+            f.writeFully(payload, position);
+        } else {
+            ByteBuffer zeros = ByteBuffer.allocate(Math.min(length, 1 << 20));
+            for (long at = position; at < position + length; ) {
+                zeros.clear();
+                zeros.limit((int) Math.min(zeros.capacity(), position + length - at));
+                int n = zeros.remaining();
+                f.writeFully(zeros, at);
+                at += n;
+            }
+        }
+        records++;
+        bytes += length;
+    }
+
+    private void syncTargets() throws IOException {
+        IOException first = null;
+        for (LogFile f : targets.values()) {
+            if (f == null) {
+                continue;
+            }
+            try {
+                f.force(false);
+            } catch (IOException e) {
+                if (first == null) {
+                    first = e;
+                }
+            } finally {
+                try {
+                    f.close();
+                } catch (IOException ignored) {
+                    // the force above decided
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+}

@@ -1,0 +1,631 @@
+package io.poyang.raft.store;
+
+import io.poyang.log.PoyangLog;
+import io.poyang.log.PoyangLogs;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.locks.LockSupport;
+import java.util.zip.CRC32C;
+
+/**
+ * A node's log journal: one write and one fsync per round for the appends of all its groups.
+ *
+ * <p>Without it each group's log fsyncs its own files, so G groups on a node run G fsync chains.
+ * With it, a group's write still goes into its own log file (page cache only), and then, as a
+ * record, into the journal; the journal's thread takes every record queued meanwhile, writes them
+ * with one positional write, runs one {@code fdatasync}, and only then reports them written. The
+ * groups' files are fsynced by checkpoints, well behind the appends. So a node runs one fsync per
+ * round whatever its number of groups; and as the journal's files are made zero-filled and written
+ * round and round, its appends go over allocated blocks, which an fsync commits without journalling
+ * any block allocation in the file system.
+ *
+ * <p><b>Checkpoints.</b> Before the writer goes on into a journal file holding records of the
+ * previous lap, those records' target files must be fsynced: a checkpoint fsyncs every file written
+ * by records before a position, then saves that position in the {@code checkpoint} file, from which
+ * the next start replays ({@link JournalReplay}). Each time the writer enters a file it starts a
+ * checkpoint of everything before it on the checkpoint thread, so with the default four files
+ * a checkpoint has two files' worth of appends to finish in before the writer would wait for it.
+ * {@link #checkpoint()} asks for one at once (the removal of a group's files, the node's stop).
+ *
+ * <p><b>Order.</b> Records of one group reach the journal in the order its writes completed, which
+ * for writes to the same bytes is the order they were made: a log truncation waits for its writes
+ * in flight before it zeroes, and records the zeros ({@link #recordZeros}) after them. Replay
+ * repeats the writes in the journal's order, so it ends with the bytes the files last had.
+ *
+ * <p><b>Failures.</b> A failed journal write or fsync, or a failed fsync of a checkpoint, is not
+ * retried (after a failed fsync the kernel may have dropped the pages): the journal fails every
+ * record from then on, and the groups' stores fail with it once their retries run out. Restarting
+ * the node replays what is on disk.
+ *
+ * <p>Threads: {@link #append} and {@link #recordZeros} from any thread; one writer thread; one
+ * checkpoint thread.
+ */
+public final class LogJournal implements AutoCloseable {
+
+    private static final PoyangLog log = PoyangLogs.get(LogJournal.class);
+    /** The journal's directory under the node's data directory. */
+    public static final String DIR_NAME = "log-journal";
+    /** The least size of one journal file: a record holds at most one log write (1 MiB) and a path. */
+    public static final long MIN_FILE_BYTES = 4L << 20;
+    private static final int STAGING_BYTES = 1 << 20;
+
+    private final String name;
+    private final Path root;
+    private final Path dir;
+    private final FileIo io;
+    private final int fileCount;
+    private final long fileBytes;
+    private final LogFile[] files;
+    /** The sequence number of the last record written into each file (its latest lap). Writer thread. */
+    private final long[] lastSeqIn;
+
+    private final ConcurrentLinkedQueue<JournalRecord> queue = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<CompletableFuture<Void>> checkpointRequests = new ConcurrentLinkedQueue<>();
+    private final Thread writer;
+    private volatile boolean writerParked;
+    private volatile boolean closing;
+    /** A crash, for tests: the writer stops without its final checkpoint. */
+    private volatile boolean abandoned;
+    private final CompletableFuture<Void> writerDone = new CompletableFuture<>();
+
+    // ---- writer thread state
+    private int file;
+    private long offset;
+    private long seq;
+    private final ByteBuffer staging = ByteBuffer.allocateDirect(STAGING_BYTES);
+    /** Where in the current file the staged bytes go. */
+    private long stagedAt;
+    private final CRC32C crc = new CRC32C();
+    private final List<JournalRecord> round = new ArrayList<>();
+    /** Files written by records since the last checkpoint started. */
+    private Set<Path> dirtySinceCheckpoint = new HashSet<>();
+
+    // ---- checkpoints (guarded by this)
+    private int checkpointsPending;
+    /** Records below this sequence number are covered by a finished checkpoint (replay skips them). */
+    private long checkpointedSeq;
+    private final Thread checkpointer;
+    private final ArrayList<Checkpoint> checkpointQueue = new ArrayList<>();
+
+    /** Set once, by the first failure; then every record fails. */
+    private volatile Throwable failure;
+    private volatile long fsyncCount;
+    private volatile long recordCount;
+
+    private LogJournal(String name, Path root, Path dir, FileIo io, int fileCount, long fileBytes,
+                       JournalPosition start) throws IOException {
+        this.name = name;
+        this.root = root;
+        this.dir = dir;
+        this.io = io;
+        this.fileCount = fileCount;
+        this.fileBytes = fileBytes;
+        this.files = new LogFile[fileCount];
+        this.lastSeqIn = new long[fileCount];
+        try {
+            for (int i = 0; i < fileCount; i++) {
+                files[i] = io.openExisting(dir.resolve(JournalFormat.fileName(i)));
+            }
+        } catch (IOException e) {
+            closeFiles();
+            throw e;
+        }
+        this.file = start.file;
+        this.offset = start.offset;
+        this.seq = start.seq;
+        this.checkpointedSeq = start.seq;
+        this.writer = new Thread(this::runWriter, name + "-journal");
+        this.writer.setDaemon(true);
+        this.checkpointer = new Thread(this::runCheckpoints, name + "-journal-checkpoint");
+        this.checkpointer.setDaemon(true);
+    }
+
+    /**
+     * Opens the journal in {@code <dataDir>/log-journal}, replaying what it holds into the groups'
+     * files (or making it, the first time), and starts its threads. Call before any group of the
+     * node opens its log. {@code name} names the threads ({@code name-journal}).
+     */
+    public static LogJournal open(String name, Path dataDir, FileIo io, int fileCount, long fileBytes) throws IOException {
+        validate(fileCount, fileBytes);
+        Path dir = dataDir.resolve(DIR_NAME);
+        JournalPosition start = JournalReplay.replayOrCreate(dataDir, dir, io, fileCount, fileBytes);
+        LogJournal j = new LogJournal(name, dataDir, dir, io, fileCount, fileBytes, start);
+        j.writer.start();
+        j.checkpointer.start();
+        return j;
+    }
+
+    /**
+     * For a node whose journal is off: replays a journal left by an earlier run (a crash with the
+     * journal on leaves writes only there), then removes it. Nothing happens when there is none.
+     */
+    public static void replayAndRemoveLeftover(Path dataDir, FileIo io) throws IOException {
+        Path dir = dataDir.resolve(DIR_NAME);
+        Path cp = dir.resolve(JournalFormat.CHECKPOINT);
+        if (!java.nio.file.Files.exists(cp)) {
+            return;
+        }
+        JournalFormat.Checkpoint shape;
+        try (LogFile f = io.openForRead(cp)) {
+            ByteBuffer b = ByteBuffer.allocate(JournalFormat.CHECKPOINT_BYTES);
+            f.readFully(b, 0);
+            b.flip();
+            shape = JournalFormat.decodeCheckpoint(b);
+        }
+        if (shape == null) {
+            throw new LogCorruptedException(cp, 0, "the log journal's checkpoint is damaged");
+        }
+        JournalReplay.replayOrCreate(dataDir, dir, io, shape.fileCount, shape.fileBytes);
+        io.delete(cp);
+        for (int i = 0; i < shape.fileCount; i++) {
+            io.delete(dir.resolve(JournalFormat.fileName(i)));
+        }
+        io.delete(dir.resolve(JournalFormat.CHECKPOINT + ".tmp"));
+        java.nio.file.Files.deleteIfExists(dir);
+        log.info("replayed and removed the log journal in {} (the journal is off)", dir);
+    }
+
+    static void validate(int fileCount, long fileBytes) {
+        if (fileCount < 3) {
+            throw new IllegalArgumentException("the log journal needs at least 3 files (one written, one being"
+                    + " checkpointed, one spare): " + fileCount);
+        }
+        if (fileBytes < MIN_FILE_BYTES) {
+            throw new IllegalArgumentException("a log journal file must hold at least " + MIN_FILE_BYTES
+                    + " bytes (a record carries up to one 1 MiB log write): " + fileBytes);
+        }
+    }
+
+    /** Journal thread writes and fsyncs so far (for metrics). */
+    public long fsyncCount() {
+        return fsyncCount;
+    }
+
+    /** Records written so far (for metrics). */
+    public long recordCount() {
+        return recordCount;
+    }
+
+    /** Queues a record; {@link JournalRecord#journaled} reports it durable (or failed). Any thread. */
+    void append(JournalRecord r) {
+        if (closing) {
+            r.journaled(new IllegalStateException(name + ": the log journal is closed"));
+            return;
+        }
+        queue.offer(r);
+        if (writerParked) {
+            LockSupport.unpark(writer);
+        }
+    }
+
+    /**
+     * Records that {@code length} zeros were written at {@code position} of a log file (a truncation)
+     * and waits until the record is durable. Blocking: an I/O thread, never a dispatcher.
+     */
+    void recordZeros(LogSegment target, long position, int length) throws IOException {
+        ZeroRecord z = new ZeroRecord(target, position, length);
+        append(z);
+        awaitIo(z.done, "recording a truncation's zeros in the log journal");
+    }
+
+    /**
+     * Fsyncs every log file the journal's records so far went to and moves the replay start past
+     * them; waits for it. After it, no record written before it is replayed: call it before files
+     * the log wrote through the journal are deleted for good and may be made again under the same
+     * name (a removed group). Blocking: never on a dispatcher.
+     */
+    public void checkpoint() throws IOException {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        if (closing) {
+            throw new IllegalStateException(name + ": the log journal is closed");
+        }
+        checkpointRequests.offer(f);
+        LockSupport.unpark(writer);
+        awaitIo(f, "a log journal checkpoint");
+    }
+
+    private static void awaitIo(CompletableFuture<Void> f, String what) throws IOException {
+        try {
+            f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while waiting for " + what);
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof IOException) {
+                throw (IOException) c;
+            }
+            throw new IOException(what + " failed: " + c, c);
+        }
+    }
+
+    // ------------------------------------------------------------------ writer thread
+
+    private void runWriter() {
+        try {
+            while (true) {
+                JournalRecord r;
+                while ((r = queue.poll()) != null) {
+                    round.add(r);
+                }
+                CompletableFuture<Void> cpRequest = checkpointRequests.poll();
+                if (abandoned) {
+                    writerDone.complete(null);
+                    return;
+                }
+                if (round.isEmpty() && cpRequest == null) {
+                    if (closing && queue.isEmpty() && checkpointRequests.isEmpty()) {
+                        break;
+                    }
+                    writerParked = true;
+                    if (queue.isEmpty() && checkpointRequests.isEmpty() && !closing) {
+                        LockSupport.park(this);
+                    }
+                    writerParked = false;
+                    continue;
+                }
+                if (!round.isEmpty()) {
+                    writeRound();
+                }
+                if (cpRequest != null) {
+                    requestCheckpoint(cpRequest);
+                }
+            }
+            // the close's own checkpoint: the next start has nothing to replay
+            CompletableFuture<Void> last = new CompletableFuture<>();
+            requestCheckpoint(last);
+            last.get();
+            writerDone.complete(null);
+        } catch (Throwable e) {
+            writerDone.completeExceptionally(e);
+        }
+    }
+
+    private void writeRound() {
+        Throwable error = failure;
+        if (error == null) {
+            try {
+                staging.clear();
+                stagedAt = offset;   // stagedAt + staged bytes == offset, except around a direct payload write
+                for (int i = 0, n = round.size(); i < n; i++) {
+                    stage(round.get(i));
+                }
+                flushStaging();
+                files[file].force(false);
+                fsyncCount++;
+                recordCount += round.size();
+            } catch (Throwable e) {
+                error = e;
+                fail(e, "writing or fsyncing the log journal in " + dir);
+            }
+        }
+        for (int i = 0, n = round.size(); i < n; i++) {
+            JournalRecord r = round.get(i);
+            try {
+                r.journaled(error);
+            } catch (Throwable t) {
+                log.error("{}: a log journal record's completion failed", name, t);
+            }
+        }
+        round.clear();
+    }
+
+    private void stage(JournalRecord r) throws IOException, InterruptedException {
+        LogSegment target = r.target();
+        byte[] path = target.journalPath;
+        if (path == null) {
+            path = JournalFormat.pathBytes(root, target.file.path());
+            target.journalPath = path;
+        }
+        ByteBuffer payload = r.payload();
+        byte type = payload == null ? JournalFormat.ZEROS : JournalFormat.WRITE;
+        int payloadLen = payload == null ? 0 : r.length();
+        int headLen = JournalFormat.HEADER_BYTES + path.length;
+        long recordBytes = (long) headLen + payloadLen;
+        if (recordBytes + JournalFormat.HEADER_BYTES > fileBytes) {
+            throw new IOException("a log journal record of " + recordBytes + " bytes does not fit a journal file of "
+                    + fileBytes + " bytes; make the files larger");
+        }
+        if (offset + recordBytes + JournalFormat.HEADER_BYTES > fileBytes) {
+            nextFile();
+        }
+        if (staging.remaining() < recordBytes) {
+            flushStaging();
+        }
+        dirtySinceCheckpoint.add(target.file.path());
+        ByteBuffer body = null;
+        if (payload != null) {
+            body = payload.duplicate();
+            body.limit(r.length()).position(0);
+        }
+        int at = staging.position();
+        JournalFormat.putHeader(staging, type, seq, path, r.filePosition(), r.length());
+        if (staging.remaining() >= payloadLen) {
+            if (body != null) {
+                staging.put(body.duplicate());
+            }
+            JournalFormat.sealCrc(staging, at, path.length, body, crc);
+        } else {
+            // larger than the staging buffer (empty before this record): the payload is written directly
+            JournalFormat.sealCrc(staging, at, path.length, body, crc);
+            flushStaging();
+            files[file].writeFully(body, stagedAt);
+            stagedAt += payloadLen;
+        }
+        offset += recordBytes;
+        lastSeqIn[file] = seq;
+        seq++;
+    }
+
+    /** Writes the staged bytes where they go in the current file. */
+    private void flushStaging() throws IOException {
+        int n = staging.position();
+        if (n == 0) {
+            return;
+        }
+        staging.flip();
+        files[file].writeFully(staging, stagedAt);
+        staging.clear();
+        stagedAt += n;
+    }
+
+    /**
+     * Ends the current file with an END record and goes on at the start of the next, once the
+     * records of the next file's previous lap are covered by a checkpoint; then starts a checkpoint
+     * of everything before the new file, unless one is under way.
+     */
+    private void nextFile() throws IOException, InterruptedException {
+        if (staging.remaining() < JournalFormat.HEADER_BYTES) {
+            flushStaging();
+        }
+        int at = staging.position();
+        JournalFormat.putHeader(staging, JournalFormat.END, seq, new byte[0], 0, 0);
+        JournalFormat.sealCrc(staging, at, 0, null, crc);
+        lastSeqIn[file] = seq;
+        seq++;
+        flushStaging();
+        // the END and the records before it are fsynced with this round; a checkpoint started from
+        // here on starts at the new file's beginning, where replay must go on
+        int next = (file + 1) % fileCount;
+        file = next;
+        offset = 0;
+        stagedAt = 0;
+        waitForCheckpointBeyond(lastSeqIn[next]);
+        synchronized (this) {
+            if (checkpointsPending == 0) {
+                startCheckpointLocked(null);
+            }
+        }
+    }
+
+    /** Waits until records up to {@code seqInclusive} are covered by a finished checkpoint, starting one if none runs. */
+    private void waitForCheckpointBeyond(long seqInclusive) throws IOException, InterruptedException {
+        synchronized (this) {
+            while (checkpointedSeq <= seqInclusive) {
+                if (failure != null) {
+                    throw new IOException(name + ": the log journal failed", failure);
+                }
+                if (checkpointsPending == 0) {
+                    // the records before the current position hold the previous lap's last ones too
+                    startCheckpointLocked(null);
+                }
+                wait();
+            }
+        }
+    }
+
+    private void requestCheckpoint(CompletableFuture<Void> done) {
+        if (failure != null) {
+            done.completeExceptionally(new IOException(name + ": the log journal failed", failure));
+            return;
+        }
+        synchronized (this) {
+            startCheckpointLocked(done);
+        }
+    }
+
+    /** Writer thread, holding this: a checkpoint of every record before the current position. */
+    private void startCheckpointLocked(CompletableFuture<Void> done) {
+        Checkpoint c = new Checkpoint(new JournalPosition(file, offset, seq), dirtySinceCheckpoint, done);
+        dirtySinceCheckpoint = new HashSet<>();
+        checkpointsPending++;
+        checkpointQueue.add(c);
+        notifyAll();
+    }
+
+    // ------------------------------------------------------------------ checkpoint thread
+
+    private static final class Checkpoint {
+        final JournalPosition start;
+        final Set<Path> files;
+        final CompletableFuture<Void> done;
+
+        Checkpoint(JournalPosition start, Set<Path> files, CompletableFuture<Void> done) {
+            this.start = start;
+            this.files = files;
+            this.done = done;
+        }
+    }
+
+    private void runCheckpoints() {
+        while (true) {
+            Checkpoint c;
+            synchronized (this) {
+                while (checkpointQueue.isEmpty()) {
+                    if (closing && writerDone.isDone()) {
+                        return;
+                    }
+                    try {
+                        wait(100);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                c = checkpointQueue.remove(0);
+            }
+            Throwable error = failure;
+            if (error == null) {
+                try {
+                    for (Path p : c.files) {
+                        try (LogFile f = io.openExisting(p)) {
+                            f.force(false);
+                        } catch (NoSuchFileException deleted) {
+                            // deleted by the log since: its records are skipped by replay
+                        }
+                    }
+                    JournalReplay.saveCheckpoint(io, dir, c.start, fileCount, fileBytes);
+                } catch (Throwable e) {
+                    error = e;
+                    fail(e, "a log journal checkpoint (fsync of the groups' log files, or the checkpoint file in " + dir
+                            + ")");
+                }
+            }
+            synchronized (this) {
+                checkpointsPending--;
+                if (error == null && c.start.seq > checkpointedSeq) {
+                    checkpointedSeq = c.start.seq;
+                }
+                notifyAll();
+            }
+            if (c.done != null) {
+                if (error == null) {
+                    c.done.complete(null);
+                } else {
+                    c.done.completeExceptionally(error);
+                }
+            }
+        }
+    }
+
+    private void fail(Throwable e, String what) {
+        if (failure == null) {
+            failure = e;
+            log.error("{}: {} failed; the log journal refuses every record from now on, and the groups' log stores"
+                    + " fail with it. Check the disk (space, kernel log), then restart the node: it replays what the"
+                    + " journal holds", name, what, e);
+        }
+        synchronized (this) {
+            notifyAll();
+        }
+    }
+
+    /**
+     * Writes what is queued, checkpoints (so the next start has nothing to replay), and stops the
+     * threads. Call after the node's groups have closed their logs.
+     */
+    @Override
+    public void close() throws IOException {
+        if (closing) {
+            return;
+        }
+        closing = true;
+        LockSupport.unpark(writer);
+        try {
+            writerDone.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException e) {
+            log.warn("{}: the log journal's final checkpoint failed; the next start replays it", name, e.getCause());
+        }
+        synchronized (this) {
+            notifyAll();
+        }
+        try {
+            checkpointer.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        // records offered after the writer stopped: fail them rather than leave them waiting
+        JournalRecord r;
+        while ((r = queue.poll()) != null) {
+            r.journaled(new IllegalStateException(name + ": the log journal is closed"));
+        }
+        closeFiles();
+    }
+
+    /**
+     * Tests: stops like a crash of the process: the threads end without writing what is queued and
+     * without a final checkpoint (one running may finish), and the files are closed.
+     */
+    void abandonForTests() throws InterruptedException {
+        abandoned = true;
+        closing = true;
+        LockSupport.unpark(writer);
+        writer.join(10_000);
+        synchronized (this) {
+            notifyAll();
+        }
+        checkpointer.join(10_000);
+        closeFiles();
+    }
+
+    private void closeFiles() {
+        for (LogFile f : files) {
+            if (f != null) {
+                try {
+                    f.close();
+                } catch (IOException e) {
+                    log.warn("{}: closing a log journal file failed", name, e);
+                }
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name + " log journal in " + dir;
+    }
+
+    /** Zeros written over a truncated range of a log file; the truncation waits for it. */
+    private static final class ZeroRecord extends JournalRecord {
+        private final LogSegment target;
+        private final long position;
+        private final int length;
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+
+        ZeroRecord(LogSegment target, long position, int length) {
+            this.target = target;
+            this.position = position;
+            this.length = length;
+        }
+
+        @Override
+        LogSegment target() {
+            return target;
+        }
+
+        @Override
+        long filePosition() {
+            return position;
+        }
+
+        @Override
+        ByteBuffer payload() {
+            return null;
+        }
+
+        @Override
+        int length() {
+            return length;
+        }
+
+        @Override
+        void journaled(Throwable error) {
+            if (error == null) {
+                done.complete(null);
+            } else {
+                done.completeExceptionally(error);
+            }
+        }
+    }
+}

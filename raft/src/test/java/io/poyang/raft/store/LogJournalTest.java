@@ -1,0 +1,275 @@
+package io.poyang.raft.store;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static io.poyang.raft.store.StoreHarness.bodyFor;
+import static io.poyang.raft.store.StoreHarness.bodyOf;
+import static io.poyang.raft.store.StoreHarness.items;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The node's log journal: a store writing through it reports items persisted that its own files
+ * hold only in the page cache; after a power loss (modelled by {@link PowerLossFileIo}) the
+ * journal's replay gives them back.
+ */
+@ExtendWith(NoImpossibleStates.class)
+class LogJournalTest {
+
+    private static final long FILE_BYTES = LogJournal.MIN_FILE_BYTES;
+
+    @TempDir
+    Path node;
+
+    private final PowerLossFileIo io = new PowerLossFileIo();
+
+    private Path groupDir() {
+        return node.resolve("group-1");
+    }
+
+    private StoreHarness store(LogJournal journal) {
+        return new StoreHarness(groupDir(), c -> c.fileIo(io).journal(journal));
+    }
+
+    /** The process dies and the machine loses power: the unsynced writes of the log's files are gone. */
+    private void crashWithPowerLoss(StoreHarness h, LogJournal j) throws Exception {
+        h.shutdown();
+        j.abandonForTests();
+        io.powerLoss();
+    }
+
+    @Test
+    void itemsReportedPersistedSurviveAPowerLossThroughTheReplay() throws Exception {
+        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        StoreHarness h = store(j);
+        h.open();
+        h.append(items(1, 2000, 1, 0, 1, 100));
+        h.awaitPersisted(2000);
+        crashWithPowerLoss(h, j);
+        assertTrue(io.writesTakenBack() > 0, "the log's own files were never fsynced, so the power loss took writes back");
+
+        LogJournal again = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        try (StoreHarness h2 = store(again)) {
+            RecoveredState s = h2.open();
+            assertEquals(2000, s.getLastIndex());
+            checkItems(h2, 1, 2000, 1, 100);
+        } finally {
+            again.close();
+        }
+    }
+
+    @Test
+    void withoutTheReplayThePowerLossWouldLoseThem() throws Exception {
+        // the other half of the test above: the journal's replay, not the page cache, brought them back
+        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        StoreHarness h = store(j);
+        h.open();
+        h.append(items(1, 2000, 1, 0, 1, 100));
+        h.awaitPersisted(2000);
+        crashWithPowerLoss(h, j);
+        try (StoreHarness h2 = new StoreHarness(groupDir(), c -> c.fileIo(io))) {
+            RecoveredState s = h2.open();
+            assertTrue(s.getLastIndex() < 2000, "last index " + s.getLastIndex());
+        }
+    }
+
+    @Test
+    void theJournalGoesRoundItsFilesAndCheckpointsTheLogsBeforeWritingOverThem() throws Exception {
+        // about 3 times the journal's 12 MiB: each file is written over twice or more
+        int n = 9000;
+        int bodyBytes = 4000;
+        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        StoreHarness h = new StoreHarness(groupDir(), c -> c.fileIo(io).journal(j).segmentBytes(4 << 20));
+        h.open();
+        for (int from = 1; from <= n; from += 500) {
+            h.append(items(from, from + 499, 1, from == 1 ? 0 : 1, 3, bodyBytes));
+            h.awaitPersisted(from + 499);
+        }
+        assertTrue(j.recordCount() > 0);
+        crashWithPowerLoss(h, j);
+
+        LogJournal again = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        try (StoreHarness h2 = new StoreHarness(groupDir(), c -> c.fileIo(io).journal(again).segmentBytes(4 << 20))) {
+            assertEquals(n, h2.open().getLastIndex());
+            checkItems(h2, 1, n, 3, bodyBytes);
+        } finally {
+            again.close();
+        }
+    }
+
+    @Test
+    void aTruncationIsReplayedAfterTheItemsItRemoved() throws Exception {
+        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        StoreHarness h = store(j);
+        h.open();
+        h.append(items(1, 300, 1, 0, 1, 100));
+        h.awaitPersisted(300);
+        h.on(() -> {
+            h.store.setCommitIndex(100);
+            return null;
+        });
+        h.call(() -> h.store.truncateTail(150));
+        h.append(items(150, 170, 2, 1, 2, 100));
+        h.awaitPersisted(170);
+        crashWithPowerLoss(h, j);
+
+        LogJournal again = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        try (StoreHarness h2 = store(again)) {
+            RecoveredState s = h2.open();
+            assertEquals(170, s.getLastIndex(), "the removed items 171..300 must not come back");
+            assertEquals(2, s.getLastTerm());
+            checkItems(h2, 1, 149, 1, 100);
+            List<LogItem> tail = h2.loadAll(150, 170);
+            for (LogItem it : tail) {
+                assertEquals(2, it.getTerm());
+                assertArrayEquals(bodyFor(it.getIndex(), 2, 100), bodyOf(it));
+            }
+        } finally {
+            again.close();
+        }
+    }
+
+    @Test
+    void aTruncationWithNothingAfterItStaysAfterThePowerLoss() throws Exception {
+        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        StoreHarness h = store(j);
+        h.open();
+        h.append(items(1, 300, 1, 0, 1, 100));
+        h.awaitPersisted(300);
+        h.call(() -> h.store.truncateTail(150));
+        crashWithPowerLoss(h, j);
+
+        LogJournal again = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        try (StoreHarness h2 = store(again)) {
+            assertEquals(149, h2.open().getLastIndex());
+        } finally {
+            again.close();
+        }
+    }
+
+    @Test
+    void aDamagedRecordEndsTheReplay() throws Exception {
+        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        StoreHarness h = store(j);
+        h.open();
+        for (int from = 1; from <= 2000; from += 100) {
+            h.append(items(from, from + 99, 1, from == 1 ? 0 : 1, 1, 100));
+            h.awaitPersisted(from + 99);   // one write, and one record, per hundred items
+        }
+        crashWithPowerLoss(h, j);
+        // a byte in the middle of the first file's records: the records from there on are not replayed
+        Path first = node.resolve(LogJournal.DIR_NAME).resolve("journal-0");
+        long at = 100_000;
+        try (LogFile f = FileIo.DEFAULT.openExisting(first)) {
+            ByteBuffer b = ByteBuffer.allocate(1);
+            f.readFully(b, at);
+            b.flip();
+            byte was = b.get(0);
+            f.writeFully(ByteBuffer.wrap(new byte[] {(byte) (was ^ 0x5a)}), at);
+        }
+
+        LogJournal again = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        try (StoreHarness h2 = store(again)) {
+            long last = h2.open().getLastIndex();
+            assertTrue(last > 0 && last < 2000, "last index " + last);
+            checkItems(h2, 1, last, 1, 100);
+        } finally {
+            again.close();
+        }
+    }
+
+    @Test
+    void aCleanCloseLeavesNothingToReplay() throws Exception {
+        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        try (StoreHarness h = store(j)) {
+            h.open();
+            h.append(items(1, 500, 1, 0, 1, 100));
+            h.awaitPersisted(500);
+        }
+        j.close();
+        // the final checkpoint fsynced the log's files: a power loss now takes nothing of them back
+        io.powerLoss();
+        try (StoreHarness h2 = new StoreHarness(groupDir(), c -> c.fileIo(io))) {
+            assertEquals(500, h2.open().getLastIndex());
+        }
+    }
+
+    @Test
+    void aNodeWithTheJournalOffReplaysAndRemovesOneLeftBehind() throws Exception {
+        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        StoreHarness h = store(j);
+        h.open();
+        h.append(items(1, 800, 1, 0, 1, 100));
+        h.awaitPersisted(800);
+        crashWithPowerLoss(h, j);
+
+        LogJournal.replayAndRemoveLeftover(node, io);
+        assertFalse(Files.exists(node.resolve(LogJournal.DIR_NAME)));
+        try (StoreHarness h2 = new StoreHarness(groupDir(), c -> c.fileIo(io))) {
+            assertEquals(800, h2.open().getLastIndex());
+            checkItems(h2, 1, 800, 1, 100);
+        }
+        LogJournal.replayAndRemoveLeftover(node, io);   // none: nothing happens
+    }
+
+    @Test
+    void aNewShapeIsTakenAfterTheOldJournalIsReplayed() throws Exception {
+        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        StoreHarness h = store(j);
+        h.open();
+        h.append(items(1, 800, 1, 0, 1, 100));
+        h.awaitPersisted(800);
+        crashWithPowerLoss(h, j);
+
+        LogJournal again = LogJournal.open("test", node, io, 4, 2 * FILE_BYTES);
+        try (StoreHarness h2 = store(again)) {
+            assertEquals(800, h2.open().getLastIndex());
+            h2.append(items(801, 900, 1, 1, 1, 100));
+            h2.awaitPersisted(900);
+        } finally {
+            again.close();
+        }
+        Path dir = node.resolve(LogJournal.DIR_NAME);
+        assertEquals(2 * FILE_BYTES, Files.size(dir.resolve("journal-3")));
+        try (StoreHarness h3 = new StoreHarness(groupDir(), c -> c.fileIo(io))) {
+            assertEquals(900, h3.open().getLastIndex());
+        }
+    }
+
+    @Test
+    void aDamagedCheckpointIsRefusedWithAClearError() throws Exception {
+        LogJournal.open("test", node, io, 3, FILE_BYTES).close();
+        Path cp = node.resolve(LogJournal.DIR_NAME).resolve("checkpoint");
+        byte[] b = Files.readAllBytes(cp);
+        b[10] ^= 1;
+        Files.write(cp, b);
+        LogCorruptedException e = assertThrows(LogCorruptedException.class,
+                () -> LogJournal.open("test", node, io, 3, FILE_BYTES));
+        assertTrue(e.getMessage().contains("checkpoint"), e.getMessage());
+    }
+
+    @Test
+    void aJournalTooSmallIsRefused() {
+        assertThrows(IllegalArgumentException.class, () -> LogJournal.open("test", node, io, 2, FILE_BYTES));
+        assertThrows(IllegalArgumentException.class, () -> LogJournal.open("test", node, io, 3, FILE_BYTES - 1));
+    }
+
+    private static void checkItems(StoreHarness h, long from, long to, int salt, int baseLen) {
+        List<LogItem> all = h.loadAll(from, to);
+        assertTrue(all.size() >= to - from + 1, all.size() + " items");
+        all = all.subList(0, (int) (to - from + 1));
+        for (LogItem it : all) {
+            assertArrayEquals(bodyFor(it.getIndex(), salt, baseLen), bodyOf(it), "item " + it.getIndex());
+        }
+    }
+}
