@@ -1,6 +1,7 @@
 package io.poyang.dtkv.client;
 
 import io.poyang.dtkv.KvReadKind;
+import io.poyang.raft.client.ClientHeartbeatInterval;
 import io.poyang.raft.client.RaftClientConfig;
 
 import java.util.concurrent.Executor;
@@ -207,13 +208,10 @@ public final class KvClientConfig {
         return millis;
     }
 
-    /** The least {@link #heartbeatIntervalMillis(long)}: below it a round trip or a short stall closes sound connections. */
-    public static final long MIN_HEARTBEAT_INTERVAL_MILLIS = 100;
-    /**
-     * The most {@link #heartbeatIntervalMillis(long)}: half a server's default idle timeout (60 s), past
-     * which the server would close an idle client's connections before its pings keep them open.
-     */
-    public static final long MAX_HEARTBEAT_INTERVAL_MILLIS = 30_000;
+    /** The least {@link #heartbeatIntervalMillis(long)}: {@link ClientHeartbeatInterval#MIN_MILLIS}, as for every client. */
+    public static final long MIN_HEARTBEAT_INTERVAL_MILLIS = ClientHeartbeatInterval.MIN_MILLIS;
+    /** The most {@link #heartbeatIntervalMillis(long)}: {@link ClientHeartbeatInterval#MAX_MILLIS}, as for every client. */
+    public static final long MAX_HEARTBEAT_INTERVAL_MILLIS = ClientHeartbeatInterval.MAX_MILLIS;
 
     /**
      * How soon a server that stopped answering with its connection open (its process paused, or the
@@ -225,42 +223,25 @@ public final class KvClientConfig {
      * well within the default 5 s {@link #timeoutMillis}). An idle client pings each connected node
      * once per interval; the node answers on its I/O thread, so a busy node does not close the
      * connection, but one whose I/O thread stalls longer than the interval does. Between
-     * {@value #MIN_HEARTBEAT_INTERVAL_MILLIS} and {@value #MAX_HEARTBEAT_INTERVAL_MILLIS} ms.
+     * {@value #MIN_HEARTBEAT_INTERVAL_MILLIS} and {@value #MAX_HEARTBEAT_INTERVAL_MILLIS} ms
+     * ({@link ClientHeartbeatInterval}).
      */
     public KvClientConfig heartbeatIntervalMillis(long millis) {
-        if (!heartbeatIntervalWithinBounds(millis)) {
-            throw new IllegalArgumentException("heartbeatIntervalMillis must be between " + MIN_HEARTBEAT_INTERVAL_MILLIS
-                    + " and " + MAX_HEARTBEAT_INTERVAL_MILLIS + " ms " + HEARTBEAT_BOUNDS_REASON + ": " + millis);
-        }
-        raft.net.heartbeatIntervalMillis = millis;
+        raft.net.heartbeatIntervalMillis = ClientHeartbeatInterval.checkSetting(millis);
         return this;
-    }
-
-    private static final String HEARTBEAT_BOUNDS_REASON = "(a silent server is noticed in about twice it; below the"
-            + " least a round trip or a short stall closes sound connections, above the most a server's 60 s idle"
-            + " timeout closes idle ones)";
-
-    private static boolean heartbeatIntervalWithinBounds(long millis) {
-        return millis >= MIN_HEARTBEAT_INTERVAL_MILLIS && millis <= MAX_HEARTBEAT_INTERVAL_MILLIS;
     }
 
     /**
      * The heartbeat interval the client is made with. {@code raft.net.heartbeatIntervalMillis} is a
      * public field of the network layer's config (where 0, no heartbeat, is allowed for node-to-node
      * connections), so a value set on it directly has not been through {@link #heartbeatIntervalMillis(long)}:
-     * it is checked here, when the client is made. Throws IllegalArgumentException naming the field,
+     * it is checked here, when the client is made (before the raft client underneath checks it again,
+     * so the message names this config's field). Throws IllegalArgumentException naming the field,
      * the bounds and the value.
      */
     long checkedHeartbeatIntervalMillis() {
-        long millis = raft.net.heartbeatIntervalMillis;
-        if (!heartbeatIntervalWithinBounds(millis)) {
-            throw new IllegalArgumentException("KvClientConfig.raft.net.heartbeatIntervalMillis is " + millis
-                    + " ms; a KvClient's must be between " + MIN_HEARTBEAT_INTERVAL_MILLIS + " and "
-                    + MAX_HEARTBEAT_INTERVAL_MILLIS + " ms " + HEARTBEAT_BOUNDS_REASON + " (0 would never notice a"
-                    + " silent server). Set it with KvClientConfig.heartbeatIntervalMillis(ms), or leave the default ("
-                    + RaftClientConfig.CLIENT_HEARTBEAT_INTERVAL_MILLIS + " ms)");
-        }
-        return millis;
+        return ClientHeartbeatInterval.checkConfigured("KvClientConfig", "raft.net", "KvClient",
+                raft.net.heartbeatIntervalMillis);
     }
 
     /** Most requests sent and not answered (past it an operation fails at once with FlowControlException). */

@@ -89,6 +89,8 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
             throw new IllegalArgumentException("an admin client needs at least one node: config.node(id, \"host:port\")"
                     + " with the node's replication (admin) port");
         }
+        // net.heartbeatIntervalMillis is a public field the setter's bounds cannot guard
+        ClientHeartbeatInterval.checkConfigured("AdminClientConfig", "net", "AdminClient", config.net.heartbeatIntervalMillis);
         this.config = config;
         config.net.servers.clear();
         this.net = new NioClient(config.net);

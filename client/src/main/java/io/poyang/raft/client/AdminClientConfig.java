@@ -20,7 +20,9 @@ public final class AdminClientConfig {
      * The network client's settings; its server list is filled in. Its {@code heartbeatIntervalMillis}
      * starts at {@link RaftClientConfig#CLIENT_HEARTBEAT_INTERVAL_MILLIS} (1 s), as a raft client's:
      * a node that went silent with its connection open is noticed in about 2 s, and commands to it
-     * fail and are tried elsewhere or again instead of waiting out {@link #requestTimeoutMillis}.
+     * fail and are tried elsewhere or again instead of waiting out {@link #requestTimeoutMillis}. Set it
+     * with {@link #heartbeatIntervalMillis(long)}; a value set here directly is checked when the client
+     * is made.
      */
     public NioClientConfig net = new NioClientConfig();
 
@@ -48,6 +50,20 @@ public final class AdminClientConfig {
     /** Adds a node and the address of its replication (admin) port ("host:port"). */
     public AdminClientConfig node(int nodeId, String replicationHostPort) {
         nodes.put(nodeId, replicationHostPort);
+        return this;
+    }
+
+    /**
+     * Sets {@code net.heartbeatIntervalMillis}: a connection that read nothing for {@code millis}
+     * pings the node and closes when nothing is read for {@code millis} more, so a node that went
+     * silent with its connection open is noticed in about twice this. Default
+     * {@link RaftClientConfig#CLIENT_HEARTBEAT_INTERVAL_MILLIS} (1 s). Between
+     * {@value ClientHeartbeatInterval#MIN_MILLIS} and {@value ClientHeartbeatInterval#MAX_MILLIS} ms; a
+     * value set on the raw field is held to the same bounds when the client is made
+     * ({@link ClientHeartbeatInterval}).
+     */
+    public AdminClientConfig heartbeatIntervalMillis(long millis) {
+        net.heartbeatIntervalMillis = ClientHeartbeatInterval.checkSetting(millis);
         return this;
     }
 }

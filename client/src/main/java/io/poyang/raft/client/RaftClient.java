@@ -110,6 +110,8 @@ public final class RaftClient extends LifeCycle {
         if (config.nodes.isEmpty()) {
             throw new IllegalArgumentException("a raft client needs the nodes of the cluster: config.node(id, \"host:port\")");
         }
+        // net.heartbeatIntervalMillis is a public field the setter's bounds cannot guard
+        ClientHeartbeatInterval.checkConfigured("RaftClientConfig", "net", "RaftClient", config.net.heartbeatIntervalMillis);
         this.config = config;
         config.net.servers.clear();
         this.net = new NioClient(config.net);

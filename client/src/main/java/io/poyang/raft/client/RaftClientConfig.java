@@ -38,7 +38,8 @@ public final class RaftClientConfig {
     /**
      * The network client's settings (I/O threads, pending-request bounds …); its server list is filled
      * in. Its {@code heartbeatIntervalMillis} starts at {@link #CLIENT_HEARTBEAT_INTERVAL_MILLIS} (1 s):
-     * the time in which a server that went silent is noticed is about twice it.
+     * the time in which a server that went silent is noticed is about twice it. Set it with
+     * {@link #heartbeatIntervalMillis(long)}; a value set here directly is checked when the client is made.
      */
     public NioClientConfig net = new NioClientConfig();
 
@@ -77,6 +78,19 @@ public final class RaftClientConfig {
     /** Adds a node of the cluster and its service address ("host:port"). */
     public RaftClientConfig node(int nodeId, String serviceHostPort) {
         nodes.put(nodeId, serviceHostPort);
+        return this;
+    }
+
+    /**
+     * Sets {@code net.heartbeatIntervalMillis}: a connection that read nothing for {@code millis}
+     * pings the server and closes when nothing is read for {@code millis} more, so a server that went
+     * silent with its connection open is noticed in about twice this. Default
+     * {@link #CLIENT_HEARTBEAT_INTERVAL_MILLIS} (1 s). Between {@value ClientHeartbeatInterval#MIN_MILLIS}
+     * and {@value ClientHeartbeatInterval#MAX_MILLIS} ms; a value set on the raw field is held to the
+     * same bounds when the client is made ({@link ClientHeartbeatInterval}).
+     */
+    public RaftClientConfig heartbeatIntervalMillis(long millis) {
+        net.heartbeatIntervalMillis = ClientHeartbeatInterval.checkSetting(millis);
         return this;
     }
 }
