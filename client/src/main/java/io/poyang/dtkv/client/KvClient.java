@@ -325,7 +325,7 @@ public final class KvClient implements AutoCloseable {
     }
 
     public void batchPut(List<String> keys, List<byte[]> values, KvCallback<Long> callback) {
-        if (checkWriteBatchHasKeys("batchPut", keys, callback) && checkValueCount(keys, values, callback)
+        if (checkBatchHasKeys("batchPut", keys, callback) && checkValueCount(keys, values, callback)
                 && checkBatch(keys, values, callback)) {
             write(KvReq.batchPut(keys, values), null, INDEX, callback);
         }
@@ -357,7 +357,7 @@ public final class KvClient implements AutoCloseable {
     }
 
     public void batchRemove(List<String> keys, KvCallback<Long> callback) {
-        if (checkWriteBatchHasKeys("batchRemove", keys, callback) && checkBatch(keys, null, callback)) {
+        if (checkBatchHasKeys("batchRemove", keys, callback) && checkBatch(keys, null, callback)) {
             write(KvReq.batchRemove(keys), null, INDEX, callback);
         }
     }
@@ -461,13 +461,16 @@ public final class KvClient implements AutoCloseable {
         return n.exists() && !n.isDir() ? new String(n.value(), StandardCharsets.UTF_8) : null;
     }
 
-    /** One node per key, in order. */
+    /**
+     * One node per key, in order. A batch with no keys fails with IllegalArgumentException before
+     * anything is sent, as an empty batchPut or batchRemove does.
+     */
     public List<KvNode> batchGet(List<String> keys) {
         return sync(batchGetAsync(keys));
     }
 
     public void batchGet(List<String> keys, KvCallback<List<KvNode>> callback) {
-        if (checkBatch(keys, null, callback)) {
+        if (checkBatchHasKeys("batchGet", keys, callback) && checkBatch(keys, null, callback)) {
             read(KvReq.batchGet(keys), null, NODES, callback);
         }
     }
@@ -665,18 +668,20 @@ public final class KvClient implements AutoCloseable {
     }
 
     /**
-     * A write batch with no keys (or a null list) is a caller's bug, not a write: sent, it would cost
-     * a replicated and fsynced raft entry that changes nothing (the server refuses it too, for
-     * clients that do not check). It fails through the callback like the other input checks, so the
-     * sync form throws it, the future fails with it and a callback gets it in onFailure.
+     * A batch with no keys (or a null list) is a caller's bug, not a request: a write batch would cost
+     * a replicated and fsynced raft entry that changes nothing, and a batchGet a trip through raft's
+     * read path (a lease check, or a heartbeat round for READ_INDEX) that answers nothing. The server
+     * refuses both too, for clients that do not check. It fails through the callback like the other
+     * input checks, so the sync form throws it, the future fails with it and a callback gets it in
+     * onFailure.
      */
-    private <T> boolean checkWriteBatchHasKeys(String operation, List<String> keys, KvCallback<T> callback) {
+    private <T> boolean checkBatchHasKeys(String operation, List<String> keys, KvCallback<T> callback) {
         if (keys != null && !keys.isEmpty()) {
             return true;
         }
         deliver(callback, null, new IllegalArgumentException(operation + " was given " + (keys == null ? "a null key"
                 + " list" : "no keys") + ": a batch needs at least one key (skip the call when there is nothing"
-                + " to write)"));
+                + " to " + (operation.equals("batchGet") ? "read" : "write") + ")"));
         return false;
     }
 

@@ -94,6 +94,25 @@ class KvClientBatchInputTest {
         assertTrue(message.contains(counts) && message.contains("one value per key"), message);
     }
 
+    /**
+     * An empty batchGet (or a null key list) is refused before sending like an empty write batch:
+     * before, it was handed to the raft client to send (which, never started here, failed it with
+     * StoppedException instead).
+     */
+    @Test
+    void aBatchGetWithNoKeysIsRefusedWithIllegalArgumentException() throws Exception {
+        try (KvClient kv = new KvClient(new KvClientConfig().servers("127.0.0.1:1").timeoutMillis(2_000))) {
+            assertNoKeys(kv.batchGetAsync(Collections.emptyList()), "batchGet");
+            assertNoKeys(kv.batchGetAsync(null), "batchGet");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> kv.batchGet(Collections.emptyList()));
+            assertTrue(e.getMessage().contains("nothing to read"), e.getMessage());
+            CompletableFuture<List<io.poyang.dtkv.KvNode>> viaCallback = new CompletableFuture<>();
+            kv.batchGet(Collections.emptyList(), KvClient.completing(viaCallback));
+            assertNoKeys(viaCallback, "batchGet");
+        }
+    }
+
     private static void assertNoKeys(CompletableFuture<?> f, String operation) {
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
         assertInstanceOf(IllegalArgumentException.class, e.getCause(), "failed with " + e.getCause());

@@ -159,6 +159,13 @@ final class KvProcessors {
                 return WritePacket.bizError(KvCode.INVALID_REQUEST.number(), "KV_READ serves GET, BATCH_GET and LIST;"
                         + " op " + (op == null ? "#" + req.opNumber() : op) + " is not one");
             }
+            if (op == KvOp.BATCH_GET && req.keys().isEmpty()) {
+                // it would answer nothing, yet cost a trip through the read path (a lease check, or a
+                // heartbeat round for READ_INDEX); KvClient refuses it before sending, this is for
+                // clients that do not, as KV_WRITE refuses an empty BATCH_PUT or BATCH_REMOVE
+                return WritePacket.bizError(KvCode.INVALID_REQUEST.number(), op + " with no keys is refused:"
+                        + " a batch needs at least one key (nothing was read)");
+            }
             KvReadKind kind = KvReadKind.of(req.readKindNumber());
             if (kind == null) {
                 return WritePacket.bizError(KvCode.INVALID_REQUEST.number(), "read_kind " + req.readKindNumber()

@@ -5,6 +5,7 @@ import io.poyang.dtkv.KvCommands;
 import io.poyang.dtkv.KvException;
 import io.poyang.dtkv.KvListPage;
 import io.poyang.dtkv.KvNode;
+import io.poyang.dtkv.KvReadKind;
 import io.poyang.dtkv.KvReq;
 import io.poyang.dtkv.KvResp;
 import io.poyang.dtkv.client.KvCallback;
@@ -362,6 +363,23 @@ class KvClientOperationsTest {
             RemoteException r = (RemoteException) e.getCause();
             assertEquals(KvCode.INVALID_REQUEST.number(), r.bizCode(), r.getMessage());
             assertTrue(r.getMessage().contains("with no keys is refused"), r.getMessage());
+        }
+    }
+
+    /**
+     * An empty batchGet from a client that does not check (KvClient refuses it before sending) is
+     * refused by the node before it takes a trip through the read path, with every read kind.
+     */
+    @Test
+    void theServerRefusesABatchGetWithNoKeys() throws Exception {
+        for (KvReadKind kind : KvReadKind.values()) {
+            KvReq req = KvReq.batchGet(Collections.emptyList()).readKind(kind);
+            CompletableFuture<KvResp> f = KvTestCluster.callLeaderRaw(kv, KvCommands.KV_READ, req);
+            java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> f.get(10, TimeUnit.SECONDS), kind + ": an empty batchGet was answered");
+            RemoteException r = (RemoteException) e.getCause();
+            assertEquals(KvCode.INVALID_REQUEST.number(), r.bizCode(), r.getMessage());
+            assertTrue(r.getMessage().contains("BATCH_GET with no keys is refused"), r.getMessage());
         }
     }
 
