@@ -452,7 +452,10 @@ public final class AdminCommand {
      * on the nodes of {@code --on}, or, without it, on every node of {@code --servers} where the
      * group failed: what a failed group needs once its cause (a full disk) is fixed. A node that
      * does not answer does not keep the command from the others: the failed replicas found are
-     * restarted and the command then ends PARTIAL, naming the nodes it could not ask. With no
+     * restarted and the command then ends PARTIAL, naming the nodes it could not ask. A restart not
+     * done on every node it was for also ends PARTIAL, saying per node what is known: never reached
+     * (run it again there), sent but not answered (outcome unknown: check the status; a restart is not
+     * idempotent), or refused; and when running it again without --on is safe. With no
      * {@code --on} and no failed replica, nothing is restarted and that is an error (NOT_FAILED):
      * healthy replicas are restarted only when named.
      */
@@ -510,17 +513,91 @@ public final class AdminCommand {
         // allowed the whole --timeout
         long waitMillis = remainingMillis();
         onEachNode("restart-group", on, n -> admin.restartGroupAsync(n, group, waitMillis),
-                "Run restart-group " + group + " --on with those nodes once they can be reached (the nodes done"
-                        + " need no second restart)");
+                notDone -> restartNotDoneHint(group, on, notDone, unasked));
         if (!unasked.isEmpty()) {
             throw new PartialChangeException("restart-group restarted group " + group + " on node"
                     + (on.length == 1 ? " " : "s ") + join(on) + ", where it had failed, but "
-                    + unaskedText(unasked, "whether it failed there")
-                    + ". Run it again once those nodes can be reached", unasked.values().iterator().next());
+                    + unaskedText(unasked, "whether it failed there") + ". " + rerunWithoutOn(group) + " once "
+                    + (unasked.size() == 1 ? "that node" : "those nodes") + " can be reached",
+                    unasked.values().iterator().next());
         }
         return done("restart-group", "group " + group + " restarted on node" + (on.length == 1 ? " " : "s ")
                 + join(on) + " (it recovered its files and catches up from the leader)",
                 new Json().field("group", group).raw("on", intArray(on)));
+    }
+
+    /**
+     * How to finish a restart-group that was not done on every node, by what is known of each node
+     * it was not done on. A restart is not idempotent (a second one after the first ended stops the
+     * group again), and the admin client sends it again only while it certainly never left, so
+     * "run it again" is right as it stands only for a node the restart never reached; one that got
+     * it and did not answer (timed out, or its connection lost: outcome unknown) may have restarted
+     * the group, and one that refused it will refuse again. Nodes the search for failed replicas
+     * could not ask ({@code unasked}) are named too.
+     */
+    private static String restartNotDoneHint(int group, int[] on, Map<Integer, RuntimeException> notDone,
+                                             Map<Integer, RuntimeException> unasked) {
+        List<Integer> done = new ArrayList<>();
+        for (int n : on) {
+            if (!notDone.containsKey(n)) {
+                done.add(n);
+            }
+        }
+        List<Integer> neverReached = new ArrayList<>();
+        List<Integer> outcomeUnknown = new ArrayList<>();
+        List<Integer> refused = new ArrayList<>();
+        notDone.forEach((n, e) -> {
+            if (e instanceof PoyangTimeoutException) {   // RaftOutcomeUnknownException is one too
+                outcomeUnknown.add(n);
+            } else if (e instanceof NetConnectionException) {
+                neverReached.add(n);
+            } else {
+                refused.add(n);
+            }
+        });
+        List<String> sentences = new ArrayList<>();
+        if (!done.isEmpty()) {
+            sentences.add(nodes(done) + " restarted the group and need" + (done.size() == 1 ? "s" : "")
+                    + " no second restart.");
+        }
+        if (!neverReached.isEmpty()) {
+            sentences.add(nodes(neverReached) + (neverReached.size() == 1 ? " was" : " were") + " never reached, so the"
+                    + " group was not restarted there: run restart-group " + group + " --on " + joinList(neverReached)
+                    + " once " + (neverReached.size() == 1 ? "it" : "they") + " can be reached.");
+        }
+        if (!outcomeUnknown.isEmpty()) {
+            sentences.add(nodes(outcomeUnknown) + (outcomeUnknown.size() == 1 ? " was" : " were") + " sent the restart"
+                    + " and did not answer: the group may have restarted there, may still be restarting, or the"
+                    + " restart may never have arrived. Check `poyang admin status --group " + group
+                    + "`: ROLE FAILED on a node means the group is still failed there; any other role means it runs"
+                    + " and needs no restart (naming such a node with --on would stop it again).");
+        }
+        if (!refused.isEmpty()) {
+            sentences.add(nodes(refused) + " refused it, for the reason given: running it again changes nothing"
+                    + " there until that is fixed.");
+        }
+        if (!unasked.isEmpty()) {
+            sentences.add("Also, " + unaskedText(unasked, "whether it failed there") + ".");
+        }
+        if (!outcomeUnknown.isEmpty() || !unasked.isEmpty()) {
+            sentences.add(rerunWithoutOn(group) + " once the nodes answer.");
+        }
+        return String.join(" ", sentences);
+    }
+
+    /**
+     * When re-running restart-group is safe: without --on it restarts only the replicas that are
+     * FAILED when it asks, and a node asked again while its restart is still under way joins that
+     * restart instead of starting another (RaftServer.restartGroup).
+     */
+    private static String rerunWithoutOn(int group) {
+        return "`restart-group " + group + "` without --on is safe to run again: it restarts only replicas that are"
+                + " still FAILED (`poyang admin status --group " + group + "` shows them), and a node still"
+                + " restarting the group joins that restart rather than starting another; run it";
+    }
+
+    private static String nodes(List<Integer> ids) {
+        return (ids.size() == 1 ? "Node " : "Nodes ") + joinList(ids);
     }
 
     /**
@@ -662,25 +739,29 @@ public final class AdminCommand {
      */
     private List<Integer> onEachNode(String op, int[] nodes,
                                      java.util.function.IntFunction<CompletableFuture<?>> step) {
-        return onEachNode(op, nodes, step, "Run it again once those nodes can be reached (it is safe to repeat)");
+        return onEachNode(op, nodes, step,
+                notDone -> "Run it again once those nodes can be reached (it is safe to repeat)");
     }
 
-    /** As above; {@code repeatHint} ends the PARTIAL message: how to finish the change. */
+    /**
+     * As above; {@code repeatHint}, given the nodes it was not done on and why, ends the PARTIAL
+     * message: how to finish the change.
+     */
     private List<Integer> onEachNode(String op, int[] nodes, java.util.function.IntFunction<CompletableFuture<?>> step,
-                                     String repeatHint) {
+                                     java.util.function.Function<Map<Integer, RuntimeException>, String> repeatHint) {
         Map<Integer, CompletableFuture<?>> asks = new LinkedHashMap<>();
         for (int n : nodes) {
             asks.put(n, step.apply(n));
         }
         List<Integer> doneOn = new ArrayList<>();
-        Map<Integer, String> failed = new TreeMap<>();
+        Map<Integer, RuntimeException> failed = new TreeMap<>();
         RuntimeException first = null;
         for (Map.Entry<Integer, CompletableFuture<?>> a : asks.entrySet()) {
             try {
                 get(a.getValue());
                 doneOn.add(a.getKey());
             } catch (RuntimeException e) {
-                failed.put(a.getKey(), describe(e));
+                failed.put(a.getKey(), e);
                 if (first == null) {
                     first = e;
                 }
@@ -693,10 +774,11 @@ public final class AdminCommand {
             throw first;
         }
         StringBuilder why = new StringBuilder();
-        failed.forEach((n, m) -> why.append(why.length() > 0 ? "; " : "").append("node ").append(n).append(": ").append(m));
+        failed.forEach((n, e) -> why.append(why.length() > 0 ? "; " : "").append("node ").append(n).append(": ")
+                .append(describe(e)));
         throw new PartialChangeException(op + " was done on " + (doneOn.isEmpty() ? "no node" : "node"
                 + (doneOn.size() == 1 ? " " : "s ") + joinList(doneOn)) + " and not on " + why
-                + ". " + repeatHint, first);
+                + ". " + repeatHint.apply(failed), first);
     }
 
     /** Records the groups {@code ns} runs, and whether {@code group} is among them (then adds {@code node} to {@code runners}). */

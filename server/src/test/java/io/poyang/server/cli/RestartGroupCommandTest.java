@@ -1,10 +1,21 @@
 package io.poyang.server.cli;
 
+import io.poyang.codec.PbCallback;
 import io.poyang.dtkv.client.KvClient;
 import io.poyang.dtkv.client.KvClientConfig;
 import io.poyang.dtkv.server.LocalKvCluster;
+import io.poyang.net.IgnoreBodyDecoder;
+import io.poyang.net.NioServer;
+import io.poyang.net.NioServerConfig;
+import io.poyang.net.ReqContext;
+import io.poyang.net.ReqProcessor;
+import io.poyang.net.WritePacket;
+import io.poyang.raft.client.AdminError;
+import io.poyang.raft.client.AdminMessages;
+import io.poyang.raft.client.RaftCommands;
 import io.poyang.raft.core.RaftConfig;
 import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.server.FreezableProxy;
 import io.poyang.raft.server.FullDiskFileIo;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -14,8 +25,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -23,7 +36,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * {@code poyang admin restart-group}: without {@code --on} it restarts the group where it failed
  * and nowhere else; with nothing failed it restarts nothing and says so; {@code --on} restarts a
- * healthy replica on request.
+ * healthy replica on request. A restart not done everywhere (PARTIAL) says what is known of each node
+ * and when running it again is safe.
  */
 class RestartGroupCommandTest {
 
@@ -115,6 +129,83 @@ class RestartGroupCommandTest {
         }
     }
 
+    /**
+     * A loopback server standing in for a node that answers ADMIN_RESTART_GROUP with {@code answer}
+     * (null: it does not answer, and {@code onRestart} runs), counting the restarts it got.
+     */
+    private static NioServer fakeNode(AtomicInteger restarts, WritePacket answer, Runnable onRestart) {
+        NioServerConfig sc = new NioServerConfig();
+        sc.host = "127.0.0.1";
+        sc.port = 0;
+        sc.ioThreads = 1;
+        sc.stopTimeoutMillis = 1000;
+        NioServer server = new NioServer(sc);
+        server.register(RaftCommands.ADMIN_RESTART_GROUP, new ReqProcessor<Object>() {
+            @Override
+            public PbCallback<Object> createDecoder() {
+                return IgnoreBodyDecoder.<Object>factory().create();
+            }
+
+            @Override
+            public WritePacket process(ReqContext context, Object body) {
+                restarts.incrementAndGet();
+                if (answer == null) {
+                    onRestart.run();
+                }
+                return answer;
+            }
+        });
+        server.start();
+        return server;
+    }
+
+    /**
+     * A restart-group done on some nodes and not others says, per node, what is known and what to
+     * do: a node whose connection was lost after the restart was sent (outcome unknown: the admin
+     * client does not send it again) may have restarted the group, so the message sends the user to
+     * the status and says when running it again is safe, instead of telling them to run it again
+     * there; a node that refused it is named as such.
+     */
+    @Test
+    void aRestartNotDoneEverywhereSaysWhatIsKnownOfEachNodeAndWhenRunningItAgainIsSafe() throws Exception {
+        AtomicInteger restartsOn1 = new AtomicInteger();
+        AtomicInteger restartsOn2 = new AtomicInteger();
+        AtomicInteger restartsOn3 = new AtomicInteger();
+        FreezableProxy[] relayTo2 = new FreezableProxy[1];
+        NioServer node1 = fakeNode(restartsOn1, WritePacket.response(AdminMessages.ACK.builder().build()), null);
+        NioServer node2 = fakeNode(restartsOn2, null, () -> relayTo2[0].dropConnections());
+        NioServer node3 = fakeNode(restartsOn3, WritePacket.bizError(AdminError.NO_SUCH_GROUP.code(),
+                "node 3 does not host raft group 7"), null);
+        try {
+            relayTo2[0] = new FreezableProxy(node2.port(), 64 * 1024);
+            String servers = "1=127.0.0.1:" + node1.port() + ",2=" + relayTo2[0].address() + ",3=127.0.0.1:" + node3.port();
+            CommandRun restart = admin(servers, "restart-group", "7", "--on", "1,2,3");
+            assertEquals(AdminCommand.EXIT_ERROR, restart.exitCode, restart.toString());
+            String m = restart.stderr;
+            assertTrue(m.startsWith("poyang admin: PARTIAL: restart-group was done on node 1 and not on node 2: outcome"
+                    + " unknown"), m);
+            assertTrue(m.contains("node 3: node 3 does not host raft group 7"), m);
+            assertTrue(m.contains("Node 1 restarted the group and needs no second restart."), m);
+            assertTrue(m.contains("Node 2 was sent the restart and did not answer: the group may have restarted there")
+                    && m.contains("Check `poyang admin status --group 7`: ROLE FAILED on a node means the group is"
+                    + " still failed there"), m);
+            assertTrue(m.contains("Node 3 refused it, for the reason given"), m);
+            assertTrue(m.contains("`restart-group 7` without --on is safe to run again"), m);
+            assertFalse(m.contains("--on with those nodes") || m.contains("--on 2"),
+                    "a node that may have restarted the group is not to be named with --on again: " + m);
+            assertEquals(1, restartsOn2.get(), "the restart whose connection was lost was sent again");
+            assertEquals(1, restartsOn1.get());
+            assertEquals(1, restartsOn3.get());
+        } finally {
+            if (relayTo2[0] != null) {
+                relayTo2[0].close();
+            }
+            node1.stop();
+            node2.stop();
+            node3.stop();
+        }
+    }
+
     @Test
     void aNodeThatDoesNotAnswerDoesNotKeepTheFailedReplicasFromARestartAndIsNamed() throws Exception {
         FullDiskFileIo io = new FullDiskFileIo();
@@ -135,6 +226,10 @@ class RestartGroupCommandTest {
             assertEquals(AdminCommand.EXIT_ERROR, restart.exitCode, restart.toString());
             assertTrue(restart.stderr.startsWith("poyang admin: PARTIAL: restart-group restarted group 1 on node " + full
                     + ", where it had failed, but node " + down + " was not asked"), restart.stderr);
+            // running it again is safe, and the message says why: it restarts only what is still FAILED
+            assertTrue(restart.stderr.contains("`restart-group 1` without --on is safe to run again: it restarts only"
+                    + " replicas that are still FAILED (`poyang admin status --group 1` shows them)")
+                    && restart.stderr.contains("once that node can be reached"), restart.stderr);
             assertTrue(c.group(full, 1) != failed, "the failed replica was not restarted");
             assertNull(c.group(full, 1).failure());
 
