@@ -188,6 +188,47 @@ class LogJournalTest {
         }
     }
 
+    /**
+     * What a node does when it removes a group with its data ({@code RaftServer.removeGroup}): the
+     * checkpoint after the deletion keeps the removed files' records from being replayed into the
+     * files of a group made again under the same id, which have the same names.
+     */
+    @Test
+    void aCheckpointKeepsTheRecordsOfDeletedFilesOutOfFilesMadeAgainUnderTheirNames() throws Exception {
+        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        try (StoreHarness old = store(j)) {
+            old.open();
+            old.append(items(1, 500, 1, 0, 1, 100));
+            old.awaitPersisted(500);
+        }
+        deleteTree(groupDir());
+        j.checkpoint();
+        StoreHarness fresh = store(j);
+        fresh.open();
+        fresh.append(items(1, 50, 1, 0, 2, 100));   // the same sizes: the same positions in the same files
+        fresh.awaitPersisted(50);
+        crashWithPowerLoss(fresh, j);
+
+        LogJournal again = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        try (StoreHarness h2 = store(again)) {
+            assertEquals(50, h2.open().getLastIndex(), "the removed group's items 51..500 came back");
+            checkItems(h2, 1, 50, 2, 100);
+        } finally {
+            again.close();
+        }
+    }
+
+    private static void deleteTree(Path dir) throws java.io.IOException {
+        try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
+            List<Path> all = new java.util.ArrayList<>();
+            paths.forEach(all::add);
+            java.util.Collections.reverse(all);
+            for (Path p : all) {
+                Files.delete(p);
+            }
+        }
+    }
+
     @Test
     void aCleanCloseLeavesNothingToReplay() throws Exception {
         LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
