@@ -58,6 +58,8 @@ final class BenchCluster implements AutoCloseable {
                     .fsyncPermits(Integer.getInteger("poyang.bench.fsyncPermits", 0))
                     .batchAppends(Boolean.getBoolean("poyang.bench.batchAppends"))
                     .logJournal(Boolean.getBoolean("poyang.bench.logJournal"))
+                    .logJournalFiles(Integer.getInteger("poyang.bench.logJournalFiles", 8),
+                            Long.getLong("poyang.bench.logJournalFileMiB", 16) << 20)
                     .raftConfig(new RaftConfig().syncForce(o.fsync).snapshotEvery(0, 0));
             for (int j = 0; j < n; j++) {
                 b.node(j + 1, "127.0.0.1:0");   // ports picked at start, told to the others below

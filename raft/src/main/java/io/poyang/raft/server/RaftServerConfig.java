@@ -142,8 +142,8 @@ public final class RaftServerConfig {
         private FaultInjector faultInjector;
         private boolean batchAppends;
         private boolean logJournal;
-        private int logJournalFiles = 4;
-        private long logJournalFileBytes = 64L << 20;
+        private int logJournalFiles = 8;
+        private long logJournalFileBytes = 16L << 20;
         private boolean takeBatchedAppends = true;
         private io.poyang.common.TimeSource timeSource = io.poyang.common.TimeSource.SYSTEM;
         private Runnable layoutListener;
@@ -251,8 +251,11 @@ public final class RaftServerConfig {
         }
 
         /**
-         * The log journal's shape: {@code files} files (at least 3; default 4) of {@code fileBytes}
-         * each (at least 4 MiB; default 64 MiB), made zero-filled when the journal is made.
+         * The log journal's shape: {@code files} files (at least 3; default 8) of {@code fileBytes}
+         * each (at least 4 MiB; default 16 MiB), made zero-filled when the journal is made. Each
+         * file the writer enters starts a checkpoint, which fsyncs the groups' segments written
+         * since the last one: smaller files make these flushes smaller and more frequent (with
+         * 64 MiB files the p99 latency of raw raft with 4 groups on 3 nodes was about twice as long).
          */
         public Builder logJournalFiles(int files, long fileBytes) {
             this.logJournalFiles = files;

@@ -33,8 +33,8 @@ import java.util.zip.CRC32C;
  * previous lap, those records' target files must be fsynced: a checkpoint fsyncs every file written
  * by records before a position, then saves that position in the {@code checkpoint} file, from which
  * the next start replays ({@link JournalReplay}). Each time the writer enters a file it starts a
- * checkpoint of everything before it on the checkpoint thread, so with the default four files
- * a checkpoint has two files' worth of appends to finish in before the writer would wait for it.
+ * checkpoint of everything before it on the checkpoint thread, so with four files or more a
+ * checkpoint has at least two files' worth of appends to finish in before the writer would wait for it.
  * {@link #checkpoint()} asks for one at once (the removal of a group's files, the node's stop).
  *
  * <p><b>Order.</b> Records of one group reach the journal in the order its writes completed, which

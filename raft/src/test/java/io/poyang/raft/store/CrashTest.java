@@ -72,7 +72,21 @@ class CrashTest {
         killRounds(2);
     }
 
+    /**
+     * The same through the node's log journal: a kill lands in the journal's rounds, its file
+     * changes and its checkpoints, and each verification starts with the journal's replay (here the
+     * page cache kept the segments' writes: replay writes them again, and must not spoil them).
+     */
+    @Test
+    void everyReportedIndexSurvivesKillMinus9WithTheNodeJournal() throws Exception {
+        killRounds(0, true);
+    }
+
     private void killRounds(int recycledSegments) throws Exception {
+        killRounds(recycledSegments, false);
+    }
+
+    private void killRounds(int recycledSegments, boolean journalled) throws Exception {
         ImpossibleStates.reset();
         int rounds = Integer.getInteger("poyang.crashRounds", 20);
         Random random = new Random(Long.getLong("poyang.crashSeed", System.nanoTime()));
@@ -86,7 +100,7 @@ class CrashTest {
         for (int round = 1; round <= rounds; round++) {
             ProcessBuilder pb = new ProcessBuilder(javaBin, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                     "-cp", System.getProperty("java.class.path"), CrashWriter.class.getName(), storeDir.toString(),
-                    Integer.toString(round), Integer.toString(recycledSegments));
+                    Integer.toString(round), Integer.toString(recycledSegments), journalled ? "journal" : "-");
             pb.redirectError(ProcessBuilder.Redirect.appendTo(childErr.toFile()));
             Process child = pb.start();
             AtomicLong start = new AtomicLong(-1);
@@ -130,7 +144,10 @@ class CrashTest {
             long reported = maxReported.get();
             totalReported += reported - start.get();
 
-            try (StoreHarness h = new StoreHarness(storeDir, c -> c.segmentBytes(1 << 20).indexEntriesPerFile(4096))) {
+            LogJournal journal = journalled
+                    ? LogJournal.open("verify", dir, FileIo.DEFAULT, 3, LogJournal.MIN_FILE_BYTES) : null;
+            try (StoreHarness h = new StoreHarness(storeDir, c -> c.segmentBytes(1 << 20).indexEntriesPerFile(4096)
+                    .journal(journal))) {
                 RecoveredState s = h.open();
                 assertTrue(s.getLastIndex() >= reported, "round " + round + ": reported " + reported
                         + " persisted but the log ends at " + s.getLastIndex());
@@ -142,10 +159,14 @@ class CrashTest {
                     long i = first + (long) (random.nextDouble() * (reported - first));
                     verified += check(h, i, i, starts);
                 }
+            } finally {
+                if (journal != null) {
+                    journal.close();
+                }
             }
         }
         assertEquals(0, ImpossibleStates.count());
-        System.out.println("CrashTest (recycledSegments " + recycledSegments + "): " + rounds + " kills, " + recycled.get()
+        System.out.println("CrashTest (recycledSegments " + recycledSegments + (journalled ? ", node journal" : "") + "): " + rounds + " kills, " + recycled.get()
                 + " segment files recycled, " + totalReported + " indexes reported persisted, "
                 + verified + " checked byte for byte");
         assertTrue(totalReported > 0);

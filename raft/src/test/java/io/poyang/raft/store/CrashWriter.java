@@ -19,7 +19,8 @@ import java.util.concurrent.ExecutorService;
  * commit index, saves the status now and then and deletes old segments, so a kill can land in any
  * of those. A third argument keeps that many segment files freed by the deletions for reuse
  * ({@link LogStoreConfig#recycledSegments}; 0 without it); it prints {@code RECYCLED} for each
- * file renamed to become a spare.
+ * file renamed to become a spare. A fourth argument, {@code journal}, writes through a node log journal
+ * ({@link LogJournal}, 3 files of 4 MiB) in the store directory's parent.
  */
 public final class CrashWriter {
 
@@ -27,6 +28,7 @@ public final class CrashWriter {
         String dir = args[0];
         int round = Integer.parseInt(args[1]);
         int recycledSegments = args.length > 2 ? Integer.parseInt(args[2]) : 0;
+        boolean journalled = args.length > 3 && args[3].equals("journal");
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, "UTF-8");
         Dispatcher dispatcher = new Dispatcher("crash-writer");
         dispatcher.start();
@@ -47,6 +49,9 @@ public final class CrashWriter {
         };
         LogStoreConfig config = new LogStoreConfig(Paths.get(dir), io).fileIo(fileIo).segmentBytes(1 << 20).indexEntriesPerFile(4096)
                 .indexFlushEntries(2048).recycledSegments(recycledSegments);
+        if (journalled) {
+            config.journal(LogJournal.open("crash", Paths.get(dir).getParent(), FileIo.DEFAULT, 3, LogJournal.MIN_FILE_BYTES));
+        }
         LogStore store = new LogStore("crash", group, config);
         store.setPersistedListener(p -> {
             out.println("P " + p);
