@@ -75,16 +75,24 @@ final class JournalReplay {
             for (int i = 0; i < cp.fileCount; i++) {
                 io.delete(dir.resolve(JournalFormat.fileName(i)));
             }
-            JournalPosition start = new JournalPosition(0, 0, end.seq);
+            JournalPosition start = new JournalPosition(0, 0, end.seq + SEQ_GAP_AFTER_START);
             r.makeFiles(fileCount, fileBytes);
             saveCheckpoint(io, dir, start, fileCount, fileBytes);
             log.info("the log journal in {} now has {} files of {} bytes (it had {} of {})", dir, fileCount, fileBytes,
                     cp.fileCount, cp.fileBytes);
             return start;
         }
-        saveCheckpoint(io, dir, end, fileCount, fileBytes);
-        return end;
+        // The writer goes on at the end with sequence numbers far ahead: records after the end that
+        // are intact but were never fsynced (a torn round: a later part of one write can reach the
+        // disk without an earlier part) can then never continue the chain once the new records,
+        // written over the torn one, happen to end where such a record begins.
+        JournalPosition next = new JournalPosition(end.file, end.offset, end.seq + SEQ_GAP_AFTER_START);
+        saveCheckpoint(io, dir, next, fileCount, fileBytes);
+        return next;
     }
+
+    /** How far the sequence numbers jump at each start (see replayOrCreate). */
+    static final long SEQ_GAP_AFTER_START = 1L << 32;
 
     /** Writes the checkpoint file atomically (a new file, fsynced, renamed over the old, directory synced). */
     static void saveCheckpoint(FileIo io, Path dir, JournalPosition p, int fileCount, long fileBytes) throws IOException {

@@ -229,6 +229,81 @@ class LogJournalTest {
         }
     }
 
+    /**
+     * A torn round can leave a later record intact after a damaged one (a later part of a write can
+     * reach the disk first). Replay stops at the damaged one and the writer goes on there; when its
+     * new records end exactly where the intact stale one begins, the next replay must not take the
+     * stale one as their continuation: the sequence numbers jump at each start.
+     */
+    @Test
+    void anIntactRecordAfterATornOneIsNeverReplayedWhenNewRecordsEndWhereItBegins() throws Exception {
+        Path target = groupDir().resolve("log").resolve("00000000000000000000");
+        Files.createDirectories(target.getParent());
+        Files.write(target, new byte[4096]);
+        LogJournal j1 = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        LogSegment seg = new LogSegment(0, 4096, FileIo.DEFAULT.open(target));
+        journal(j1, seg, 0, 'a');
+        journal(j1, seg, 100, 'b');
+        journal(j1, seg, 200, 'c');
+        j1.abandonForTests();
+        // damage record b's payload: it is the second record in journal-0
+        int recordBytes = JournalFormat.HEADER_BYTES + JournalFormat.pathBytes(node, target).length + 100;
+        Path first = node.resolve(LogJournal.DIR_NAME).resolve("journal-0");
+        byte[] journal0 = Files.readAllBytes(first);
+        journal0[recordBytes + recordBytes - 10] ^= 1;
+        Files.write(first, journal0);
+
+        LogJournal j2 = LogJournal.open("test", node, io, 3, FILE_BYTES);   // replays a, stops at b
+        seg.journalPath = null;
+        journal(j2, seg, 100, 'x');   // as long as b: it ends where c begins
+        j2.abandonForTests();
+
+        LogJournal.open("test", node, io, 3, FILE_BYTES).close();
+        byte[] got = Files.readAllBytes(target);
+        assertEquals('a', got[50]);
+        assertEquals('x', got[150]);
+        assertEquals(0, got[250], "the stale record c was replayed after the new one");
+        seg.file.close();
+    }
+
+    /** Journals 100 bytes of {@code fill} for {@code position} of {@code seg} (not written there) and waits. */
+    private static void journal(LogJournal j, LogSegment seg, long position, char fill) throws Exception {
+        byte[] bytes = new byte[100];
+        java.util.Arrays.fill(bytes, (byte) fill);
+        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        j.append(new JournalRecord() {
+            @Override
+            LogSegment target() {
+                return seg;
+            }
+
+            @Override
+            long filePosition() {
+                return position;
+            }
+
+            @Override
+            ByteBuffer payload() {
+                return ByteBuffer.wrap(bytes);
+            }
+
+            @Override
+            int length() {
+                return bytes.length;
+            }
+
+            @Override
+            void journaled(Throwable error) {
+                if (error == null) {
+                    done.complete(null);
+                } else {
+                    done.completeExceptionally(error);
+                }
+            }
+        });
+        done.get(30, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
     @Test
     void aCleanCloseLeavesNothingToReplay() throws Exception {
         LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
