@@ -112,7 +112,9 @@ final class ChaosCluster implements AutoCloseable {
                     + "syncForce = true\n"
                     + "snapshotEveryEntries = " + snapshotEvery + "\n"
                     + "snapshotIntervalMillis = 0\n"
-                    + "snapshotOnStop = false\n";
+                    + "snapshotOnStop = false\n"
+                    // the nodes' log journal, for a run that kills nodes writing through it (benchmark/README)
+                    + "logJournal = " + Boolean.getBoolean("poyang.chaos.logJournal") + "\n";
             Files.write(conf.resolve("config.properties"), config.getBytes(StandardCharsets.UTF_8));
             Files.write(conf.resolve("servers.properties"), servers.toString().getBytes(StandardCharsets.UTF_8));
             // What ./poyang server --conf DIR --testing-faults runs (the launcher execs this very command line).
