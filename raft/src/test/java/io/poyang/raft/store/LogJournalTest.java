@@ -41,6 +41,33 @@ class LogJournalTest {
         return new StoreHarness(groupDir(), c -> c.fileIo(io).journal(journal));
     }
 
+    private LogJournal openJournal() throws java.io.IOException {
+        return LogJournal.open("test", node, io, 3, FILE_BYTES);
+    }
+
+    /** A store writing through a new journal, opened, with items 1..n (salt 1, 100-byte bodies) persisted. */
+    private StoreHarness storeWithItems(LogJournal j, long n) {
+        StoreHarness h = store(j);
+        h.open();
+        h.append(items(1, n, 1, 0, 1, 100));
+        h.awaitPersisted(n);
+        return h;
+    }
+
+    /** A check of the store once the journal was opened again (replayed); the store runs through it. */
+    private interface AfterReplay {
+        void check(StoreHarness h) throws Exception;
+    }
+
+    private void afterReplay(AfterReplay check) throws Exception {
+        LogJournal again = openJournal();
+        try (StoreHarness h = store(again)) {
+            check.check(h);
+        } finally {
+            again.close();
+        }
+    }
+
     /** The process dies and the machine loses power: the unsynced writes of the log's files are gone. */
     private void crashWithPowerLoss(StoreHarness h, LogJournal j) throws Exception {
         h.shutdown();
@@ -50,33 +77,20 @@ class LogJournalTest {
 
     @Test
     void itemsReportedPersistedSurviveAPowerLossThroughTheReplay() throws Exception {
-        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        StoreHarness h = store(j);
-        h.open();
-        h.append(items(1, 2000, 1, 0, 1, 100));
-        h.awaitPersisted(2000);
-        crashWithPowerLoss(h, j);
+        LogJournal j = openJournal();
+        crashWithPowerLoss(storeWithItems(j, 2000), j);
         assertTrue(io.writesTakenBack() > 0, "the log's own files were never fsynced, so the power loss took writes back");
-
-        LogJournal again = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        try (StoreHarness h2 = store(again)) {
-            RecoveredState s = h2.open();
-            assertEquals(2000, s.getLastIndex());
-            checkItems(h2, 1, 2000, 1, 100);
-        } finally {
-            again.close();
-        }
+        afterReplay(h -> {
+            assertEquals(2000, h.open().getLastIndex());
+            checkItems(h, 1, 2000, 1, 100);
+        });
     }
 
     @Test
     void withoutTheReplayThePowerLossWouldLoseThem() throws Exception {
         // the other half of the test above: the journal's replay, not the page cache, brought them back
-        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        StoreHarness h = store(j);
-        h.open();
-        h.append(items(1, 2000, 1, 0, 1, 100));
-        h.awaitPersisted(2000);
-        crashWithPowerLoss(h, j);
+        LogJournal j = openJournal();
+        crashWithPowerLoss(storeWithItems(j, 2000), j);
         try (StoreHarness h2 = new StoreHarness(groupDir(), c -> c.fileIo(io))) {
             RecoveredState s = h2.open();
             assertTrue(s.getLastIndex() < 2000, "last index " + s.getLastIndex());
@@ -88,7 +102,7 @@ class LogJournalTest {
         // about 3 times the journal's 12 MiB: each file is written over twice or more
         int n = 9000;
         int bodyBytes = 4000;
-        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        LogJournal j = openJournal();
         StoreHarness h = new StoreHarness(groupDir(), c -> c.fileIo(io).journal(j).segmentBytes(4 << 20));
         h.open();
         for (int from = 1; from <= n; from += 500) {
@@ -109,11 +123,8 @@ class LogJournalTest {
 
     @Test
     void aTruncationIsReplayedAfterTheItemsItRemoved() throws Exception {
-        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        StoreHarness h = store(j);
-        h.open();
-        h.append(items(1, 300, 1, 0, 1, 100));
-        h.awaitPersisted(300);
+        LogJournal j = openJournal();
+        StoreHarness h = storeWithItems(j, 300);
         h.on(() -> {
             h.store.setCommitIndex(100);
             return null;
@@ -123,43 +134,27 @@ class LogJournalTest {
         h.awaitPersisted(170);
         crashWithPowerLoss(h, j);
 
-        LogJournal again = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        try (StoreHarness h2 = store(again)) {
+        afterReplay(h2 -> {
             RecoveredState s = h2.open();
             assertEquals(170, s.getLastIndex(), "the removed items 171..300 must not come back");
             assertEquals(2, s.getLastTerm());
             checkItems(h2, 1, 149, 1, 100);
-            List<LogItem> tail = h2.loadAll(150, 170);
-            for (LogItem it : tail) {
-                assertEquals(2, it.getTerm());
-                assertArrayEquals(bodyFor(it.getIndex(), 2, 100), bodyOf(it));
-            }
-        } finally {
-            again.close();
-        }
+            checkItems(h2, 150, 170, 2, 100);
+        });
     }
 
     @Test
     void aTruncationWithNothingAfterItStaysAfterThePowerLoss() throws Exception {
-        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        StoreHarness h = store(j);
-        h.open();
-        h.append(items(1, 300, 1, 0, 1, 100));
-        h.awaitPersisted(300);
+        LogJournal j = openJournal();
+        StoreHarness h = storeWithItems(j, 300);
         h.call(() -> h.store.truncateTail(150));
         crashWithPowerLoss(h, j);
-
-        LogJournal again = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        try (StoreHarness h2 = store(again)) {
-            assertEquals(149, h2.open().getLastIndex());
-        } finally {
-            again.close();
-        }
+        afterReplay(h2 -> assertEquals(149, h2.open().getLastIndex()));
     }
 
     @Test
     void aDamagedRecordEndsTheReplay() throws Exception {
-        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
+        LogJournal j = openJournal();
         StoreHarness h = store(j);
         h.open();
         for (int from = 1; from <= 2000; from += 100) {
@@ -178,14 +173,11 @@ class LogJournalTest {
             f.writeFully(ByteBuffer.wrap(new byte[] {(byte) (was ^ 0x5a)}), at);
         }
 
-        LogJournal again = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        try (StoreHarness h2 = store(again)) {
+        afterReplay(h2 -> {
             long last = h2.open().getLastIndex();
             assertTrue(last > 0 && last < 2000, "last index " + last);
             checkItems(h2, 1, last, 1, 100);
-        } finally {
-            again.close();
-        }
+        });
     }
 
     /**
@@ -195,12 +187,8 @@ class LogJournalTest {
      */
     @Test
     void aCheckpointKeepsTheRecordsOfDeletedFilesOutOfFilesMadeAgainUnderTheirNames() throws Exception {
-        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        try (StoreHarness old = store(j)) {
-            old.open();
-            old.append(items(1, 500, 1, 0, 1, 100));
-            old.awaitPersisted(500);
-        }
+        LogJournal j = openJournal();
+        storeWithItems(j, 500).close();
         deleteTree(groupDir());
         j.checkpoint();
         StoreHarness fresh = store(j);
@@ -209,13 +197,10 @@ class LogJournalTest {
         fresh.awaitPersisted(50);
         crashWithPowerLoss(fresh, j);
 
-        LogJournal again = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        try (StoreHarness h2 = store(again)) {
+        afterReplay(h2 -> {
             assertEquals(50, h2.open().getLastIndex(), "the removed group's items 51..500 came back");
             checkItems(h2, 1, 50, 2, 100);
-        } finally {
-            again.close();
-        }
+        });
     }
 
     private static void deleteTree(Path dir) throws java.io.IOException {
@@ -306,12 +291,8 @@ class LogJournalTest {
 
     @Test
     void aCleanCloseLeavesNothingToReplay() throws Exception {
-        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        try (StoreHarness h = store(j)) {
-            h.open();
-            h.append(items(1, 500, 1, 0, 1, 100));
-            h.awaitPersisted(500);
-        }
+        LogJournal j = openJournal();
+        storeWithItems(j, 500).close();
         j.close();
         // the final checkpoint fsynced the log's files: a power loss now takes nothing of them back
         io.powerLoss();
@@ -322,12 +303,8 @@ class LogJournalTest {
 
     @Test
     void aNodeWithTheJournalOffReplaysAndRemovesOneLeftBehind() throws Exception {
-        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        StoreHarness h = store(j);
-        h.open();
-        h.append(items(1, 800, 1, 0, 1, 100));
-        h.awaitPersisted(800);
-        crashWithPowerLoss(h, j);
+        LogJournal j = openJournal();
+        crashWithPowerLoss(storeWithItems(j, 800), j);
 
         LogJournal.replayAndRemoveLeftover(node, io);
         assertFalse(Files.exists(node.resolve(LogJournal.DIR_NAME)));
@@ -340,12 +317,8 @@ class LogJournalTest {
 
     @Test
     void aNewShapeIsTakenAfterTheOldJournalIsReplayed() throws Exception {
-        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        StoreHarness h = store(j);
-        h.open();
-        h.append(items(1, 800, 1, 0, 1, 100));
-        h.awaitPersisted(800);
-        crashWithPowerLoss(h, j);
+        LogJournal j = openJournal();
+        crashWithPowerLoss(storeWithItems(j, 800), j);
 
         LogJournal again = LogJournal.open("test", node, io, 4, 2 * FILE_BYTES);
         try (StoreHarness h2 = store(again)) {
