@@ -158,6 +158,10 @@ public final class LogStore {
             if (initialized) {
                 throw new IllegalStateException(name + " is already initialised");
             }
+            if (closing) {
+                throw new IllegalStateException(name + " was closed before it was opened; make a new LogStore"
+                        + " to open " + config.dir());
+            }
             if (recoveryAbandoned()) {
                 throw abandonedError();
             }
@@ -176,6 +180,10 @@ public final class LogStore {
 
         private FrameCallResult afterRecovery(LogRecovery.Result r) {
             taken = r;
+            if (closing) {
+                // closed after the recovery handed its files over, before they reached us: handle closes them
+                throw abandonedError();
+            }
             SharedBufferPool shared = new SharedBufferPool(true, config.bufferPoolBytes());
             bufferPool = new ThreadBufferPool(Thread.currentThread(), group.getDispatcher().timestamp(),
                     config.bufferPoolBytes(), shared, ThreadBufferPool.DEFAULT_IDLE_NANOS);
@@ -292,7 +300,7 @@ public final class LogStore {
 
     StoppedException abandonedError() {
         return new StoppedException(name + ": opening " + config.dir() + " was abandoned: the group was stopped"
-                + " while it recovered its log");
+                + " (or the store closed) while it recovered its log");
     }
 
     /** Whether the store is open: initialised, and not closing or closed. Dispatcher thread. */
@@ -1092,7 +1100,12 @@ public final class LogStore {
      * status file and closes the files. A failed store writes nothing more: its close waits only for
      * the file operations already handed to the I/O threads (log writes, fsyncs, an index flush, a
      * status save), at most 10 s (a hung disk: it then closes the files under them and logs how many
-     * still ran), then closes the files. Any fiber of the group.
+     * still ran), then closes the files. A store never opened (no {@link #init()}, or one that failed
+     * before the store took the recovered files; a failed init closes what it took) has nothing to
+     * close: the close returns at once, and a later {@link #init()} is refused. One closed while its
+     * init runs abandons the recovery, as {@link #abandonRecovery} does: the recovery closes its
+     * files at its next safe point and the init fails with a {@link StoppedException}. Any fiber of
+     * the group.
      */
     public FiberFrame<Void> close() {
         return new CloseFrame();
@@ -1106,6 +1119,12 @@ public final class LogStore {
                 return Fiber.frameReturn();
             }
             closing = true;
+            if (!initialized) {
+                // nothing of the store's is open: files a running recovery opened are its own until it
+                // hands them over, and an init that took them closes them when it fails (or sees closing)
+                abandonRecovery();
+                return Fiber.frameReturn();
+            }
             return waitQuiet(null);
         }
 
