@@ -202,7 +202,8 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
                 r.fsyncNanos = System.nanoTime() - start;
             } catch (Throwable e) {
                 // the failure reaches the dispatcher before any chain started after this one can report
-                // a success there (one that would cover what this fsync lost)
+                // a success there (one that would cover what this fsync lost); a request published
+                // meanwhile is left in next, for the dispatcher to drop when it hears (dropPublished)
                 r.future.fireCompleteExceptionally(e);
                 chainRunning.set(false);
                 return;
@@ -234,6 +235,7 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
                     + store.config().dir().resolve("log") + " failed (" + error + "); writes up to index " + r.coveredIndex
                     + " may be lost. The store refuses further appends: check the disk (space, kernel log), then "
                     + store.afterFsyncFailure(syncedIndex), error));
+            dropPublished();
             return;
         }
         if (store.isFailed()) {
@@ -249,6 +251,27 @@ final class FsyncScheduler implements Runnable, BiConsumer<Void, Throwable> {
             store.onSynced(r.coveredIndex);
         }
         kick();
+        store.checkIdle();
+    }
+
+    /**
+     * A chained fsync failed: the request published while it ran is taken back and dropped. The
+     * runner gave the chain up without taking it, and a failed store publishes nothing more, so
+     * nothing else would ever take it; left there, its segments kept an fsync due for good (a
+     * deletion waiting for their I/O to end waited forever) and {@link #isRunning()} stayed true.
+     * Syncing it is no use: nothing is reported persisted after a failed fsync. A request a chain
+     * the dispatcher started before it heard of the failure took is that chain's to report. Its
+     * future is never completed; nothing waits on it but its own callback. Dispatcher thread.
+     */
+    private void dropPublished() {
+        FsyncRequest r = next.getAndSet(null);
+        if (r == null) {
+            return;
+        }
+        chainOutstanding--;
+        for (int i = 0; i < r.segments.size(); i++) {
+            r.segments.get(i).ioPending--;
+        }
         store.checkIdle();
     }
 

@@ -115,6 +115,76 @@ class IoFailureTest {
         }
     }
 
+    /**
+     * A chained fsync fails while the next one, covering a segment a deletion waits for, is already
+     * published. The runner gave the chain up without taking it and a failed store publishes no
+     * more, so nothing took it: the segment kept an fsync due for good, and the deletion (started
+     * before the failure, waiting for that segment's I/O to end) never ended. Now the dispatcher
+     * drops what is published when it hears of the failure.
+     */
+    @Test
+    void aDeletionWaitingForASegmentInTheFsyncPublishedWhenAChainedOneFailedEnds() throws Exception {
+        FaultyFileIo io = new FaultyFileIo();
+        Path first = dir.resolve("log").resolve(LogSegment.fileName(0));
+        AtomicBoolean holdNextFsync = new AtomicBoolean();
+        CountDownLatch fsyncHeld = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        io.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeForce(Path file, boolean metadata) throws IOException {
+                if (file.equals(first) && holdNextFsync.compareAndSet(true, false)) {
+                    fsyncHeld.countDown();
+                    await(release);
+                    throw new IOException("Input/output error (injected)");
+                }
+            }
+        };
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io))) {
+            try {
+                h.open();
+                h.append(items(1, 10, 1, 0, 0, 1000));
+                h.awaitPersisted(10);
+                holdNextFsync.set(true);
+                h.append(items(11, 11, 1, 1, 0, 1000));
+                assertTrue(fsyncHeld.await(StoreHarness.TIMEOUT_SECONDS, TimeUnit.SECONDS), "no fsync was held");
+                // fill the first segment and go on in the second: both are written behind the held
+                // fsync, so the next fsync, published meanwhile, covers the first segment again
+                h.append(items(12, 80, 1, 1, 0, 1000));
+                h.waitFor("items 12 to 80 written", () -> h.store.writtenIndex() >= 80);
+                long second = h.on(() -> h.store.segmentsForTest().get(1).firstIndex);
+                assertTrue(second > 11 && second <= 80, "the second segment starts at " + second);
+                h.on(() -> {
+                    h.store.setCommitIndex(second - 1);
+                    return null;
+                });
+                long saves = h.on(h.store.statusFile()::saveCount);
+                CompletableFuture<Void> deleting = h.callAsync(() -> h.store.deleteBelow(second));
+                // the status save comes first; the deletion then waits for the first segment's fsyncs
+                h.waitFor("the deletion's status save", () -> h.store.statusFile().saveCount() > saves);
+                assertFalse(h.on(deleting::isDone), "the first segment was deleted under its fsync");
+
+                release.countDown();
+                assertThrows(LogStoreFailedException.class, () -> h.awaitPersisted(80));
+                StoreHarness.waitFor("the deletion of the first segment to end", deleting::isDone);
+                StoreHarness.join(deleting);
+                assertFalse(java.nio.file.Files.exists(first), "the first segment is still on disk");
+                assertEquals(10, h.persisted(), "nothing after the failed fsync is reported persisted");
+            } finally {
+                release.countDown();   // before the harness stops the I/O threads
+            }
+        }
+    }
+
+    private static void await(CountDownLatch latch) throws IOException {
+        try {
+            if (!latch.await(StoreHarness.TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                throw new IOException("the test never released the held fsync");
+            }
+        } catch (InterruptedException e) {
+            throw new InterruptedIOException();
+        }
+    }
+
     private String statusText() {
         try {
             return new String(java.nio.file.Files.readAllBytes(dir.resolve(StatusFile.FILE_NAME)),
