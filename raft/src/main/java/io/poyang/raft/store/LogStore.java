@@ -839,6 +839,9 @@ public final class LogStore {
         @Override
         public FrameCallResult execute(Object input) {
             if (anyIoBusy(doomed)) {
+                if (failure != null) {
+                    return giveUp();
+                }
                 return Fiber.sleep(1, this::execute);
             }
             List<LogSegment> now = new ArrayList<>();
@@ -859,6 +862,32 @@ public final class LogStore {
 
         private FrameCallResult done(Object ignored) {
             return Fiber.frameReturn();
+        }
+
+        /**
+         * The store failed while a doomed segment's I/O was due: a failed store's bookkeeping no
+         * longer settles (a write completing now marks its segment for an fsync that never comes; a
+         * write failing now is not retried and stays pending), so waiting for it waited forever. The
+         * segments become leftovers instead: the close closes them once the I/O still running
+         * ended, and the next start deletes them (the status file already starts the log above
+         * them). A close that already took the leftovers cannot close these: they are closed here.
+         */
+        private FrameCallResult giveUp() {
+            LogStoreFailedException error = new LogStoreFailedException(name + ": deleting " + doomed.size()
+                    + " log segments below index " + first + " stopped, the store having failed ("
+                    + failure.getMessage() + "); they are deleted at the next start", failure);
+            if (!closed) {
+                keepLeftovers(doomed, first);
+                throw error;
+            }
+            return group.executeBlocking("log-close", config.ioExecutor(), () -> {
+                for (LogSegment s : doomed) {
+                    SegmentQueue.closeQuietly(s);
+                }
+                return null;
+            }).await(ignored -> {
+                throw error;
+            });
         }
     }
 

@@ -11,6 +11,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static io.poyang.raft.store.StoreHarness.bodyFor;
@@ -84,6 +86,96 @@ class DeleteTest {
             assertEquals(null, h.on(h.store::failure), "the store failed");
             assertEquals(k, (long) h.on(h.store::firstIndex));
             assertFalse(Files.exists(seg0));
+        }
+    }
+
+    /**
+     * A deletion waiting for the end marker of the segment it deletes (as above) when the store
+     * fails: the marker's write then completes on a failed store, which marks the segment for an
+     * fsync that never comes, and the deletion used to wait for that fsync forever. Now it gives the
+     * segment to the close and fails; the next start deletes it.
+     */
+    @Test
+    void aDeletionWaitingForASegmentsWritesEndsWhenTheStoreFails() throws Exception {
+        FaultyFileIo io = new FaultyFileIo();
+        OpenFilesIo files = new OpenFilesIo(io);
+        Path seg0 = dir.resolve("log").resolve(LogSegment.fileName(0));
+        Path seg1 = dir.resolve("log").resolve(LogSegment.fileName(64 * 1024));
+        CountDownLatch markerHeld = new CountDownLatch(1);
+        CountDownLatch releaseMarker = new CountDownLatch(1);
+        CountDownLatch secondHeld = new CountDownLatch(1);
+        CountDownLatch failSecond = new CountDownLatch(1);
+        AtomicBoolean holdMarker = new AtomicBoolean(true);
+        io.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeWrite(Path file, long position, int length) throws IOException {
+                if (file.equals(seg0) && length == LogItemCodec.HEADER_BYTES && holdMarker.compareAndSet(true, false)) {
+                    markerHeld.countDown();
+                    awaitHeld(releaseMarker);
+                } else if (file.equals(seg1)) {
+                    // the first item of the second segment: held, then failed past the (zero) retries
+                    secondHeld.countDown();
+                    awaitHeld(failSecond);
+                    throw new IOException("Input/output error (injected)");
+                }
+            }
+        };
+        long k = 0;
+        try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(files).recycledSegments(0).writeRetry(0, 1, 1))) {
+            try {
+                h.open();
+                // one item at a time, each persisted and committed, until one does not fit the first segment
+                for (long i = 1; markerHeld.getCount() > 0; i++) {
+                    assertTrue(i < 5_000, "the first segment never filled");
+                    h.append(items(i, i, 1, i == 1 ? 0 : 1, 1, 40));
+                    long item = i;
+                    StoreHarness.waitFor("item " + i + " to be persisted, or the first segment's end marker to be held",
+                            () -> markerHeld.getCount() == 0 || h.persisted() >= item);
+                    if (markerHeld.getCount() == 0) {
+                        k = i;
+                        break;
+                    }
+                    long commit = i;
+                    h.on(() -> {
+                        h.store.setCommitIndex(commit);
+                        return null;
+                    });
+                }
+                assertTrue(secondHeld.await(StoreHarness.TIMEOUT_SECONDS, TimeUnit.SECONDS), "item " + k + " was not written");
+                long first = k;
+                long saves = h.on(h.store.statusFile()::saveCount);
+                CompletableFuture<Void> deleting = h.callAsync(() -> h.store.deleteBelow(first));
+                h.waitFor("the deletion's status save", () -> h.store.statusFile().saveCount() > saves);
+                assertFalse(h.on(deleting::isDone), "the segment was deleted under its end marker's write");
+
+                failSecond.countDown();   // the store fails
+                h.waitFor("the store to fail", () -> h.store.failure() != null);
+                releaseMarker.countDown();   // completes on the failed store
+                StoreHarness.waitFor("the deletion to end", deleting::isDone);
+                ExecutionException e = assertThrows(ExecutionException.class, deleting::get);
+                assertTrue(e.getCause() instanceof LogStoreFailedException, "not the store's failure: " + e.getCause());
+            } finally {
+                releaseMarker.countDown();
+                failSecond.countDown();
+            }
+        }
+        assertEquals(List.of(), files.openFiles(), "files left open after the close");
+        assertTrue(Files.exists(seg0), "the close deletes nothing");
+        try (StoreHarness h = new StoreHarness(dir, null)) {
+            h.open();
+            assertEquals(k, (long) h.on(h.store::firstIndex));
+            assertFalse(Files.exists(seg0), "the start did not delete the segment below the first index");
+        }
+    }
+
+    /** For a hook on an I/O thread: a latch not released in time fails the held operation. */
+    private static void awaitHeld(CountDownLatch latch) throws IOException {
+        try {
+            if (!latch.await(StoreHarness.TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                throw new IOException("the test never released the held write");
+            }
+        } catch (InterruptedException e) {
+            throw new InterruptedIOException();
         }
     }
 
