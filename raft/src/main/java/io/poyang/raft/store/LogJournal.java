@@ -394,8 +394,13 @@ public final class LogJournal implements AutoCloseable {
         lastSeqIn[file] = seq;
         seq++;
         flushStaging();
-        // the END and the records before it are fsynced with this round; a checkpoint started from
-        // here on starts at the new file's beginning, where replay must go on
+        // The END and this round's records before it must be durable before the round reports
+        // them: the round's own fsync covers only the file it ends in, and the checkpoint started
+        // below may not finish before a power loss (replay would stop at the lost tail, and never
+        // reach the new file's records either). A checkpoint started from here on starts at the new
+        // file's beginning, where replay must go on.
+        files[file].force(false);
+        fsyncCount++;
         int next = (file + 1) % fileCount;
         file = next;
         offset = 0;
