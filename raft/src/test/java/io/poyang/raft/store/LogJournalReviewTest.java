@@ -111,6 +111,40 @@ class LogJournalReviewTest {
         }
     }
 
+    /**
+     * A new journal shape (file count or size) deletes the old files, makes the new ones, then saves
+     * the checkpoint. When making the new files fails (a full disk: the new shape is larger) or the
+     * machine crashes meanwhile, the old checkpoint stays, naming files that are gone: every later
+     * start refuses with "a log journal file is missing", although everything was replayed and
+     * synced before the deletion.
+     */
+    @Test
+    void aNewShapeCutShortLeavesAJournalTheNextStartCanOpen() throws Exception {
+        Path target = node.resolve("group-1").resolve("log").resolve("00000000000000000000");
+        Files.createDirectories(target.getParent());
+        Files.write(target, new byte[1 << 20]);
+        LogJournal j = LogJournal.open("test", node, power, 3, FILE_BYTES);
+        LogSegment seg = new LogSegment(0, 1 << 20, power.open(target));
+        writeAndJournal(j, seg, 0, 1000, 'a').get(30, TimeUnit.SECONDS);
+        j.abandonForTests();
+        seg.file.close();
+
+        FileIo fullDisk = new GatedIo(power) {
+            @Override
+            public LogFile open(Path path) throws IOException {
+                if (path.getFileName().toString().equals("journal-1")) {
+                    throw new IOException("No space left on device");
+                }
+                return super.open(path);
+            }
+        };
+        org.junit.jupiter.api.Assertions.assertThrows(IOException.class,
+                () -> LogJournal.open("test", node, fullDisk, 4, 2 * FILE_BYTES));
+        // space freed: the node starts again (with either shape)
+        LogJournal.open("test", node, power, 4, 2 * FILE_BYTES).close();
+        assertEquals('a', Files.readAllBytes(target)[10]);
+    }
+
     /** Writes {@code length} bytes of {@code fill} at {@code position} of the segment, then journals them (as WriteTask). */
     private static CompletableFuture<Void> writeAndJournal(LogJournal j, LogSegment seg, long position, int length,
                                                            char fill) throws IOException {
@@ -188,7 +222,7 @@ class LogJournalReviewTest {
         }
     }
 
-    static final class GatedIo implements FileIo {
+    static class GatedIo implements FileIo {
         private final FileIo inner;
         private final Gate[] gates;
 
