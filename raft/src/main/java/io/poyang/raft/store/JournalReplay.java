@@ -71,7 +71,12 @@ final class JournalReplay {
                     + " skipped", dir, r.records, r.bytes, cp.start, end, r.skipped);
         }
         if (cp.fileCount != fileCount || cp.fileBytes != fileBytes) {
-            // everything replayed is synced in its own file: the journal may start afresh in its new shape
+            // everything replayed is synced in its own file: the journal may start afresh in its new shape.
+            // The checkpoint goes first: a start cut short from here on (a full disk while making the
+            // new files, a crash) finds none and makes the journal anew, instead of a checkpoint
+            // naming files that are gone
+            io.delete(cpPath);
+            io.syncDirectory(dir);
             for (int i = 0; i < cp.fileCount; i++) {
                 io.delete(dir.resolve(JournalFormat.fileName(i)));
             }
