@@ -403,15 +403,12 @@ public final class RaftServer extends LifeCycle {
         return stopped.thenRunAsync(() -> {
             try {
                 deleteTree(dir);
-                if (journal != null) {
-                    // a group added again under this id makes files of the same names: the journal's
-                    // records of the removed ones must never be replayed into them
-                    journal.checkpoint();
-                }
                 log.info("raft node {}: removed group {} and deleted {}", config.nodeId, groupId, dir);
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException("deleting the data of raft group " + groupId + " in " + dir
                         + " failed; delete it by hand", e);
+            } finally {
+                checkpointJournalAfterRemoving(groupId);
             }
         }, logIo);
     }
@@ -519,6 +516,26 @@ public final class RaftServer extends LifeCycle {
                             ? (java.util.concurrent.CompletionException) e
                             : new java.util.concurrent.CompletionException(e);
                 });
+    }
+
+    /**
+     * A group added again under this id makes files of the same names as the removed one's: the
+     * journal's records of those must never be replayed into them, so the journal checkpoints past
+     * them (also after a deletion that failed half way).
+     */
+    private void checkpointJournalAfterRemoving(int groupId) {
+        LogJournal j = journal;
+        if (j == null) {
+            return;
+        }
+        try {
+            j.checkpoint();
+        } catch (java.io.IOException | RuntimeException e) {
+            throw new java.io.UncheckedIOException("raft group " + groupId + " was removed, but the log journal's"
+                    + " checkpoint after it failed (" + e + "); restart node " + config.nodeId + " before adding group "
+                    + groupId + " to it again", e instanceof java.io.IOException ? (java.io.IOException) e
+                    : new java.io.IOException(e));
+        }
     }
 
     private static void deleteTree(java.nio.file.Path dir) throws java.io.IOException {

@@ -14,6 +14,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32C;
 
@@ -55,9 +56,11 @@ public final class LogJournal implements AutoCloseable {
     private static final PoyangLog log = PoyangLogs.get(LogJournal.class);
     /** The journal's directory under the node's data directory. */
     public static final String DIR_NAME = "log-journal";
-    /** The least size of one journal file: a record holds at most one log write (1 MiB) and a path. */
+    /** The least size of one journal file (a larger log write goes as several records). */
     public static final long MIN_FILE_BYTES = 4L << 20;
     private static final int STAGING_BYTES = 1 << 20;
+    /** How long the close waits for the final checkpoint (and twice that for the writer). */
+    private static final long CLOSE_WAIT_SECONDS = 15;
 
     private final String name;
     private final Path root;
@@ -182,7 +185,7 @@ public final class LogJournal implements AutoCloseable {
         }
         if (fileBytes < MIN_FILE_BYTES) {
             throw new IllegalArgumentException("a log journal file must hold at least " + MIN_FILE_BYTES
-                    + " bytes (a record carries up to one 1 MiB log write): " + fileBytes);
+                    + " bytes: " + fileBytes);
         }
     }
 
@@ -205,6 +208,23 @@ public final class LogJournal implements AutoCloseable {
         queue.offer(r);
         if (writerParked) {
             LockSupport.unpark(writer);
+        }
+        if (writerDone.isDone()) {
+            failLeftovers();   // the writer stopped between the check above and the offer
+        }
+    }
+
+    /** Fails what is queued once the writer has stopped (closed, or died): nothing else would take it. */
+    private void failLeftovers() {
+        Throwable f = failure;
+        String why = f != null ? name + ": the log journal failed (" + f + ")" : name + ": the log journal is closed";
+        JournalRecord r;
+        while ((r = queue.poll()) != null) {
+            r.journaled(new IOException(why, f));
+        }
+        CompletableFuture<Void> c;
+        while ((c = checkpointRequests.poll()) != null) {
+            c.completeExceptionally(new IOException(why, f));
         }
     }
 
@@ -231,6 +251,9 @@ public final class LogJournal implements AutoCloseable {
         }
         checkpointRequests.offer(f);
         LockSupport.unpark(writer);
+        if (writerDone.isDone()) {
+            failLeftovers();
+        }
         awaitIo(f, "a log journal checkpoint");
     }
 
@@ -284,10 +307,14 @@ public final class LogJournal implements AutoCloseable {
             // the close's own checkpoint: the next start has nothing to replay
             CompletableFuture<Void> last = new CompletableFuture<>();
             requestCheckpoint(last);
-            last.get();
+            last.get(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS);
             writerDone.complete(null);
         } catch (Throwable e) {
+            if (!closing) {
+                fail(e, "the log journal's writer thread");
+            }
             writerDone.completeExceptionally(e);
+            failLeftovers();
         }
     }
 
@@ -327,29 +354,37 @@ public final class LogJournal implements AutoCloseable {
             path = JournalFormat.pathBytes(root, target.file.path());
             target.journalPath = path;
         }
+        dirtySinceCheckpoint.add(target.file.path());
         ByteBuffer payload = r.payload();
-        byte type = payload == null ? JournalFormat.ZEROS : JournalFormat.WRITE;
-        int payloadLen = payload == null ? 0 : r.length();
-        int headLen = JournalFormat.HEADER_BYTES + path.length;
-        long recordBytes = (long) headLen + payloadLen;
-        if (recordBytes + JournalFormat.HEADER_BYTES > fileBytes) {
-            throw new IOException("a log journal record of " + recordBytes + " bytes does not fit a journal file of "
-                    + fileBytes + " bytes; make the files larger");
+        if (payload == null) {
+            stageRecord(JournalFormat.ZEROS, path, r.filePosition(), r.length(), null);
+            return;
         }
+        // A write larger than half a file (one large entry can be a segment's size) goes as several
+        // records, each for its part of the target range: replay writes them in turn, and the round
+        // reports the write once all are fsynced. Half a file, so a part always fits an empty file.
+        int maxPart = (int) Math.min(Integer.MAX_VALUE, fileBytes / 2 - JournalFormat.HEADER_BYTES - path.length);
+        for (int from = 0; from < r.length(); from += maxPart) {
+            int len = Math.min(maxPart, r.length() - from);
+            ByteBuffer part = payload.duplicate();
+            part.limit(from + len).position(from);
+            stageRecord(JournalFormat.WRITE, path, r.filePosition() + from, len, part.slice());
+        }
+    }
+
+    /** Stages one record ({@code body} null for zeros), going on into the next file when it does not fit. */
+    private void stageRecord(byte type, byte[] path, long position, int length, ByteBuffer body)
+            throws IOException, InterruptedException {
+        int payloadLen = body == null ? 0 : length;
+        long recordBytes = (long) JournalFormat.HEADER_BYTES + path.length + payloadLen;
         if (offset + recordBytes + JournalFormat.HEADER_BYTES > fileBytes) {
             nextFile();
         }
         if (staging.remaining() < recordBytes) {
             flushStaging();
         }
-        dirtySinceCheckpoint.add(target.file.path());
-        ByteBuffer body = null;
-        if (payload != null) {
-            body = payload.duplicate();
-            body.limit(r.length()).position(0);
-        }
         int at = staging.position();
-        JournalFormat.putHeader(staging, type, seq, path, r.filePosition(), r.length());
+        JournalFormat.putHeader(staging, type, seq, path, position, length);
         if (staging.remaining() >= payloadLen) {
             if (body != null) {
                 staging.put(body.duplicate());
@@ -359,7 +394,7 @@ public final class LogJournal implements AutoCloseable {
             // larger than the staging buffer (empty before this record): the payload is written directly
             JournalFormat.sealCrc(staging, at, path.length, body, crc);
             flushStaging();
-            files[file].writeFully(body, stagedAt);
+            files[file].writeFully(body.duplicate(), stagedAt);
             stagedAt += payloadLen;
         }
         offset += recordBytes;
@@ -473,6 +508,9 @@ public final class LogJournal implements AutoCloseable {
                     try {
                         wait(100);
                     } catch (InterruptedException e) {
+                        // nothing interrupts it on purpose: without checkpoints the writer would
+                        // wait for good, so the journal fails instead
+                        fail(e, "the log journal's checkpoint thread (interrupted)");
                         return;
                     }
                 }
@@ -536,12 +574,17 @@ public final class LogJournal implements AutoCloseable {
         closing = true;
         LockSupport.unpark(writer);
         try {
-            writerDone.get();
+            // bounded: a hung disk must not hang the node's stop (the next start replays what is left)
+            writerDone.get(2 * CLOSE_WAIT_SECONDS, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException e) {
             log.warn("{}: the log journal's final checkpoint failed; the next start replays it", name, e.getCause());
+        } catch (java.util.concurrent.TimeoutException e) {
+            log.warn("{}: the log journal's writer did not finish within {} s (a hung disk?); closing its files; the"
+                    + " next start replays the journal", name, 2 * CLOSE_WAIT_SECONDS);
         }
+        failLeftovers();
         synchronized (this) {
             notifyAll();
         }
@@ -549,11 +592,6 @@ public final class LogJournal implements AutoCloseable {
             checkpointer.join(10_000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-        // records offered after the writer stopped: fail them rather than leave them waiting
-        JournalRecord r;
-        while ((r = queue.poll()) != null) {
-            r.journaled(new IllegalStateException(name + ": the log journal is closed"));
         }
         closeFiles();
     }
