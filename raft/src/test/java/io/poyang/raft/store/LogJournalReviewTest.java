@@ -5,10 +5,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -152,41 +150,10 @@ class LogJournalReviewTest {
     /** Writes {@code length} bytes of {@code fill} at {@code position} of the segment, then journals them (as WriteTask). */
     private static CompletableFuture<Void> writeAndJournal(LogJournal j, LogSegment seg, long position, int length,
                                                            char fill) throws IOException {
-        byte[] bytes = new byte[length];
-        Arrays.fill(bytes, (byte) fill);
-        seg.file.writeFully(ByteBuffer.wrap(bytes), position);
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        j.append(new JournalRecord() {
-            @Override
-            LogSegment target() {
-                return seg;
-            }
-
-            @Override
-            long filePosition() {
-                return position;
-            }
-
-            @Override
-            ByteBuffer payload() {
-                return ByteBuffer.wrap(bytes);
-            }
-
-            @Override
-            int length() {
-                return bytes.length;
-            }
-
-            @Override
-            void journaled(Throwable error) {
-                if (error == null) {
-                    done.complete(null);
-                } else {
-                    done.completeExceptionally(error);
-                }
-            }
-        });
-        return done;
+        BytesJournalRecord r = BytesJournalRecord.filled(seg, position, length, fill);
+        seg.file.writeFully(r.bytes(), position);
+        j.append(r);
+        return r.done;
     }
 
     /** Holds the first fsync of a matching file, once armed, until released; then syncs, or fails. */
@@ -236,43 +203,13 @@ class LogJournalReviewTest {
         }
 
         private LogFile wrap(LogFile f) {
-            return new LogFile() {
-                @Override
-                public Path path() {
-                    return f.path();
-                }
-
-                @Override
-                public int write(ByteBuffer src, long position) throws IOException {
-                    return f.write(src, position);
-                }
-
-                @Override
-                public int read(ByteBuffer dst, long position) throws IOException {
-                    return f.read(dst, position);
-                }
-
+            return new ForwardingLogFile(f) {
                 @Override
                 public void force(boolean metadata) throws IOException {
                     for (Gate g : gates) {
                         g.beforeForce(f.path());
                     }
                     f.force(metadata);
-                }
-
-                @Override
-                public long size() throws IOException {
-                    return f.size();
-                }
-
-                @Override
-                public void setLength(long length) throws IOException {
-                    f.setLength(length);
-                }
-
-                @Override
-                public void close() throws IOException {
-                    f.close();
                 }
             };
         }

@@ -253,40 +253,9 @@ class LogJournalTest {
 
     /** Journals 100 bytes of {@code fill} for {@code position} of {@code seg} (not written there) and waits. */
     private static void journal(LogJournal j, LogSegment seg, long position, char fill) throws Exception {
-        byte[] bytes = new byte[100];
-        java.util.Arrays.fill(bytes, (byte) fill);
-        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
-        j.append(new JournalRecord() {
-            @Override
-            LogSegment target() {
-                return seg;
-            }
-
-            @Override
-            long filePosition() {
-                return position;
-            }
-
-            @Override
-            ByteBuffer payload() {
-                return ByteBuffer.wrap(bytes);
-            }
-
-            @Override
-            int length() {
-                return bytes.length;
-            }
-
-            @Override
-            void journaled(Throwable error) {
-                if (error == null) {
-                    done.complete(null);
-                } else {
-                    done.completeExceptionally(error);
-                }
-            }
-        });
-        done.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        BytesJournalRecord r = BytesJournalRecord.filled(seg, position, 100, fill);
+        j.append(r);
+        r.done.get(30, java.util.concurrent.TimeUnit.SECONDS);
     }
 
     @Test

@@ -58,38 +58,13 @@ public final class OpenFilesIo implements FileIo {
 
     private LogFile counted(LogFile f) {
         open.computeIfAbsent(f.path(), p -> new AtomicInteger()).incrementAndGet();
-        return new LogFile() {
+        return new ForwardingLogFile(f) {
             private boolean closed;
-
-            @Override
-            public Path path() {
-                return f.path();
-            }
-
-            @Override
-            public int write(ByteBuffer src, long position) throws IOException {
-                return f.write(src, position);
-            }
 
             @Override
             public int read(ByteBuffer dst, long position) throws IOException {
                 beforeRead.beforeRead(f.path());
                 return f.read(dst, position);
-            }
-
-            @Override
-            public void force(boolean metadata) throws IOException {
-                f.force(metadata);
-            }
-
-            @Override
-            public long size() throws IOException {
-                return f.size();
-            }
-
-            @Override
-            public void setLength(long length) throws IOException {
-                f.setLength(length);
             }
 
             @Override

@@ -114,16 +114,9 @@ final class PowerLossFileIo implements FileIo {
         }
     }
 
-    private final class Tracked implements LogFile {
-        private final LogFile f;
-
+    private final class Tracked extends ForwardingLogFile {
         Tracked(LogFile f) {
-            this.f = f;
-        }
-
-        @Override
-        public Path path() {
-            return f.path();
+            super(f);
         }
 
         @Override
@@ -135,29 +128,9 @@ final class PowerLossFileIo implements FileIo {
         }
 
         @Override
-        public int read(ByteBuffer dst, long position) throws IOException {
-            return f.read(dst, position);
-        }
-
-        @Override
         public void force(boolean metadata) throws IOException {
             f.force(metadata);
             synced(f.path());
-        }
-
-        @Override
-        public long size() throws IOException {
-            return f.size();
-        }
-
-        @Override
-        public void setLength(long length) throws IOException {
-            f.setLength(length);
-        }
-
-        @Override
-        public void close() throws IOException {
-            f.close();
         }
     }
 }
