@@ -193,16 +193,16 @@ class LogJournalReviewTest {
         }
     }
 
-    static class GatedIo implements FileIo {
-        private final FileIo inner;
+    static class GatedIo extends ForwardingFileIo {
         private final Gate[] gates;
 
         GatedIo(FileIo inner, Gate... gates) {
-            this.inner = inner;
+            super(inner);
             this.gates = gates;
         }
 
-        private LogFile wrap(LogFile f) {
+        @Override
+        protected LogFile wrap(LogFile f) {
             return new ForwardingLogFile(f) {
                 @Override
                 public void force(boolean metadata) throws IOException {
@@ -212,36 +212,6 @@ class LogJournalReviewTest {
                     f.force(metadata);
                 }
             };
-        }
-
-        @Override
-        public LogFile open(Path path) throws IOException {
-            return wrap(inner.open(path));
-        }
-
-        @Override
-        public LogFile openExisting(Path path) throws IOException {
-            return wrap(inner.openExisting(path));
-        }
-
-        @Override
-        public LogFile openForRead(Path path) throws IOException {
-            return inner.openForRead(path);
-        }
-
-        @Override
-        public void syncDirectory(Path dir) throws IOException {
-            inner.syncDirectory(dir);
-        }
-
-        @Override
-        public void atomicMove(Path from, Path to) throws IOException {
-            inner.atomicMove(from, to);
-        }
-
-        @Override
-        public void delete(Path path) throws IOException {
-            inner.delete(path);
         }
     }
 }

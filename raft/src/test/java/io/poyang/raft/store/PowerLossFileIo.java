@@ -14,9 +14,12 @@ import java.util.Map;
  * A process crash keeps the page cache; a power loss (or an OS crash) does not, and that is what this
  * models for the log's files. Creating, renaming and deleting files are durable at once here.
  */
-final class PowerLossFileIo implements FileIo {
+final class PowerLossFileIo extends ForwardingFileIo {
 
-    private final FileIo real = FileIo.DEFAULT;
+    PowerLossFileIo() {
+        super(FileIo.DEFAULT);
+    }
+
     /** Per path: the bytes each unsynced write covered before it, oldest first. Guarded by this. */
     private final Map<Path, List<Undo>> unsynced = new HashMap<>();
     private long writesTakenBack;
@@ -39,7 +42,7 @@ final class PowerLossFileIo implements FileIo {
             if (undos.isEmpty() || !java.nio.file.Files.exists(e.getKey())) {
                 continue;
             }
-            try (LogFile f = real.openExisting(e.getKey())) {
+            try (LogFile f = inner.openExisting(e.getKey())) {
                 for (int i = undos.size() - 1; i >= 0; i--) {
                     Undo u = undos.get(i);
                     f.writeFully(ByteBuffer.wrap(u.before), u.position);
@@ -76,28 +79,13 @@ final class PowerLossFileIo implements FileIo {
     }
 
     @Override
-    public LogFile open(Path path) throws IOException {
-        return new Tracked(real.open(path));
-    }
-
-    @Override
-    public LogFile openExisting(Path path) throws IOException {
-        return new Tracked(real.openExisting(path));
-    }
-
-    @Override
-    public LogFile openForRead(Path path) throws IOException {
-        return real.openForRead(path);
-    }
-
-    @Override
-    public void syncDirectory(Path dir) throws IOException {
-        real.syncDirectory(dir);
+    protected LogFile wrap(LogFile f) {
+        return new Tracked(f);
     }
 
     @Override
     public void atomicMove(Path from, Path to) throws IOException {
-        real.atomicMove(from, to);
+        inner.atomicMove(from, to);
         synchronized (this) {
             List<Undo> moved = unsynced.remove(key(from));
             if (moved != null) {
@@ -108,7 +96,7 @@ final class PowerLossFileIo implements FileIo {
 
     @Override
     public void delete(Path path) throws IOException {
-        real.delete(path);
+        inner.delete(path);
         synchronized (this) {
             unsynced.remove(key(path));
         }
