@@ -3,6 +3,7 @@ package io.poyang.server.node;
 import io.poyang.common.StoppedException;
 import io.poyang.dtkv.client.KvClient;
 import io.poyang.dtkv.client.KvClientConfig;
+import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.store.FileIo;
 import io.poyang.raft.store.OpenFilesIo;
 import io.poyang.server.Await;
@@ -63,10 +64,13 @@ class StopDuringStartTest {
             starter.start();
             assertTrue(held.reached.await(WAIT_MILLIS, TimeUnit.MILLISECONDS), "the recovery read nothing");
             stopper.start();
-            // the stop waits for the recovery's safe point (the held read), not on the node's lock
-            Await.until("the stop to wait for the held read", WAIT_MILLIS,
-                    () -> stopper.getState() == Thread.State.TIMED_WAITING
-                            || stopper.getState() == Thread.State.WAITING);
+            // the stop has told the group to give up its recovery: the group's start fails at once
+            // (the recovery itself ends at its next safe point, after the held read). The stopping
+            // thread's state does not tell that: it waits on the way (for the service port's I/O
+            // threads to end) before it tells the groups, and a release then let the recovery read
+            // on (CI saw 3 reads).
+            RaftGroup group = node.raftServer().group(1);
+            Await.until("the group to give up its start", WAIT_MILLIS, () -> group.startedFuture().isDone());
         } finally {
             held.release.countDown();
         }
