@@ -702,10 +702,13 @@ public final class RaftServer extends LifeCycle {
     }
 
     /**
-     * Why this node no longer serves as it should because an I/O thread crashed, or null: for health
-     * checks. A crashed service thread closed its clients' connections (with one thread, the port
-     * takes no new ones); a crashed replication thread cut this node off from some peers. Restart
-     * the node, and report the IMPOSSIBLE STATE from its log.
+     * Why this node no longer serves as it should because an I/O thread crashed, or its log journal
+     * failed, or null: for health checks. A crashed service thread closed its clients' connections
+     * (with one thread, the port takes no new ones); a crashed replication thread cut this node off
+     * from some peers; a failed journal ({@link RaftServerConfig.Builder#logJournal}: a failed write,
+     * fsync or checkpoint, or a crash of its threads) fails every group's log on the node, and
+     * restarting a group does not help. Restart the node (after a crash, report the IMPOSSIBLE STATE
+     * from its log; after a journal failure, fix the disk first).
      */
     public String ioProblem() {
         StringBuilder b = new StringBuilder();
@@ -720,8 +723,16 @@ public final class RaftServer extends LifeCycle {
                         .append(names[i].replace('_', ' ')).append(i == 2 ? "" : " port").append(" crashed");
             }
         }
-        return b.length() == 0 ? null : b + " (an IMPOSSIBLE STATE in the log: report it); their connections were"
-                + " closed; restart the node";
+        String threads = b.length() == 0 ? null : b + " (an IMPOSSIBLE STATE in the log: report it); their connections"
+                + " were closed; restart the node";
+        LogJournal j = journal;
+        Throwable journalFailure = j == null ? null : j.failure();
+        String journalProblem = journalFailure == null ? null : "the log journal failed (" + journalFailure + "), and"
+                + " every group's log on this node fails with it; fix the disk (space, kernel log), then restart the node";
+        if (threads == null) {
+            return journalProblem;
+        }
+        return journalProblem == null ? threads : threads + "; " + journalProblem;
     }
 
     /** The dispatcher threads the groups run on (for their counters: rounds, steps, parks). */

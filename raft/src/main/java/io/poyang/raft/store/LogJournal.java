@@ -45,8 +45,9 @@ import java.util.zip.CRC32C;
  *
  * <p><b>Failures.</b> A failed journal write or fsync, or a failed fsync of a checkpoint, is not
  * retried (after a failed fsync the kernel may have dropped the pages): the journal fails every
- * record from then on, and the groups' stores fail with it once their retries run out. Restarting
- * the node replays what is on disk.
+ * record from then on, and the groups' stores fail with it once their retries run out. Their error
+ * names the journal and says to restart the node (restarting a group would write through the same
+ * failed journal); {@link #failure()} tells health checks. Restarting the node replays what is on disk.
  *
  * <p>Threads: {@link #append} and {@link #recordZeros} from any thread; one writer thread; one
  * checkpoint thread.
@@ -199,6 +200,24 @@ public final class LogJournal implements AutoCloseable {
         return recordCount;
     }
 
+    /**
+     * The failure that stopped the journal (a failed write, fsync or checkpoint, or a crash of one of
+     * its threads), or null while it works: from then on every group's log on the node fails, and
+     * only a restart of the node helps (for health checks).
+     */
+    public Throwable failure() {
+        return failure;
+    }
+
+    /**
+     * What a record learns once the journal has failed: the cause, and that restarting the group
+     * does not help (a group restarted on this node writes through the same failed journal).
+     */
+    private IOException refusal(Throwable cause) {
+        return new IOException(name + ": the node's log journal in " + dir + " failed (" + cause + ") and takes no more"
+                + " writes; fix the disk (space, kernel log), then restart the node (it replays the journal)", cause);
+    }
+
     /** Queues a record; {@link JournalRecord#journaled} reports it durable (or failed). Any thread. */
     void append(JournalRecord r) {
         if (closing) {
@@ -335,6 +354,9 @@ public final class LogJournal implements AutoCloseable {
                 error = e;
                 fail(e, "writing or fsyncing the log journal in " + dir);
             }
+        }
+        if (error != null) {
+            error = refusal(error);
         }
         for (int i = 0, n = round.size(); i < n; i++) {
             JournalRecord r = round.get(i);

@@ -8,8 +8,12 @@ import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.core.ReadKind;
 import io.poyang.raft.core.ReadTask;
 import io.poyang.raft.store.LogCounter;
+import io.poyang.raft.core.RaftConfig;
+import io.poyang.raft.store.LogJournal;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -19,6 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -29,12 +34,51 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * A node's data disk fills up (ENOSPC injected through the log store's {@code FileIo}) under a
  * write flood: what writers see, where leadership goes, and how the node comes back once space is
- * free again.
+ * free again. The tests of the log's writes run with and without the nodes' log journal; with it,
+ * the journal's writes are what fail (the group's segment took the write, the journal refuses it).
  */
 class DiskFullTest {
 
     @TempDir
     Path dir;
+
+    /** A started cluster of {@code nodes} with group 1; with {@code journal}, each node's log journal on (small). */
+    private RaftCluster cluster(int nodes, boolean journal, Consumer<RaftConfig> tweak) {
+        RaftCluster c = new RaftCluster(dir, nodes, new int[]{1}, tweak);
+        if (journal) {
+            c.serverTweak = b -> b.logJournal(true).logJournalFiles(3, LogJournal.MIN_FILE_BYTES);
+        }
+        return c.start();
+    }
+
+    /**
+     * What the full disk refuses: without the journal, everything; with it, the journal's writes
+     * only, so they, not the segment write before them, fail (with everything refused, a segment
+     * write fails first and the journal would rarely be reached).
+     */
+    private static FullDiskFileIo.Op[] refusing(boolean journal) {
+        return journal ? new FullDiskFileIo.Op[]{FullDiskFileIo.Op.JOURNAL_WRITE} : new FullDiskFileIo.Op[0];
+    }
+
+    /**
+     * The group on {@code node} failed for the full disk; with the journal, by the journal's failure
+     * (the fault hit the path under test), which the node reports for health checks as well: a
+     * restart of the group would not help.
+     */
+    private static void assertFailedByTheDisk(boolean journal, RaftCluster c, int node) {
+        Throwable failure = c.group(node, 1).failure();
+        assertNotNull(failure);
+        String m = failure.getMessage();
+        assertTrue(m.contains(FullDiskFileIo.ENOSPC), m);
+        if (journal) {
+            assertTrue(m.contains(LogJournal.DIR_NAME) && m.contains("restart the node"), "not the journal's failure: " + m);
+            String problem = c.server(node).ioProblem();
+            assertTrue(problem != null && problem.contains("log journal failed") && problem.contains(FullDiskFileIo.ENOSPC),
+                    String.valueOf(problem));
+        } else {
+            assertNull(c.server(node).ioProblem());
+        }
+    }
 
     /** Writes unique values through whichever node leads; records every outcome by its error. */
     static final class Flood implements AutoCloseable {
@@ -120,17 +164,19 @@ class DiskFullTest {
         }
     }
 
-    @Test
-    void aLeaderWhoseDiskFillsFailsItsGroupQuietlyLeadershipMovesAndItRecoversAfterARestart() {
+    @ParameterizedTest(name = "journal {0}")
+    @ValueSource(booleans = {false, true})
+    void aLeaderWhoseDiskFillsFailsItsGroupQuietlyLeadershipMovesAndItRecoversAfterARestart(boolean journal) {
         FullDiskFileIo io = new FullDiskFileIo();
         try (LogCounter logs = new LogCounter();
-             RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
+             RaftCluster c = cluster(3, journal, rc -> rc.logFileIo(io))) {
             int leader = c.waitForLeader(1);
             Flood flood = new Flood(c);
             flood.awaitAcknowledged(2_000);
             long start = System.nanoTime();
-            io.fill(dir.resolve("node-" + leader));
+            io.fill(dir.resolve("node-" + leader), refusing(journal));
             RaftCluster.waitFor("the full leader's group to fail", () -> c.group(leader, 1).failure() != null);
+            assertFailedByTheDisk(journal, c, leader);
             long failedAfterMs = (System.nanoTime() - start) / 1_000_000;
             RaftCluster.waitFor("another leader", () -> {
                 int l = c.waitForLeader(1);
@@ -149,23 +195,25 @@ class DiskFullTest {
             io.free();
             c.restartNode(leader);
             assertNull(c.group(leader, 1).failure());
+            assertNull(c.server(leader).ioProblem());
             checkAcknowledgedApplied(c, flood);
         }
     }
 
-    @Test
-    void aFollowerWhoseDiskFillsFailsTheOthersGoOnAndItCatchesUpAfterARestart() {
+    @ParameterizedTest(name = "journal {0}")
+    @ValueSource(booleans = {false, true})
+    void aFollowerWhoseDiskFillsFailsTheOthersGoOnAndItCatchesUpAfterARestart(boolean journal) {
         FullDiskFileIo io = new FullDiskFileIo();
         // a 3 s election timeout: the test asserts the leader keeps its place under a flood of fsynced
         // writes; a stall of this loaded machine must not depose it
-        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.logFileIo(io).electionTimeoutMillis(3_000))
-                .start()) {
+        try (RaftCluster c = cluster(3, journal, rc -> rc.logFileIo(io).electionTimeoutMillis(3_000))) {
             int leader = c.waitForLeader(1);
             int follower = leader == 1 ? 2 : 1;
             Flood flood = new Flood(c);
             flood.awaitAcknowledged(2_000);
-            io.fill(dir.resolve("node-" + follower));
+            io.fill(dir.resolve("node-" + follower), refusing(journal));
             RaftCluster.waitFor("the full follower's group to fail", () -> c.group(follower, 1).failure() != null);
+            assertFailedByTheDisk(journal, c, follower);
             System.out.println("DISKFULL follower " + follower + " failure: " + c.group(follower, 1).failure()
                     + ", role " + c.group(follower, 1).role());
             flood.awaitAcknowledged(5_000);
@@ -362,13 +410,14 @@ class DiskFullTest {
         }
     }
 
-    @Test
-    void aQuietSingleNodeLeaderFailsAsSoonAsItsStoreFailsAndAnswersTheWriteInItsLog() throws Exception {
+    @ParameterizedTest(name = "journal {0}")
+    @ValueSource(booleans = {false, true})
+    void aQuietSingleNodeLeaderFailsAsSoonAsItsStoreFailsAndAnswersTheWriteInItsLog(boolean journal) throws Exception {
         FullDiskFileIo io = new FullDiskFileIo();
-        try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
+        try (RaftCluster c = cluster(1, journal, rc -> rc.logFileIo(io))) {
             c.waitForLeader(1);
             c.write(1, 1);
-            io.fill(dir.resolve("node-1"));
+            io.fill(dir.resolve("node-1"), refusing(journal));
             long start = System.nanoTime();
             // one write and no more: nothing else would make the leader append again
             java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
@@ -380,7 +429,7 @@ class DiskFullTest {
             // the store gives up after ~310 ms of retries; before, the write waited for its 10 s deadline
             assertTrue(answeredAfterMs < 6_000, "the write in the log was answered " + answeredAfterMs
                     + " ms after the disk filled: " + e.getCause());
-            assertNotNull(c.group(1, 1).failure());
+            assertFailedByTheDisk(journal, c, 1);
             assertNotEquals(RaftRole.LEADER, c.group(1, 1).role(), "a failed group does not lead");
             io.free();
             c.restartNode(1);

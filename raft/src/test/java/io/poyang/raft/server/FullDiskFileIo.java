@@ -19,8 +19,11 @@ public final class FullDiskFileIo implements FileIo {
 
     public static final String ENOSPC = "No space left on device";
 
-    /** What fails while the disk is full; each kind can be chosen on its own. */
-    public enum Op { LOG_WRITE, INDEX_WRITE, STATUS_WRITE, SEGMENT_CREATE, FSYNC, MOVE }
+    /**
+     * What fails while the disk is full; each kind can be chosen on its own. {@code JOURNAL_WRITE}:
+     * a write into the node's log journal ({@code log-journal/}: its files and its checkpoint).
+     */
+    public enum Op { LOG_WRITE, INDEX_WRITE, STATUS_WRITE, SEGMENT_CREATE, FSYNC, MOVE, JOURNAL_WRITE }
 
     /** The directory whose disk is full, or null: none. */
     private volatile Path fullUnder;
@@ -49,7 +52,7 @@ public final class FullDiskFileIo implements FileIo {
         }
     }
 
-    /** Which kind of write a write to {@code file} is (the store's layout: log/, idx/, status*). */
+    /** Which kind of write a write to {@code file} is (the store's layout: log/, idx/, status*; the node's log-journal/). */
     private static Op writeKind(Path file) {
         Path parent = file.getParent();
         String dir = parent == null ? "" : parent.getFileName().toString();
@@ -58,6 +61,9 @@ public final class FullDiskFileIo implements FileIo {
         }
         if (dir.equals("idx")) {
             return Op.INDEX_WRITE;
+        }
+        if (dir.equals(io.poyang.raft.store.LogJournal.DIR_NAME)) {
+            return Op.JOURNAL_WRITE;
         }
         return Op.STATUS_WRITE;
     }

@@ -10,22 +10,34 @@ import io.poyang.net.Peer;
 import io.poyang.net.ReqContext;
 import io.poyang.net.ReqProcessor;
 import io.poyang.net.WritePacket;
+import io.poyang.raft.core.RaftGroup;
+import io.poyang.raft.store.ByteBody;
+import io.poyang.raft.store.FaultyFileIo;
+import io.poyang.raft.store.LogJournal;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * An I/O thread of a node's service port crashes (a bug: here an Error thrown by an extension's
  * decoder, which the worker does not catch): the node says so, for health checks and metrics,
- * instead of going on as if nothing happened with a port that takes no connections.
+ * instead of going on as if nothing happened with a port that takes no connections. Likewise a
+ * crash of the node's log journal threads (its writer, its checkpoint thread), which fails every
+ * group's log on the node.
  */
 class IoThreadCrashTest {
 
@@ -82,6 +94,80 @@ class IoThreadCrashTest {
             ImpossibleStates.reset();   // before the cluster's close checks that none was reported
             // the group itself is fine: raft goes on without the service port
             c.write(1, 42);
+        }
+    }
+
+    /**
+     * The log journal's writer or its checkpoint thread crashes (an Error in its I/O: a bug): the
+     * writes after it fail with the journal's failure rather than hang, the node reports it for
+     * health checks, and a restart of the node brings the group back with every acknowledged write.
+     */
+    @ParameterizedTest(name = "thread {0}")
+    @ValueSource(strings = {"-journal", "-journal-checkpoint"})
+    void aCrashedLogJournalThreadFailsTheWritesAndMakesTheServerReportAProblem(String threadSuffix) throws Exception {
+        FaultyFileIo io = new FaultyFileIo();
+        AtomicLong crashes = new AtomicLong();
+        try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.logFileIo(io))) {
+            c.serverTweak = b -> b.logJournal(true).logJournalFiles(3, LogJournal.MIN_FILE_BYTES);
+            c.start();
+            c.waitForLeader(1);
+            for (long v = 1; v <= 100; v++) {
+                c.write(1, v);   // acknowledged before the crash: must survive it
+            }
+            io.hook = new FaultyFileIo.Hook() {
+                private void crashOnTheJournalThread() {
+                    // the journal's threads are named raft-<node>-journal and raft-<node>-journal-checkpoint
+                    if (Thread.currentThread().getName().endsWith(threadSuffix)) {
+                        crashes.incrementAndGet();
+                        throw new AssertionError("a deliberate crash of " + Thread.currentThread().getName()
+                                + ", for the test");
+                    }
+                }
+
+                @Override
+                public void beforeWrite(Path file, long position, int length) {
+                    crashOnTheJournalThread();
+                }
+
+                @Override
+                public void beforeForce(Path file, boolean metadata) {
+                    crashOnTheJournalThread();
+                }
+            };
+            // Entries of 64 KiB (not test values: the state machine refuses them) fill the journal's
+            // 4 MiB file: entering the next one starts a checkpoint. The writer crashes at the first.
+            RaftGroup g = c.group(1, 1);
+            ByteBody large = new ByteBody(new byte[64 << 10]);
+            for (int i = 0; i < 1_000 && g.failure() == null; i++) {
+                try {
+                    g.submit(0, large, 10_000).get(20, TimeUnit.SECONDS);
+                } catch (ExecutionException refusedOrFailed) {
+                    // refused by the state machine, or failed by the crash under test: the loop checks which
+                }
+            }
+            assertTrue(crashes.get() > 0, "the journal's " + threadSuffix + " thread never did I/O");
+            Throwable failure = g.failure();
+            assertTrue(failure != null && failure.getMessage().contains("deliberate crash")
+                    && failure.getMessage().contains("restart the node"), String.valueOf(failure));
+            // a write now fails at once, it does not hang
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> g.submit(0, TestStateMachine.body(101), 10_000).get(20, TimeUnit.SECONDS));
+            System.out.println("JOURNAL CRASH " + threadSuffix + ": a write after it: " + e.getCause());
+            String problem = c.server(1).ioProblem();
+            assertTrue(problem != null && problem.contains("log journal failed") && problem.contains("deliberate crash")
+                    && problem.contains("restart the node"), String.valueOf(problem));
+
+            io.hook = new FaultyFileIo.Hook() {
+            };
+            c.restartNode(1);
+            c.waitForLeader(1);
+            assertNull(c.server(1).ioProblem());
+            c.write(1, 102);
+            long[] values = c.checkIdentical(1);
+            for (int i = 0; i < 100; i++) {
+                assertEquals(i + 1, values[i], "acknowledged value " + (i + 1) + " lost or moved");
+            }
+            assertEquals(102, values[values.length - 1]);
         }
     }
 }
