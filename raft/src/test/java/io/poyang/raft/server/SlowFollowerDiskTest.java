@@ -1,7 +1,10 @@
 package io.poyang.raft.server;
 
-import org.junit.jupiter.api.Test;
+import io.poyang.raft.store.FaultyFileIo;
+import io.poyang.raft.store.LogJournal;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Path;
 
@@ -11,7 +14,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A follower whose disk stalls for 50–500 ms at a time while the leader takes a flood of writes:
  * the leader's memory for it stays within the replication caps, the two healthy nodes keep
  * committing at their speed, and once the disk is well again the slow follower catches up with
- * every acknowledged write.
+ * every acknowledged write. With and without the nodes' log journals: with them, the slow
+ * follower's journal fsyncs stall as well (they, not the log I/O threads, make its writes durable).
  */
 class SlowFollowerDiskTest {
 
@@ -24,11 +28,17 @@ class SlowFollowerDiskTest {
     @TempDir
     Path dir;
 
-    @Test
-    void slowFollowerDiskKeepsLeaderMemoryBoundedAndQuorumCommitting() {
+    @ParameterizedTest(name = "journal {0}")
+    @ValueSource(booleans = {false, true})
+    void slowFollowerDiskKeepsLeaderMemoryBoundedAndQuorumCommitting(boolean journal) {
+        FaultyFileIo io = new FaultyFileIo();
         try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1},
-                rc -> rc.maxInflight(INFLIGHT_ITEMS_CAP, INFLIGHT_BYTES_CAP).maxAppend(APPEND_ITEMS, APPEND_BYTES)
-                        .tailCache(4_000, TAIL_CACHE_BYTES_CAP)).start()) {
+                rc -> rc.logFileIo(io).maxInflight(INFLIGHT_ITEMS_CAP, INFLIGHT_BYTES_CAP)
+                        .maxAppend(APPEND_ITEMS, APPEND_BYTES).tailCache(4_000, TAIL_CACHE_BYTES_CAP))) {
+            if (journal) {
+                c.serverTweak = b -> b.logJournal(true).logJournalFiles(3, LogJournal.MIN_FILE_BYTES);
+            }
+            c.start();
             int leader = c.waitForLeader(1);
             int slow = SlowPeerHarness.aFollower(c, 1, leader);
             LoadGenerator load = new LoadGenerator(c, 1, 50, 1_000_000);
@@ -39,7 +49,9 @@ class SlowFollowerDiskTest {
             SlowPeerHarness.LeaderSample sample;
             double slowPerSecond;
             try (SlowPeerHarness.DiskStaller staller = new SlowPeerHarness.DiskStaller(
-                    SlowPeerHarness.logIo(c.server(slow)), 50, 500, 42)) {
+                    SlowPeerHarness.logIo(c.server(slow)), 50, 500, 42);
+                 SlowPeerHarness.JournalFsyncStaller journalStaller = journal
+                         ? new SlowPeerHarness.JournalFsyncStaller(io, dir.resolve("node-" + slow), 50, 500, 43) : null) {
                 long before = load.acknowledgedCount();
                 long start = System.nanoTime();
                 sample = SlowPeerHarness.LeaderSample.over(c, leader, slow, 4_000);
@@ -47,6 +59,12 @@ class SlowFollowerDiskTest {
                 System.out.printf("slow disk on node %d (%d stalls, %d ms stalled): %.0f writes/s before, %.0f with;"
                                 + " heap after gc %d MiB; %s%n", slow, staller.stalls.get(), staller.stalledMillis.get(),
                         baselinePerSecond, slowPerSecond, SlowPeerHarness.usedHeapAfterGcBytes() >> 20, sample);
+                if (journal) {
+                    System.out.printf("journal fsyncs of node %d stalled %d times, %d ms%n", slow,
+                            journalStaller.stalls.get(), journalStaller.stalledMillis.get());
+                    assertTrue(journalStaller.stalls.get() > 0, "the slow follower's journal was never fsynced");
+                    assertTrue(c.server(leader).logJournalFsyncCount() > 0, "the leader wrote no journal");
+                }
             }
             // the stalls made the follower fall behind what the caps let the leader send it
             assertTrue(sample.followerLag > INFLIGHT_ITEMS_CAP, "the slow follower never fell behind: " + sample);

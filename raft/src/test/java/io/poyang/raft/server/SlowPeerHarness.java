@@ -3,8 +3,12 @@ package io.poyang.raft.server;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.core.ReplicationMemoryProbe;
 import io.poyang.raft.store.ByteBody;
+import io.poyang.raft.store.FaultyFileIo;
+import io.poyang.raft.store.LogJournal;
 
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
@@ -15,7 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Tools for the slow-peer tests: a disk that stalls (every log I/O thread of a node held for a
  * while, again and again), a flood of large writes whose outcome does not matter (ballast that
- * makes the leader's buffers hold real bytes), and heap figures.
+ * makes the leader's buffers hold real bytes), and heap figures. With the node's log journal, a
+ * journal whose fsyncs stall.
  */
 final class SlowPeerHarness {
 
@@ -111,6 +116,47 @@ final class SlowPeerHarness {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+    }
+
+    /**
+     * Makes each fsync of one node's log journal ({@code <nodeDir>/log-journal}: the journal's files
+     * and its checkpoint file) wait a random 50–500 ms, until closed, through the cluster's shared
+     * {@link FaultyFileIo}: with the journal on, a write is durable by the journal's fsync (on its own
+     * thread), not by the log I/O threads {@link DiskStaller} holds.
+     */
+    static final class JournalFsyncStaller implements AutoCloseable {
+        private final FaultyFileIo io;
+        final AtomicLong stalls = new AtomicLong();
+        final AtomicLong stalledMillis = new AtomicLong();
+
+        JournalFsyncStaller(FaultyFileIo io, Path nodeDir, long minStallMillis, long maxStallMillis, long seed) {
+            this.io = io;
+            Path journalDir = nodeDir.resolve(LogJournal.DIR_NAME).toAbsolutePath();
+            Random rnd = new Random(seed);
+            io.hook = new FaultyFileIo.Hook() {
+                @Override
+                public void beforeForce(Path file, boolean metadata) throws IOException {
+                    if (!file.toAbsolutePath().startsWith(journalDir)) {
+                        return;
+                    }
+                    long stallMillis = minStallMillis + (long) (rnd.nextDouble() * (maxStallMillis - minStallMillis));
+                    try {
+                        Thread.sleep(stallMillis);   // the thing under test: an fsync that stalls
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new java.io.InterruptedIOException("interrupted in a stalled journal fsync");
+                    }
+                    stalls.incrementAndGet();
+                    stalledMillis.addAndGet(stallMillis);
+                }
+            };
+        }
+
+        @Override
+        public void close() {
+            io.hook = new FaultyFileIo.Hook() {
+            };
         }
     }
 
