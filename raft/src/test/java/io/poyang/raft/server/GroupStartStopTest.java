@@ -127,9 +127,15 @@ class GroupStartStopTest {
             io.holdNextReadUnder(groupDir.resolve("log"));
             starter.start();
             assertTrue(io.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the recovery read nothing");
-            // the stop tells the start, then waits for it (the held read is the recovery's safe point)
+            // the stop tells the start, then waits for it (the held read is the recovery's safe point).
+            // Wait for what telling it does, the group's start failing at once, not for the stopping
+            // thread to be WAITING: on its way to the groups it logs, and a log handler or print
+            // stream that locks with a ReentrantLock (as some JDKs' do) parks it there when another
+            // thread logs; a release then would let the recovery read on (StopDuringStartTest saw
+            // that on CI, its stopping thread parked while the service port's I/O threads ended).
+            RaftGroup group = server.group(1);
             stopper.start();
-            RaftCluster.waitFor("the stop to wait for the start", () -> stopper.getState() == Thread.State.WAITING);
+            RaftCluster.waitFor("the group to give up its start", () -> group.startedFuture().isDone());
         } finally {
             io.release();
         }
