@@ -125,7 +125,10 @@ class StopDuringStartTest {
             assertTrue(reached.await(WAIT_MILLIS, TimeUnit.MILLISECONDS), "the start never reached its end");
             int servicePort = node.servicePort();
             stopper.start();
-            // the stop has cut the start and waits for it on the node's lock
+            // the stop has cut the start: cutting it (the phase's compare-and-set) is the stop's first
+            // step and takes no lock, so the stopping thread is BLOCKED only after it, in the raft
+            // server's stop (a monitor taken on the way, a log handler's) or on the node's lock,
+            // where it ends up until the release; either way the start's outcome is settled
             Await.until("the stop to wait for the start", WAIT_MILLIS,
                     () -> stopper.getState() == Thread.State.BLOCKED);
             release.countDown();
