@@ -15,6 +15,7 @@ import io.poyang.raft.core.Members;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.store.FsyncGate;
 import io.poyang.raft.store.LogJournal;
+import io.poyang.raft.store.LogJournalStats;
 import io.poyang.raft.sm.StateMachine;
 import io.poyang.raft.store.LogStoreConfig;
 
@@ -652,6 +653,16 @@ public final class RaftServer extends LifeCycle {
     public long logJournalFsyncCount() {
         LogJournal j = journal;
         return j == null ? 0 : j.fsyncCount();
+    }
+
+    /**
+     * What the node's log journal has done since the node started (fsyncs, records, checkpoints,
+     * whether it failed), for metrics; null when the node has none ({@link RaftServerConfig.Builder#logJournal}
+     * off, or not started).
+     */
+    public LogJournalStats logJournalStats() {
+        LogJournal j = journal;
+        return j == null ? null : LogJournalStats.of(j);
     }
 
     /** The group with this id on this node, or null. */
