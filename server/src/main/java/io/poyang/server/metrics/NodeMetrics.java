@@ -9,6 +9,7 @@ import io.poyang.raft.client.GroupStatus;
 import io.poyang.raft.client.RaftRole;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.server.RaftServer;
+import io.poyang.raft.store.LogJournalStats;
 
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
@@ -125,6 +126,7 @@ public final class NodeMetrics {
         Map<RaftGroup, Double> delays = new LinkedHashMap<>();
         askDispatchers(groups, details, queues, delays);
         writeGroups(out, groups, details);
+        writeJournal(out);
         writeWrites(out, groups);
         writeFollowers(out, details);
         writeFibers(out, queues, delays);
@@ -213,6 +215,26 @@ public final class NodeMetrics {
                 + " segment markers): with the other groups', what the node asks of its disk.", g -> g.logWrittenBytes());
         histogram(out, "poyang_log_fsync_latency_seconds", "How long the group's log fsyncs took.", groups,
                 RaftGroup::logFsyncLatency);
+    }
+
+    /** The node's log journal, when it has one; no family at all without it (a 0 would read as a stalled journal). */
+    private void writeJournal(PrometheusText out) {
+        LogJournalStats j = server.logJournalStats();
+        if (j == null) {
+            return;
+        }
+        out.family("poyang_log_journal_fsyncs_total", "counter", "fdatasyncs of the node's log journal (logJournal):"
+                + " one per round for the appends of all its groups.");
+        out.sample(j.fsyncCount(), "node", node);
+        out.family("poyang_log_journal_records_total", "counter", "Records the log journal made durable: the groups'"
+                + " log writes (and truncations' zeros); over fsyncs, how many writes each fsync carried.");
+        out.sample(j.recordCount(), "node", node);
+        out.family("poyang_log_journal_checkpoints_total", "counter", "Log journal checkpoints saved: each fsynced the"
+                + " groups' log files written before its position.");
+        out.sample(j.checkpointCount(), "node", node);
+        out.family("poyang_log_journal_failed", "gauge", "1 when the log journal failed (a failed write, fsync or"
+                + " checkpoint): every group's log on the node fails with it; fix the disk, then restart the node.");
+        out.sample(j.failed() ? 1 : 0, "node", node);
     }
 
     private void writeWrites(PrometheusText out, List<RaftGroup> groups) {

@@ -13,11 +13,14 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -130,6 +133,59 @@ class MetricsEndpointTest {
                 assertEquals(0, m.value("poyang_raft_writes_total", "group", "1", "outcome", "applied"),
                         "writes are counted by the leader that answered them");
             }
+        }
+    }
+
+    private static final String[] JOURNAL_METRICS = {"poyang_log_journal_fsyncs_total",
+            "poyang_log_journal_records_total", "poyang_log_journal_checkpoints_total", "poyang_log_journal_failed"};
+
+    /** One node leading group 1, its metrics on, with these settings added. */
+    private PoyangNode startOneNode(Map<String, String> settings) throws Exception {
+        Map<String, String> all = new HashMap<>(settings);
+        all.put("metricsPort", "0");
+        cluster = new InProcessNodes(tmp, 1, all);
+        nodes = cluster.nodes();
+        return awaitLeader();
+    }
+
+    @Test
+    void aNodeWithTheLogJournalShowsItsFsyncsRecordsAndCheckpoints() throws Exception {
+        PoyangNode node = startOneNode(Collections.singletonMap("logJournal", "true"));
+        int port = node.metricsPort();
+        PrometheusTextParser before = scrape(port);
+        double fsyncs0 = before.value("poyang_log_journal_fsyncs_total", "node", "1");
+        double records0 = before.value("poyang_log_journal_records_total", "node", "1");
+        double checkpoints0 = before.value("poyang_log_journal_checkpoints_total", "node", "1");
+        assertEquals(0, before.value("poyang_log_journal_failed", "node", "1"));
+        try (KvClient kv = new KvClient(cluster.clientConfig())) {
+            kv.start();
+            kv.mkdir("j");
+            // 3 MiB through a journal of 16 MiB files: past an eighth of a file, where a checkpoint starts
+            byte[] value = new byte[64 * 1024];
+            for (int i = 0; i < 48; i++) {
+                kv.put("j.k" + i, value);
+            }
+        }
+        PrometheusTextParser after = scrape(port);
+        assertTrue(after.value("poyang_log_journal_fsyncs_total", "node", "1") > fsyncs0, "journal fsyncs moved");
+        assertTrue(after.value("poyang_log_journal_records_total", "node", "1") > records0, "journal records moved");
+        assertEquals(0, after.value("poyang_log_journal_failed", "node", "1"));
+        // a checkpoint runs on its own thread and counts once saved
+        Await.until("a log journal checkpoint in /metrics", 30_000,
+                () -> scrape(port).value("poyang_log_journal_checkpoints_total", "node", "1") > checkpoints0);
+    }
+
+    @Test
+    void aNodeWithoutTheLogJournalShowsNoJournalMetrics() throws Exception {
+        PoyangNode node = startOneNode(Collections.emptyMap());
+        try (KvClient kv = new KvClient(cluster.clientConfig())) {
+            kv.start();
+            kv.put("k", "v");
+        }
+        PrometheusTextParser m = scrape(node.metricsPort());
+        assertTrue(m.has("poyang_log_fsyncs_total"), "the groups' own log fsyncs are there");
+        for (String name : JOURNAL_METRICS) {
+            assertFalse(m.has(name), name + " without a journal");
         }
     }
 
