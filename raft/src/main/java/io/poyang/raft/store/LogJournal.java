@@ -209,12 +209,12 @@ public final class LogJournal implements AutoCloseable {
         return fsyncCount;
     }
 
-    /** Records written so far (for metrics). */
     /** Checkpoints saved since the journal opened (each fsynced the groups' files written before its position). */
     public long checkpointCount() {
         return checkpointCount;
     }
 
+    /** Records written so far (for metrics). */
     public long recordCount() {
         return recordCount;
     }
