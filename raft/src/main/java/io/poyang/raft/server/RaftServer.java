@@ -139,6 +139,11 @@ public final class RaftServer extends LifeCycle {
             journal = LogJournal.open("raft-" + id, config.dataDir, config.raft.logFileIo(), config.logJournalFiles,
                     config.logJournalFileBytes);
         } else {
+            if (config.logJournal) {
+                // the journal exists to make fsyncs fewer; with fsyncs off there is nothing to share
+                log.warn("raft node {}: logJournal is on but syncForce is off (no fsyncs): no journal is kept;"
+                        + " turn syncForce on for durable writes through the journal", id);
+            }
             LogJournal.replayAndRemoveLeftover(config.dataDir, config.raft.logFileIo());
         }
 
