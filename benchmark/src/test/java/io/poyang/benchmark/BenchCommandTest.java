@@ -353,6 +353,7 @@ class BenchCommandTest {
         assertTrue(json.contains("\"value_size\":16384"), json);
         assertTrue(json.contains("\"failed\":0,\"timeout\":0"), json);
         assertFalse(json.contains("\"success\":0,"), json);
+        assertTrue(json.contains("\"leaders\":\"1\""), "the one node leads the one group: " + json);
     }
 
     /**

@@ -523,8 +523,25 @@ public final class KvScenario implements Scenario {
             }
             m.put("dispatchers_per_node", dispatchers(options.nodes));
         }
+        m.put("leaders", knownLeaders());
         m.put("java", System.getProperty("java.version"));
         return m;
+    }
+
+    /**
+     * Each group's leader as the first client knows it at the end of the run (node ids in group
+     * order, 0 when it knows none): with several groups the throughput depends on how their leaders
+     * are spread over the nodes, which the elections decide anew for each run.
+     */
+    private String knownLeaders() {
+        StringBuilder b = new StringBuilder();
+        for (int g = 1; g <= groups; g++) {
+            if (g > 1) {
+                b.append(',');
+            }
+            b.append(roots == null || roots[0] == null ? 0 : roots[0].raftClient().knownLeader(g));
+        }
+        return b.toString();
     }
 
     /** Every step runs even when one before it failed: a client that fails to stop must not leave the servers running. */
