@@ -1,6 +1,7 @@
 package io.poyang.raft.server;
 
 import io.poyang.raft.store.FileIo;
+import io.poyang.raft.store.ForwardingLogFile;
 import io.poyang.raft.store.LogFile;
 
 import java.io.IOException;
@@ -72,21 +73,11 @@ public final class FullDiskFileIo implements FileIo {
     public LogFile open(Path path) throws IOException {
         LogFile f = FileIo.DEFAULT.open(path);
         Op kind = writeKind(path);
-        return new LogFile() {
-            @Override
-            public Path path() {
-                return path;
-            }
-
+        return new ForwardingLogFile(f) {
             @Override
             public int write(ByteBuffer src, long position) throws IOException {
                 check(path, kind);
                 return f.write(src, position);
-            }
-
-            @Override
-            public int read(ByteBuffer dst, long position) throws IOException {
-                return f.read(dst, position);
             }
 
             @Override
@@ -96,22 +87,12 @@ public final class FullDiskFileIo implements FileIo {
             }
 
             @Override
-            public long size() throws IOException {
-                return f.size();
-            }
-
-            @Override
             public void setLength(long length) throws IOException {
                 if (length > f.size()) {
                     // growing a file (a new segment or index file) needs a block for its last byte
                     check(path, kind == Op.LOG_WRITE ? Op.SEGMENT_CREATE : kind);
                 }
                 f.setLength(length);
-            }
-
-            @Override
-            public void close() throws IOException {
-                f.close();
             }
         };
     }

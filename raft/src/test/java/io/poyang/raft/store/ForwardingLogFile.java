@@ -4,11 +4,14 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 
-/** Tests: a {@link LogFile} that forwards every call to another; wrappers override what they watch. */
-class ForwardingLogFile implements LogFile {
+/**
+ * Tests: a {@link LogFile} that forwards every call to another; wrappers override what they watch
+ * (here and in the server tests' {@code FullDiskFileIo}).
+ */
+public class ForwardingLogFile implements LogFile {
     protected final LogFile f;
 
-    ForwardingLogFile(LogFile f) {
+    public ForwardingLogFile(LogFile f) {
         this.f = f;
     }
 
