@@ -164,7 +164,7 @@ public final class KvStore {
         ttlHeap.forEachDue(Long.MAX_VALUE, e -> {
             KvVersion old = e.latest;
             // a new version (not an in-place change): an open snapshot may still read the old one
-            tree.update(e, new KvVersion(old.value, old.dir, false, old.createIndex, old.updateIndex, index,
+            tree.update(e, new KvVersion(old.shareValue(), old.dir, false, old.createIndex, old.updateIndex, index,
                     old.ownerMost, old.ownerLeast, old.ttlMillis, old.expireAtMillis + gapMillis));
             return true;
         });
@@ -596,7 +596,7 @@ public final class KvStore {
     private KvVersion refreshTtl(long index, KvEntry e, long ttlMillis) {
         KvVersion old = e.latest;
         long expireAt = logClockMillis + ttlMillis;
-        KvVersion v = new KvVersion(old.value, old.dir, false, old.createIndex, old.updateIndex, index, old.ownerMost,
+        KvVersion v = new KvVersion(old.shareValue(), old.dir, false, old.createIndex, old.updateIndex, index, old.ownerMost,
                 old.ownerLeast, ttlMillis, expireAt);
         tree.update(e, v);
         ttlHeap.set(e, expireAt);

@@ -17,7 +17,14 @@ import io.poyang.dtkv.KvNode;
  */
 final class KvVersion {
 
+    /** Read in place only; an array that leaves this version goes through {@link #shareValue}. */
     byte[] value;
+    /**
+     * {@link #value} is a copy this version made for itself, and nothing else holds it (it was not
+     * handed out since): a put of a value of the same length copies its bytes into it. See
+     * {@link #overwriteValue}.
+     */
+    private boolean valueOwned;
     final boolean dir;
     final boolean removed;
     final long createIndex;
@@ -48,9 +55,27 @@ final class KvVersion {
     /**
      * A put over this value version at {@code index}, in place: its create index stays. Only when
      * no snapshot is open ({@link KvTree#putValue} decides).
+     *
+     * <p>The value's bytes are copied into the array this version owns when it has one of the same
+     * length, rather than the new array stored. A key's version lives long (it is in the old
+     * generation after a few collections), and a reference to a new array stored into an old object
+     * dirties a card that G1's refinement threads must scan: with the keys' versions old, that was
+     * about one card per put, and it cost 0.1-0.15 of a core at 85,000 puts/s on three nodes
+     * (docs/benchmarks.md, twelfth session). A copy of the bytes stores no reference. The array
+     * given never becomes this version's: it is the request's, which the raft log's tail cache may
+     * still hold, so a version that owns none takes a copy of it (once; later puts copy into that).
      */
     void overwriteValue(byte[] value, long index, long ownerMost, long ownerLeast, long ttlMillis, long expireAtMillis) {
-        this.value = value;
+        byte[] current = this.value;
+        if (value == null) {
+            this.value = null;
+            valueOwned = false;
+        } else if (valueOwned && current.length == value.length) {
+            System.arraycopy(value, 0, current, 0, value.length);
+        } else {
+            this.value = value.clone();
+            valueOwned = true;
+        }
         this.updateIndex = index;
         this.modIndex = index;
         this.ownerMost = ownerMost;
@@ -91,7 +116,16 @@ final class KvVersion {
     }
 
     KvNode toNode(String key) {
-        return new KvNode(key, dir ? null : value, dir, createIndex, updateIndex, ownerMost, ownerLeast, ttlMillis,
+        return new KvNode(key, dir ? null : shareValue(), dir, createIndex, updateIndex, ownerMost, ownerLeast, ttlMillis,
                 expireAtMillis);
+    }
+
+    /**
+     * The value array, for a holder outside this version (an answer, a watch event, a snapshot
+     * chunk, another version): from now on a put stores a new array rather than overwrite this one.
+     */
+    byte[] shareValue() {
+        valueOwned = false;
+        return value;
     }
 }
