@@ -31,6 +31,42 @@ class MpscLinkedQueueTest {
         assertThrows(NullPointerException.class, () -> q.offer(null));
     }
 
+    /**
+     * A node the consumer moved past must not point at the rest of the queue: were it promoted to
+     * the old generation while it waited, it would keep every later node alive through young
+     * collections (see the queue's {@code take}). Looked at through the fields, as no collector
+     * behaviour can be asserted from a test.
+     */
+    @Test
+    void aNodeMovedPastNoLongerLinksToTheNodesAfterIt() throws Exception {
+        MpscLinkedQueue<String> q = new MpscLinkedQueue<>();
+        q.offer("a");
+        q.offer("b");
+        q.offer("c");
+        Object before = headNode(q);
+        assertEquals("a", q.poll());
+        assertNull(nextOf(before), "the node before 'a' still links into the queue after poll");
+        before = headNode(q);
+        assertEquals("b", q.relaxedPoll());
+        assertNull(nextOf(before), "the node of 'a' still links into the queue after relaxedPoll");
+        assertEquals("c", q.poll());
+        assertTrue(q.isEmpty());
+        q.offer("d");
+        assertEquals("d", q.poll());
+    }
+
+    private static Object headNode(MpscLinkedQueue<?> q) throws Exception {
+        java.lang.reflect.Field f = MpscLinkedQueue.class.getDeclaredField("head");
+        f.setAccessible(true);
+        return f.get(q);
+    }
+
+    private static Object nextOf(Object node) throws Exception {
+        java.lang.reflect.Field f = node.getClass().getDeclaredField("next");
+        f.setAccessible(true);
+        return f.get(node);
+    }
+
     @Test
     void fourProducersOneConsumerLoseNothingAndKeepEachProducersOrder() throws Exception {
         int producers = 4;
