@@ -101,6 +101,16 @@ public final class RaftServerConfig {
         return groups;
     }
 
+    /** Whether the node's groups write through one log journal ({@link Builder#logJournal}). */
+    public boolean logJournal() {
+        return logJournal;
+    }
+
+    /** Whether a dispatcher round's AppendEntries to one node leave as one frame ({@link Builder#batchAppends}). */
+    public boolean batchAppends() {
+        return batchAppends;
+    }
+
     /** A group to host: its id, its voting members and where its state machine comes from. */
     public static final class GroupSpec {
         final int groupId;

@@ -29,6 +29,8 @@ import java.util.Set;
  *   <tr><td>dispatchers, logIoThreads, serviceIoThreads, replicationIoThreads, fsyncPermits</td><td>threads</td></tr>
  *   <tr><td>logJournal</td><td>true: the node's groups write their logs through one journal, one fsync per
  *       round for all of them (default false; see the raft README)</td></tr>
+ *   <tr><td>batchAppends</td><td>true: the AppendEntries of one dispatcher round to one node leave as one frame
+ *       (default false); it pays with logJournal on, where one fsync persists every part of a batch</td></tr>
  *   <tr><td>segmentBytes</td><td>log segment size</td></tr>
  *   <tr><td>shutdownTimeoutMillis, drainTimeoutMillis</td><td>graceful stop bounds</td></tr>
  *   <tr><td>groupStartTimeoutSeconds</td><td>how long each group may take to recover and replay its log at start (600)</td></tr>
@@ -49,7 +51,7 @@ public final class NodeConfig {
             "electionTimeoutMillis", "heartbeatIntervalMillis", "syncForce",
             "snapshotIntervalMillis", "snapshotEveryEntries", "snapshotsToKeep", "snapshotOnStop",
             "dispatchers", "logIoThreads", "serviceIoThreads", "replicationIoThreads", "fsyncPermits", "logJournal",
-            "segmentBytes", "shutdownTimeoutMillis", "drainTimeoutMillis", "groupStartTimeoutSeconds",
+            "batchAppends", "segmentBytes", "shutdownTimeoutMillis", "drainTimeoutMillis", "groupStartTimeoutSeconds",
             "maxWatchesPerConnection")));
 
     /** Where the settings came from (null: built-in defaults). */
@@ -69,6 +71,13 @@ public final class NodeConfig {
     public final int fsyncPermits;
     /** The node's groups write through one log journal ({@code RaftServerConfig.Builder.logJournal}). */
     public final boolean logJournal;
+    /**
+     * A dispatcher round's AppendEntries to one node leave as one frame
+     * ({@code RaftServerConfig.Builder.batchAppends}). Without the journal each part of a batch waits
+     * for its own group's fsync and the answer for the slowest: DtKV measured slower with it
+     * (docs/plans/shared-log.md step 2).
+     */
+    public final boolean batchAppends;
     public final boolean snapshotOnStop;
     /** How long a graceful stop may take in all before the process is halted. */
     public final long shutdownTimeoutMillis;
@@ -83,7 +92,7 @@ public final class NodeConfig {
 
     private NodeConfig(Path file, int nodeId, String clusterName, String host, int replicationPort, int servicePort, int metricsPort,
                        Path dataDir, int dispatchers, int logIoThreads, int serviceIoThreads, int replicationIoThreads,
-                       int fsyncPermits, boolean logJournal, boolean snapshotOnStop, long shutdownTimeoutMillis, long drainTimeoutMillis,
+                       int fsyncPermits, boolean logJournal, boolean batchAppends, boolean snapshotOnStop, long shutdownTimeoutMillis, long drainTimeoutMillis,
                        long groupStartTimeoutSeconds, int maxWatchesPerConnection, RaftConfig raft) {
         this.file = file;
         this.nodeId = nodeId;
@@ -99,6 +108,7 @@ public final class NodeConfig {
         this.replicationIoThreads = replicationIoThreads;
         this.fsyncPermits = fsyncPermits;
         this.logJournal = logJournal;
+        this.batchAppends = batchAppends;
         this.snapshotOnStop = snapshotOnStop;
         this.shutdownTimeoutMillis = shutdownTimeoutMillis;
         this.drainTimeoutMillis = drainTimeoutMillis;
@@ -167,6 +177,7 @@ public final class NodeConfig {
         int replicationIoThreads = s.intValue("replicationIoThreads", 1, 1, 1024);
         int fsyncPermits = s.intValue("fsyncPermits", 0, 0, 1024);
         boolean logJournal = s.bool("logJournal", false);
+        boolean batchAppends = s.bool("batchAppends", false);
         boolean snapshotOnStop = s.bool("snapshotOnStop", false);
         long shutdownTimeoutMillis = s.longValue("shutdownTimeoutMillis", 30_000, 100, 24L * 3600 * 1000);
         long drainTimeoutMillis = s.longValue("drainTimeoutMillis", 5_000, 0, 24L * 3600 * 1000);
@@ -198,7 +209,7 @@ public final class NodeConfig {
                     + e.getMessage());
         }
         return new NodeConfig(p.path(), nodeId, clusterName.isEmpty() ? null : clusterName, host, replicationPort, servicePort, metricsPort, dataDir, dispatchers,
-                logIoThreads, serviceIoThreads, replicationIoThreads, fsyncPermits, logJournal, snapshotOnStop,
+                logIoThreads, serviceIoThreads, replicationIoThreads, fsyncPermits, logJournal, batchAppends, snapshotOnStop,
                 shutdownTimeoutMillis, drainTimeoutMillis, groupStartTimeoutSeconds, maxWatchesPerConnection, raft);
     }
 

@@ -265,6 +265,7 @@ public final class PoyangNode {
                 .ioThreads(config.serviceIoThreads, config.replicationIoThreads)
                 .fsyncPermits(config.fsyncPermits)
                 .logJournal(config.logJournal)
+                .batchAppends(config.batchAppends)
                 .raftConfig(config.raft)
                 .serviceExtension(kv)
                 // groups added at runtime (AdminClient.addGroup, e.g. a node joining a group) are DtKV groups too

@@ -75,6 +75,19 @@ class ConfigFilesTest {
     }
 
     @Test
+    void batchAppendsIsOffByDefaultAndTakesTrueOrFalse() throws Exception {
+        assertFalse(NodeConfig.defaults().batchAppends);
+        assertFalse(NodeConfig.load(file("b0", "nodeId = 1\nlogJournal = true\n")).batchAppends);
+        NodeConfig on = NodeConfig.load(file("b1", "nodeId = 1\nlogJournal = true\nbatchAppends = true\n"));
+        assertTrue(on.batchAppends);
+        assertTrue(on.logJournal);
+        assertFalse(NodeConfig.load(file("b2", "nodeId = 1\nbatchAppends = false\n")).batchAppends);
+        ConfigException e = assertThrows(ConfigException.class, () -> NodeConfig.load(file("b3", "nodeId = 1\nbatchAppends = on\n")));
+        assertEquals("batchAppends", e.key());
+        assertTrue(e.getMessage().endsWith("batchAppends = 'on': must be true or false"), e.getMessage());
+    }
+
+    @Test
     void theClusterNameIsOptionalAndChecked() throws Exception {
         assertEquals(null, NodeConfig.defaults().clusterName);
         assertEquals(null, NodeConfig.load(file("n0", "nodeId = 1\n")).clusterName);
