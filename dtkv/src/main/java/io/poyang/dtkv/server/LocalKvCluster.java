@@ -37,6 +37,8 @@ public final class LocalKvCluster implements AutoCloseable {
     private final int[] replicationPorts;
     private final int[] servicePorts;
     private boolean deleteOnClose;
+    private boolean logJournal;
+    private boolean batchAppends;
 
     /**
      * @param raftConfig the nodes' raft settings (election timeout, syncForce …); each node gets it
@@ -74,6 +76,24 @@ public final class LocalKvCluster implements AutoCloseable {
         return this;
     }
 
+    /**
+     * The nodes write their groups' logs through one log journal
+     * ({@link RaftServerConfig.Builder#logJournal}; default off). Takes effect for nodes started after.
+     */
+    public LocalKvCluster logJournal(boolean on) {
+        this.logJournal = on;
+        return this;
+    }
+
+    /**
+     * A dispatcher round's AppendEntries to one node leave as one frame
+     * ({@link RaftServerConfig.Builder#batchAppends}; default off). Takes effect for nodes started after.
+     */
+    public LocalKvCluster batchAppends(boolean on) {
+        this.batchAppends = on;
+        return this;
+    }
+
     public LocalKvCluster start() {
         for (int i = 1; i <= nodeCount; i++) {
             startNode(i);
@@ -88,6 +108,8 @@ public final class LocalKvCluster implements AutoCloseable {
                 .servicePort("127.0.0.1", servicePorts[id])
                 .dataDir(baseDir.resolve("node-" + id))
                 .dispatchers(dispatchersPerNode)
+                .logJournal(logJournal)
+                .batchAppends(batchAppends)
                 .raftConfig(raftConfig)
                 .serviceExtension(kv);
         if (faults != null) {
