@@ -24,6 +24,17 @@ public final class BenchOptions {
     /** --groups at most: every group has its own raft log, and fsyncs, on every node. */
     static final int MAX_GROUPS = 256;
 
+    /**
+     * Read when --log-journal / --batch-appends are not given: commands from before the options
+     * (docs/benchmarks.md) turned these on with {@code -Dpoyang.bench.logJournal=true} and
+     * {@code -Dpoyang.bench.batchAppends=true}.
+     */
+    public static final String LOG_JOURNAL_PROPERTY = "poyang.bench.logJournal";
+    public static final String BATCH_APPENDS_PROPERTY = "poyang.bench.batchAppends";
+    /** The ops whose raft nodes the bench starts itself: the ones --log-journal, --batch-appends and --leaders set up. */
+    static final List<String> OPS_WITH_RAFT_NODES = Collections.unmodifiableList(
+            Arrays.asList("raft", "raft-read", "put", "get", "mixed"));
+
     public String op = "put";
     public int nodes = 1;
     /** Whether --nodes was given (with --servers the listed cluster's size is the one reported). */
@@ -51,6 +62,27 @@ public final class BenchOptions {
     public boolean strict;
     /** put/get/mixed: the local nodes run in this JVM instead of as child processes (profiling, tests). */
     public boolean inProcess;
+    /**
+     * The nodes started here write their groups' logs through the node's log journal
+     * (RaftServerConfig.Builder.logJournal, the node key logJournal): --log-journal, else
+     * {@link #LOG_JOURNAL_PROPERTY}.
+     */
+    public boolean logJournal = Boolean.getBoolean(LOG_JOURNAL_PROPERTY);
+    /** Whether --log-journal was given. */
+    public boolean logJournalGiven;
+    /**
+     * The nodes started here send a dispatcher round's AppendEntries to one node as one frame
+     * (RaftServerConfig.Builder.batchAppends, the node key batchAppends): --batch-appends, else
+     * {@link #BATCH_APPENDS_PROPERTY}.
+     */
+    public boolean batchAppends = Boolean.getBoolean(BATCH_APPENDS_PROPERTY);
+    /** Whether --batch-appends was given. */
+    public boolean batchAppendsGiven;
+    /**
+     * --leaders: the node every group's leader is moved to before the warm-up, so one client's
+     * writes to all groups go over one connection; 0 (the default): where the elections put them.
+     */
+    public int leadersOn;
     public boolean help;
 
     public static String usage() {
@@ -78,6 +110,11 @@ public final class BenchOptions {
                 "  --fsync true|false        fsync the raft log before acknowledging (default true)",
                 "  --groups N                raft groups (default 1)",
                 "  --read-kind lease|read-index|follower  how get, mixed and raft-read reads are served (default lease)",
+                "  --log-journal true|false  the nodes started here write through the node's log journal (default false)",
+                "  --batch-appends true|false  the nodes started here send a round's appends to a node as one frame",
+                "                            (default false; it pays with --log-journal true)",
+                "  --leaders N               move every group's leader to node N before the warm-up",
+                "                            (default: where the elections put them)",
                 "  --output table|json       report format; json prints one object on the last line (default table)",
                 "  --strict                  exit 1 when any operation failed or timed out",
                 "  --help                    this text",
@@ -190,6 +227,17 @@ public final class BenchOptions {
                 case "groups":
                     o.groups = between(1, MAX_GROUPS, name, value);
                     break;
+                case "log-journal":
+                    o.logJournal = bool(name, value);
+                    o.logJournalGiven = true;
+                    break;
+                case "batch-appends":
+                    o.batchAppends = bool(name, value);
+                    o.batchAppendsGiven = true;
+                    break;
+                case "leaders":
+                    o.leadersOn = positive(name, value);
+                    break;
                 case "read-kind":
                     o.readKind = value.toLowerCase(Locale.ROOT);
                     if (!o.readKind.equals("lease") && !o.readKind.equals("read-index") && !o.readKind.equals("follower")) {
@@ -225,6 +273,29 @@ public final class BenchOptions {
         if (nodesGiven && !servers.isEmpty() && nodes != servers.size()) {
             throw new UsageException("--nodes " + nodes + " but --servers lists " + servers.size() + " address(es): with"
                     + " --servers the cluster is the one listed; leave --nodes out");
+        }
+        checkNodeSetup("--log-journal", logJournalGiven);
+        checkNodeSetup("--batch-appends", batchAppendsGiven);
+        checkNodeSetup("--leaders", leadersOn > 0);
+        if (leadersOn > nodes) {
+            throw new UsageException("--leaders " + leadersOn + " names no node: the bench starts " + nodes
+                    + " node(s) (--nodes " + nodes + "), ids 1 to " + nodes);
+        }
+    }
+
+    /** An option that sets up the raft nodes the bench starts: refused where it starts none. */
+    private void checkNodeSetup(String option, boolean given) throws UsageException {
+        if (!given) {
+            return;
+        }
+        if (!servers.isEmpty()) {
+            // the bench neither configures an existing cluster nor knows its nodes' replication (admin) ports
+            throw new UsageException(option + " sets up the nodes the bench starts; with --servers the cluster is"
+                    + " running already: set it up there (config.properties, ./poyang admin transfer-leader)");
+        }
+        if (!OPS_WITH_RAFT_NODES.contains(op)) {
+            throw new UsageException(option + " sets up raft nodes, which --op " + op + " does not start; it is for --op "
+                    + String.join(", ", OPS_WITH_RAFT_NODES));
         }
     }
 

@@ -87,6 +87,38 @@ class BenchCommandTest {
         assertFalse(json.contains("\"ops_per_sec\":0,"), json);
     }
 
+    /** The last line of stdout: the JSON report. */
+    private String jsonReport() {
+        String[] lines = out().trim().split("\n");
+        return lines[lines.length - 1];
+    }
+
+    @Test
+    void raftOpMovesEveryLeaderToTheNodeAskedAndRunsWithTheJournalAndBatchedAppends() {
+        assertEquals(0, run("--op", "raft", "--nodes", "3", "--groups", "2", "--leaders", "2", "--log-journal", "true",
+                "--batch-appends", "true", "--duration", "1s", "--warmup", "0.3", "--max-pending", "200",
+                "--output", "json", "--strict"), err());
+        String json = jsonReport();
+        assertTrue(json.contains("\"leaders_on\":2"), json);
+        assertTrue(json.contains("\"leaders\":\"2,2\""), json);
+        assertTrue(json.contains("\"log_journal\":true"), json);
+        assertTrue(json.contains("\"batch_appends\":true"), json);
+        assertTrue(json.contains("\"failed\":0,\"timeout\":0"), json);
+    }
+
+    @Test
+    void inProcessDtKvMovesEveryLeaderToTheNodeAskedAndRunsWithTheJournalAndBatchedAppends() {
+        assertEquals(0, run("--op", "put", "--in-process", "--nodes", "3", "--groups", "2", "--leaders", "2",
+                "--log-journal", "true", "--batch-appends", "true", "--keys", "500", "--duration", "1s", "--warmup", "0.3",
+                "--max-pending", "200", "--output", "json", "--strict"), err());
+        String json = jsonReport();
+        assertTrue(json.contains("\"leaders_on\":2"), json);
+        assertTrue(json.contains("\"leaders\":\"2,2\""), json);
+        assertTrue(json.contains("\"log_journal\":true"), json);
+        assertTrue(json.contains("\"batch_appends\":true"), json);
+        assertTrue(json.contains("\"failed\":0,\"timeout\":0"), json);
+    }
+
     @Test
     void raftReadOpReadsEachKindOnThreeNodesAndReportsItsFigures() {
         String[][] kinds = {{"lease", "lease_reads_per_sec"}, {"read-index", "heartbeat_rounds_per_sec"},

@@ -75,6 +75,64 @@ class BenchOptionsTest {
     }
 
     @Test
+    void theMultiGroupSettingsAreOffUnlessGiven() throws Exception {
+        BenchOptions o = BenchOptions.parse();
+        assertFalse(o.logJournal);
+        assertFalse(o.batchAppends);
+        assertEquals(0, o.leadersOn, "the leaders stay where the elections put them");
+        o = BenchOptions.parse("--op", "raft", "--nodes", "3", "--groups", "4", "--log-journal", "true",
+                "--batch-appends=true", "--leaders", "3");
+        assertTrue(o.logJournal);
+        assertTrue(o.logJournalGiven);
+        assertTrue(o.batchAppends);
+        assertTrue(o.batchAppendsGiven);
+        assertEquals(3, o.leadersOn);
+        for (String op : new String[]{"put", "get", "mixed", "raft-read"}) {
+            assertEquals(1, BenchOptions.parse("--op", op, "--leaders", "1").leadersOn, op);
+        }
+    }
+
+    @Test
+    void theOldSystemPropertiesTurnTheJournalAndBatchingOnUnlessTheOptionsSayOtherwise() throws Exception {
+        System.setProperty(BenchOptions.LOG_JOURNAL_PROPERTY, "true");
+        System.setProperty(BenchOptions.BATCH_APPENDS_PROPERTY, "true");
+        try {
+            BenchOptions o = BenchOptions.parse("--op", "raft");
+            assertTrue(o.logJournal);
+            assertTrue(o.batchAppends);
+            o = BenchOptions.parse("--op", "raft", "--log-journal", "false", "--batch-appends", "false");
+            assertFalse(o.logJournal, "the option wins");
+            assertFalse(o.batchAppends, "the option wins");
+            // a property is not an option: an existing cluster is used as it is, as before
+            assertTrue(BenchOptions.parse("--servers", "a:1").logJournal);
+        } finally {
+            System.clearProperty(BenchOptions.LOG_JOURNAL_PROPERTY);
+            System.clearProperty(BenchOptions.BATCH_APPENDS_PROPERTY);
+        }
+    }
+
+    @Test
+    void theMultiGroupSettingsAreRefusedWhereTheBenchStartsNoRaftNodes() {
+        assertMessage("--log-journal takes true or false, got 'yes'", "--log-journal", "yes");
+        assertMessage("--batch-appends takes true or false, got '1'", "--batch-appends", "1");
+        assertMessage("--leaders must be at least 1, got 0", "--leaders", "0");
+        assertMessage("--leaders takes a whole number", "--leaders", "two");
+        assertMessage("--leaders 2 names no node: the bench starts 1 node(s) (--nodes 1), ids 1 to 1", "--leaders", "2");
+        assertMessage("--leaders 4 names no node", "--op", "raft", "--nodes", "3", "--leaders", "4");
+        assertMessage("--leaders sets up the nodes the bench starts; with --servers", "--servers", "a:1,b:2,c:3",
+                "--leaders", "1");
+        assertMessage("--log-journal sets up the nodes the bench starts; with --servers", "--servers", "a:1",
+                "--log-journal", "true");
+        assertMessage("--batch-appends sets up the nodes the bench starts; with --servers", "--servers", "a:1",
+                "--batch-appends", "false");
+        for (String op : new String[]{"rpc", "fiber", "log"}) {
+            assertMessage("--leaders sets up raft nodes, which --op " + op + " does not start", "--op", op, "--leaders", "1");
+            assertMessage("--log-journal sets up raft nodes, which --op " + op + " does not start", "--op", op,
+                    "--log-journal", "true");
+        }
+    }
+
+    @Test
     void serversMayNameTheirNodeIds() throws Exception {
         BenchOptions o = BenchOptions.parse("--servers", "4=a:1, 5=b:2,6=c:3");
         assertEquals(Arrays.asList("4=a:1", "5=b:2", "6=c:3"), o.servers);

@@ -5,6 +5,7 @@ import io.poyang.benchmark.BenchOptions;
 import io.poyang.benchmark.CleanupSteps;
 import io.poyang.benchmark.CounterWindow;
 import io.poyang.benchmark.FailureCause;
+import io.poyang.benchmark.LeaderPlacement;
 import io.poyang.benchmark.OpCallback;
 import io.poyang.benchmark.Outcome;
 import io.poyang.benchmark.Scenario;
@@ -42,7 +43,9 @@ import java.util.function.Consumer;
  * deleted after: as child processes running the node of the server module ({@link NodeProcesses};
  * the default, what a user deploys), or with {@code --in-process} in this JVM ({@link LocalKvCluster};
  * one profile shows client and server). With {@code --servers} it uses that cluster and starts and
- * stops nothing.
+ * stops nothing. The nodes it starts write through the node's log journal per {@code --log-journal},
+ * batch their appends per {@code --batch-appends}, and with {@code --leaders N} have every group's
+ * leader moved to node N before the clients start.
  *
  * <p>Each of {@code --clients} KvClients (one connection per node) keeps {@code --max-pending}
  * operations in flight (or {@code --sync --threads N} blocking callers), on {@code --keys} keys
@@ -167,7 +170,8 @@ public final class KvScenario implements Scenario {
             if (o.inProcess) {
                 dir = BenchDirs.create("poyang-bench-kv-");
                 RaftConfig rc = new RaftConfig().syncForce(o.fsync).snapshotEvery(0, 0);
-                local = new LocalKvCluster(dir, o.nodes, groups, rc, dispatchers(o.nodes), null, null).deleteOnClose(true);
+                local = new LocalKvCluster(dir, o.nodes, groups, rc, dispatchers(o.nodes), null, null).deleteOnClose(true)
+                        .logJournal(o.logJournal).batchAppends(o.batchAppends);
                 local.start();
                 for (int g = 1; g <= groups; g++) {
                     if (local.waitForLeader(g, 30_000) == 0) {
@@ -177,8 +181,12 @@ public final class KvScenario implements Scenario {
                 servers = local.serviceAddresses();
             } else {
                 // Child processes: the node a user runs (./poyang server), in a JVM of its own.
-                processes = NodeProcesses.start(o.nodes, groups, o.fsync, dispatchers(o.nodes));
+                processes = NodeProcesses.start(o, dispatchers(o.nodes));
                 servers = processes.serviceAddresses();
+            }
+            if (o.leadersOn > 0) {
+                // before the clients start: each then finds every group's leader on that node
+                LeaderPlacement.moveAll(replicationAddresses(), groups, o.leadersOn, LeaderPlacement.TRANSFER_TIMEOUT_MILLIS);
             }
         }
 
@@ -208,6 +216,18 @@ public final class KvScenario implements Scenario {
         if (!op.equals("put") && preload) {
             preload();
         }
+    }
+
+    /** node id → replication (admin) address of the nodes started here. */
+    private Map<Integer, String> replicationAddresses() {
+        if (processes != null) {
+            return processes.replicationAddresses();
+        }
+        Map<Integer, String> m = new LinkedHashMap<>();
+        for (int n = 1; n <= local.nodeCount(); n++) {
+            m.put(n, "127.0.0.1:" + local.server(n).replicationPort());
+        }
+        return m;
     }
 
     /** Writes every key once (in batches that fit one request) so reads find values. */
@@ -522,7 +542,15 @@ public final class KvScenario implements Scenario {
                 m.put("apply_batches_per_sec", window.perSecond(2));
             }
             m.put("dispatchers_per_node", dispatchers(options.nodes));
+            // as the in-process servers were built
+            m.put("log_journal", local.server(1).config().logJournal());
+            m.put("batch_appends", local.server(1).config().batchAppends());
+        } else if (processes != null) {
+            // as written into the nodes' config.properties (an existing cluster's own settings are not known here)
+            m.put("log_journal", options.logJournal);
+            m.put("batch_appends", options.batchAppends);
         }
+        m.put("leaders_on", options.leadersOn);
         m.put("leaders", knownLeaders());
         m.put("java", System.getProperty("java.version"));
         return m;

@@ -1,6 +1,7 @@
 package io.poyang.benchmark.kv;
 
 import io.poyang.benchmark.BenchDirs;
+import io.poyang.benchmark.BenchOptions;
 import io.poyang.net.LoopbackPorts;
 
 import java.io.BufferedReader;
@@ -14,7 +15,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -52,6 +56,8 @@ final class NodeProcesses implements AutoCloseable {
     private final Path dir;
     private final List<Process> processes = new ArrayList<>();
     private final List<String> serviceAddresses = new ArrayList<>();
+    /** node id → host:port of its replication (admin) port, from its ready line. */
+    private final Map<Integer, String> replicationAddresses = new LinkedHashMap<>();
     private final Thread shutdownHook;
     /** Held for the whole of {@link #stopAndDelete}, so a second caller returns only once it is done. */
     private final Object stopLock = new Object();
@@ -66,11 +72,12 @@ final class NodeProcesses implements AutoCloseable {
     }
 
     /**
-     * Starts {@code nodes} nodes hosting DtKV groups {@code 1..groups} (every node a member of every
-     * group), fsync per {@code fsync}, {@code dispatchers} dispatcher threads each, and waits until all
-     * are ready. On failure everything started is stopped and deleted before the exception leaves.
+     * Starts {@code o.nodes} nodes hosting DtKV groups {@code 1..o.groups} (every node a member of
+     * every group), fsync, log journal and batched appends per {@code o}, {@code dispatchers}
+     * dispatcher threads each, and waits until all are ready. On failure everything started is
+     * stopped and deleted before the exception leaves.
      */
-    static NodeProcesses start(int nodes, int groups, boolean fsync, int dispatchers) throws IOException {
+    static NodeProcesses start(BenchOptions o, int dispatchers) throws IOException {
         // not BenchDirs.create: this directory is deleted by this class's own exit hook, after its processes stopped
         NodeProcesses p = new NodeProcesses(Files.createTempDirectory(BenchDirs.parent(), "poyang-bench-nodes-"));
         try {
@@ -81,7 +88,7 @@ final class NodeProcesses implements AutoCloseable {
             throw new IOException("the benchmark is stopping", e);
         }
         try {
-            p.launch(nodes, groups, fsync, dispatchers);
+            p.launch(o, dispatchers);
             return p;
         } catch (IOException | RuntimeException e) {
             p.close();
@@ -89,7 +96,26 @@ final class NodeProcesses implements AutoCloseable {
         }
     }
 
-    private void launch(int nodes, int groups, boolean fsync, int dispatchers) throws IOException {
+    /** The config.properties of node {@code nodeId} of a bench cluster (server/README, docs/operations.md). */
+    static String configProperties(BenchOptions o, int nodeId, int replicationPort, Path dataDir, int dispatchers) {
+        return "# written by ./poyang bench\n"
+                + "nodeId = " + nodeId + "\n"
+                + "host = 127.0.0.1\n"
+                + "replicationPort = " + replicationPort + "\n"
+                + "servicePort = 0\n"
+                + "metricsPort = -1\n"
+                + "dataDir = " + dataDir + "\n"
+                + "syncForce = " + o.fsync + "\n"
+                + "dispatchers = " + dispatchers + "\n"
+                + "logJournal = " + o.logJournal + "\n"
+                + "batchAppends = " + o.batchAppends + "\n"
+                // nothing to gain from a snapshot of data deleted right after
+                + "snapshotOnStop = false\n";
+    }
+
+    private void launch(BenchOptions o, int dispatchers) throws IOException {
+        int nodes = o.nodes;
+        int groups = o.groups;
         int[] replication = LoopbackPorts.pick(nodes);
         StringBuilder servers = new StringBuilder("# written by ./poyang bench\n");
         for (int i = 1; i <= nodes; i++) {
@@ -112,19 +138,8 @@ final class NodeProcesses implements AutoCloseable {
                 }
                 Files.createDirectories(conf);
                 write(conf.resolve("servers.properties"), servers.toString());
-                write(conf.resolve("config.properties"), "# written by ./poyang bench\n"
-                        + "nodeId = " + i + "\n"
-                        + "host = 127.0.0.1\n"
-                        + "replicationPort = " + replication[i - 1] + "\n"
-                        + "servicePort = 0\n"
-                        + "metricsPort = -1\n"
-                        + "dataDir = " + conf.resolve("data") + "\n"
-                        + "syncForce = " + fsync + "\n"
-                        + "dispatchers = " + dispatchers + "\n"
-                        // for measuring the node's log journal (benchmark/README)
-                        + "logJournal = " + Boolean.getBoolean("poyang.bench.logJournal") + "\n"
-                        // nothing to gain from a snapshot of data deleted right after
-                        + "snapshotOnStop = false\n");
+                write(conf.resolve("config.properties"),
+                        configProperties(o, i, replication[i - 1], conf.resolve("data"), dispatchers));
             }
             readyLines.add(spawn(i, conf));
         }
@@ -147,6 +162,7 @@ final class NodeProcesses implements AutoCloseable {
                         + "; its log " + logOf(i) + " ends with:\n" + tail(logOf(i), 20));
             }
             serviceAddresses.add(m.group(2) + ":" + m.group(3));
+            replicationAddresses.put(i, m.group(4) + ":" + m.group(5));
         }
         for (int i = 1; i <= nodes; i++) {
             watch(i, processes.get(i - 1));
@@ -235,6 +251,11 @@ final class NodeProcesses implements AutoCloseable {
     /** host:port of each node's service port, comma-separated, in node order. */
     String serviceAddresses() {
         return String.join(",", serviceAddresses);
+    }
+
+    /** node id → host:port of its replication (admin) port, as its ready line said (for an AdminClient). */
+    Map<Integer, String> replicationAddresses() {
+        return Collections.unmodifiableMap(replicationAddresses);
     }
 
     List<Long> pids() {

@@ -2,6 +2,7 @@ package io.poyang.benchmark.raft;
 
 import io.poyang.benchmark.BenchDirs;
 import io.poyang.benchmark.BenchOptions;
+import io.poyang.benchmark.LeaderPlacement;
 import io.poyang.raft.core.RaftConfig;
 import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.server.RaftServer;
@@ -9,6 +10,7 @@ import io.poyang.raft.server.RaftServerConfig;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -16,7 +18,8 @@ import java.util.concurrent.TimeUnit;
  * The raft servers of the raft benchmarks: {@code --nodes} nodes in this process on loopback, in a
  * fresh data directory (under {@code $POYANG_BENCH_DIR} or the system temp directory, deleted by
  * {@link #close}), hosting groups 1..{@code --groups} of all the nodes with {@link BenchStateMachine}s,
- * fsync per {@code --fsync}.
+ * fsync per {@code --fsync}, the node's log journal and batched appends per {@code --log-journal} and
+ * {@code --batch-appends}; with {@code --leaders N} every group's leader is on node N once it is built.
  */
 final class BenchCluster implements AutoCloseable {
 
@@ -56,8 +59,8 @@ final class BenchCluster implements AutoCloseable {
                     .dataDir(dir.resolve("node-" + id))
                     .dispatchers(dispatchers(n))
                     .fsyncPermits(Integer.getInteger("poyang.bench.fsyncPermits", 0))
-                    .batchAppends(Boolean.getBoolean("poyang.bench.batchAppends"))
-                    .logJournal(Boolean.getBoolean("poyang.bench.logJournal"))
+                    .batchAppends(o.batchAppends)
+                    .logJournal(o.logJournal)
                     .logJournalFiles(Integer.getInteger("poyang.bench.logJournalFiles", 8),
                             Long.getLong("poyang.bench.logJournalFileMiB", 16) << 20)
                     .raftConfig(new RaftConfig().syncForce(o.fsync).snapshotEvery(0, 0));
@@ -85,12 +88,26 @@ final class BenchCluster implements AutoCloseable {
             }
         }
         awaitLeaders(30_000);
+        if (o.leadersOn > 0) {
+            Map<Integer, String> replication = new LinkedHashMap<>();
+            for (RaftServer s : servers) {
+                replication.put(s.nodeId(), "127.0.0.1:" + s.replicationPort());
+            }
+            LeaderPlacement.moveAll(replication, groups, o.leadersOn, LeaderPlacement.TRANSFER_TIMEOUT_MILLIS);
+        }
     }
 
-    /** The report's lines on how the cluster was set up: fsync, dispatchers, the leader of each group, the JDK. */
+    /**
+     * The report's lines on how the cluster was set up: fsync, dispatchers, the log journal and
+     * batched appends (as the servers were built), the node the leaders were moved to (0: none), the
+     * leader of each group, the JDK.
+     */
     void putSetup(Map<String, Object> m, BenchOptions o) {
         m.put("fsync", o.fsync);
         m.put("dispatchers_per_node", dispatchers(o.nodes));
+        m.put("log_journal", servers[0].config().logJournal());
+        m.put("batch_appends", servers[0].config().batchAppends());
+        m.put("leaders_on", o.leadersOn);
         m.put("leaders", leaders());
         m.put("java", System.getProperty("java.version"));
     }

@@ -110,8 +110,9 @@ class BenchProcessTest {
     @Test
     void aRunStartsANodeProcessMeasuresAndRemovesItAndItsData() throws Exception {
         // -Xlog:gc makes the node's JVM print on stdout before the ready line: the benchmark must still find it
+        // --leaders 1 reaches the node through the replication address of its ready line (a transfer to the leader itself)
         Process bench = startBench("-Xlog:gc", new String[]{"--duration", "1", "--warmup", "0.5", "--keys", "500",
-                "--output", "json", "--strict"});
+                "--leaders", "1", "--output", "json", "--strict"});
         String out;
         try (BufferedReader r = new BufferedReader(new InputStreamReader(bench.getInputStream(), StandardCharsets.UTF_8))) {
             out = r.lines().collect(Collectors.joining("\n"));
@@ -121,6 +122,9 @@ class BenchProcessTest {
         String json = out.substring(out.lastIndexOf('\n') + 1);
         assertTrue(json.startsWith("{\"op\":\"put\""), json);
         assertTrue(json.contains("\"servers\":\"child processes\""), json);
+        assertTrue(json.contains("\"leaders_on\":1,\"leaders\":\"1\""), json);
+        assertTrue(json.contains("\"log_journal\":false,\"batch_appends\":false"), json);
+        assertTrue(errOutput().contains("bench: moved the leaders of 1 group(s) to node 1"), errOutput());
         assertTrue(json.contains("\"failed\":0,\"timeout\":0"), json);
         assertTrue(json.contains("\"server_cpu_us_per_op\":"), json);
         assertFalse(json.contains("\"success\":0,"), json);

@@ -1,5 +1,7 @@
 package io.poyang.benchmark.kv;
 
+import io.poyang.benchmark.BenchOptions;
+import io.poyang.server.config.NodeConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -14,7 +16,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 /**
  * How {@link NodeProcesses} stops its processes, with shell processes standing in for nodes: one that
- * takes a moment to stop after SIGTERM, as a node does.
+ * takes a moment to stop after SIGTERM, as a node does; and the config files it writes for its nodes.
  */
 class NodeProcessesTest {
 
@@ -31,6 +33,27 @@ class NodeProcessesTest {
         BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         assertEquals("ready", r.readLine());
         return p;
+    }
+
+    /** The node's own parser reads what the bench writes: --log-journal and --batch-appends reach the node. */
+    @Test
+    void theNodeConfigCarriesTheLogJournalAndBatchedAppendsOfTheOptions() throws Exception {
+        Path on = parent.resolve("on.properties");
+        Files.write(on, NodeProcesses.configProperties(BenchOptions.parse("--nodes", "3", "--log-journal", "true",
+                "--batch-appends", "true", "--fsync", "false"), 2, 9999, parent.resolve("data"), 1)
+                .getBytes(StandardCharsets.UTF_8));
+        NodeConfig c = NodeConfig.load(on);
+        assertEquals(2, c.nodeId);
+        assertEquals(9999, c.replicationPort);
+        assertTrue(c.logJournal);
+        assertTrue(c.batchAppends);
+        assertFalse(c.raft.syncForce());
+        Path off = parent.resolve("off.properties");
+        Files.write(off, NodeProcesses.configProperties(BenchOptions.parse(), 1, 9998, parent.resolve("data"), 1)
+                .getBytes(StandardCharsets.UTF_8));
+        c = NodeConfig.load(off);
+        assertFalse(c.logJournal);
+        assertFalse(c.batchAppends);
     }
 
     /**
