@@ -40,11 +40,16 @@ class SegmentPreallocationCloseTest {
             h.awaitPersisted(10);
             Path logDir = dir.resolve("log");
             java.util.concurrent.atomic.AtomicBoolean holding = new java.util.concurrent.atomic.AtomicBoolean();
+            // The segment the roll to the first spare starts preallocating: the third, at twice the
+            // segment size. Matched by name, not as "the next preallocation": the first spare's own
+            // may still be on its way here (slow fsyncs), and holding that one would keep the store
+            // from ever rolling.
+            Path third = logDir.resolve(LogSegment.fileName(2 * 4096));
             faulty.hook = new FaultyFileIo.Hook() {
                 @Override
                 public void beforeSetLength(Path file, long length) throws IOException {
-                    // the next preallocation, its file open: held until the test lets it go
-                    if (file.getParent().equals(logDir) && holding.compareAndSet(false, true)) {
+                    // its file open: held until the test lets it go
+                    if (file.equals(third) && holding.compareAndSet(false, true)) {
                         held.countDown();
                         try {
                             if (!release.await(StoreHarness.TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
@@ -57,9 +62,13 @@ class SegmentPreallocationCloseTest {
                     }
                 }
             };
-            // one item at a time until the store rolls to its spare segment: the roll starts the next preallocation
+            // one persisted item at a time until the store rolls to its spare segment: the roll starts
+            // the next preallocation. Each item waits for its fsync, so no backlog builds up that would
+            // need the held third segment (before, a held first spare let this loop queue items for 30 s,
+            // which then filled ~20,000 segments and every file descriptor of the JVM).
             while (h.on(() -> h.store.segments().live().size()) < 2) {
                 h.append(items(next, next, 1, 1, 0, 20));
+                h.awaitPersisted(next);
                 next++;
             }
             assertTrue(held.await(StoreHarness.TIMEOUT_SECONDS, TimeUnit.SECONDS), "no preallocation started");
@@ -69,6 +78,16 @@ class SegmentPreallocationCloseTest {
             h.group.requestShutdown();
             h.group.shutdownFuture().get(StoreHarness.TIMEOUT_SECONDS, TimeUnit.SECONDS);
             h.dispatcher.stop();
+        } catch (Throwable t) {
+            // a failure before the test's own stop: close the store so its files do not stay open
+            // in this JVM and fail the tests that run after this one in it
+            release.countDown();
+            try {
+                h.close();
+            } catch (Throwable s) {
+                t.addSuppressed(s);
+            }
+            throw t;
         } finally {
             release.countDown();
         }
