@@ -109,6 +109,15 @@ final class CommitManager {
         return slot < 0 ? 0 : matchIndex[slot];
     }
 
+    /**
+     * Whether node {@code nodeId} of the configuration acknowledged a request sent within the last
+     * {@code windowNanos} (at the start of a term every node counts as heard from at its start).
+     */
+    boolean answeredWithin(int nodeId, long nowNanos, long windowNanos) {
+        int slot = members == null ? -1 : members.slotOf(nodeId);
+        return slot >= 0 && nowNanos - lastAckSendNanos[slot] < windowNanos;
+    }
+
     /** The lowest index some follower or observer still needs (for the tail cache), or Long.MAX_VALUE. */
     long lowestNeeded() {
         long min = Long.MAX_VALUE;

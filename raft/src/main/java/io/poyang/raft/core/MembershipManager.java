@@ -140,6 +140,15 @@ final class MembershipManager {
         progress.signalAll();
     }
 
+    /**
+     * Whether the configuration is moving: an operation (prepare, commit, abort) runs, the
+     * configuration is joint, or its newest entry has not committed yet.
+     */
+    boolean changeInFlight() {
+        RaftState s = g.state;
+        return running != null || s.members.isJoint() || history.latestIndex() > s.commitIndex;
+    }
+
     /** A follower persisted more, or the role changed: wake waiting operations. */
     void onProgress() {
         progress.signalAll();

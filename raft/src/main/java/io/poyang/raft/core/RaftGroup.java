@@ -44,7 +44,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Parts (one concern each): {@link VoteManager} (elections), {@link LeaderWriter} (client writes
  * become log entries), {@link Replicator} (one per follower), {@link CommitManager},
  * {@link ApplyManager} (the state machine), {@link FollowerAppender} (a follower's log),
- * {@link SnapshotManager}, {@link RoleManager}, {@link StatusSaver}, {@link TailCache}.
+ * {@link SnapshotManager}, {@link RoleManager}, {@link StatusSaver}, {@link TailCache},
+ * {@link LeaderTransfer}, {@link PreferredLeaderKeeper}.
  */
 public final class RaftGroup {
 
@@ -80,6 +81,7 @@ public final class RaftGroup {
     final MembershipManager membership;
     final SessionTable sessions;
     final LeaderTransfer transfer;
+    final PreferredLeaderKeeper preferredLeader;
     private final FiberChannel<WriteTask> writeChannel;
     private final FiberChannel<Object> readChannel;
     private final FiberChannel<Object> followerChannel;
@@ -157,6 +159,7 @@ public final class RaftGroup {
         this.membership = new MembershipManager(this);
         this.sessions = new SessionTable(this);
         this.transfer = new LeaderTransfer(this);
+        this.preferredLeader = new PreferredLeaderKeeper(this);
     }
 
     public int groupId() {
@@ -355,6 +358,7 @@ public final class RaftGroup {
         if (config.snapshotIntervalMillis() > 0) {
             new Fiber("snapshot-timer" + id, fiberGroup, new SnapshotTimer(), true).start();
         }
+        new Fiber("preferred-leader" + id, fiberGroup, preferredLeader.newTicker(), true).start();
     }
 
     /** Takes a snapshot every snapshotIntervalMillis when anything was applied since the last. */
@@ -814,6 +818,37 @@ public final class RaftGroup {
      */
     public CompletableFuture<Void> transferLeadership(int targetId, long timeoutMillis) {
         return transfer.transfer(targetId, timeoutMillis);
+    }
+
+    /**
+     * Names the node this group's leadership belongs on (0, the default: none). Whichever node leads
+     * hands the leadership to it, once it is a caught-up voter that answers, and again after every
+     * failover — a placement that lasts, where {@link #transferLeadership} is undone by the next
+     * election (the rule: {@link PreferredLeaderKeeper}). A node that is not a voter is no error: the
+     * leader stays where it is until it becomes one. Each node of the group keeps its own setting
+     * (whichever leads acts on its own): set it on every node. Any thread, before or after
+     * {@link #start()}; a running group checks it within an election timeout. Not persisted: give
+     * it again after a restart (a {@link io.poyang.raft.server.RaftServer} keeps it across
+     * {@code restartGroup}, and takes it at start from its builder's {@code preferredLeader}).
+     *
+     * @throws IllegalArgumentException for a negative id
+     */
+    public void setPreferredLeader(int nodeId) {
+        if (nodeId < 0) {
+            throw new IllegalArgumentException("a preferred leader is a node id, or 0 for none: " + nodeId);
+        }
+        // the hop to the dispatcher wakes the keeper; before the start its first check reads the id
+        preferredLeader.prefer(nodeId, started.isDone() && !stopRequested);
+    }
+
+    /** The preferred leader's node id ({@link #setPreferredLeader}); 0: none. Any thread. */
+    public int preferredLeader() {
+        return preferredLeader.preferredId();
+    }
+
+    /** Hand-overs to the preferred leader this node started as leader so far (a metric; racy read). */
+    public long preferredLeaderTransfers() {
+        return preferredLeader.transfersStarted();
     }
 
     /** TIMEOUT_NOW from this group's leader (replication port; network I/O thread). */

@@ -245,16 +245,17 @@ public final class RaftServer extends LifeCycle {
     }
 
     private CompletableFuture<Void> addGroup0(RaftServerConfig.GroupSpec spec) {
-        return startGroup(spec.groupId, spec.stateMachine, new Members(spec.members));
+        return startGroup(spec.groupId, spec.stateMachine, new Members(spec.members), spec.preferredLeaderId);
     }
 
     private synchronized CompletableFuture<Void> startGroup(int groupId, Supplier<? extends StateMachine> sm,
-                                                            Members members) {
+                                                            Members members, int preferredLeaderId) {
         if (startCutShort) {
             throw new StoppedException("raft node " + config.nodeId + " was stopped while starting;"
                     + " group " + groupId + " is not started");
         }
         RaftGroup g = newGroup(groupId, sm, members);
+        g.setPreferredLeader(preferredLeaderId);
         registry.add(g);
         return g.start();
     }
@@ -287,6 +288,19 @@ public final class RaftServer extends LifeCycle {
      */
     public CompletableFuture<RaftGroup> addGroup(int groupId, Supplier<? extends StateMachine> stateMachine,
                                                  Members members) {
+        return addGroup(groupId, stateMachine, members, 0);
+    }
+
+    /**
+     * {@link #addGroup(int, Supplier, Members)} with the group's preferred leader
+     * ({@link RaftGroup#setPreferredLeader}; 0: none), set before the group starts. A group found
+     * here already keeps its own setting.
+     */
+    public CompletableFuture<RaftGroup> addGroup(int groupId, Supplier<? extends StateMachine> stateMachine,
+                                                 Members members, int preferredLeaderId) {
+        if (preferredLeaderId < 0) {
+            throw new IllegalArgumentException("a preferred leader is a node id, or 0 for none: " + preferredLeaderId);
+        }
         synchronized (this) {
             // under the lock stop() takes to set STOPPING: a group added here is in the list doStop
             // stops, or the node is seen stopping and nothing is added (a group started after the
@@ -309,7 +323,7 @@ public final class RaftServer extends LifeCycle {
                 return refused;
             }
             RaftGroup[] added = new RaftGroup[1];
-            CompletableFuture<Void> begun = startGroup(groupId, stateMachine, members);
+            CompletableFuture<Void> begun = startGroup(groupId, stateMachine, members, preferredLeaderId);
             added[0] = registry.get(groupId);
             RaftGroup g = added[0];
             // A group whose start failed is not left listed (it would swallow every request sent to it,
@@ -477,6 +491,7 @@ public final class RaftServer extends LifeCycle {
                 }
                 try {
                     fresh = newGroup(groupId, how.stateMachine, how.members);
+                    fresh.setPreferredLeader(old.preferredLeader());   // set at start or since: it stays
                     registry.replace(old, fresh);
                     started = fresh.start();
                 } catch (RuntimeException | Error t) {

@@ -1,6 +1,7 @@
 package io.poyang.raft.server;
 
 import io.poyang.raft.core.RaftConfig;
+import io.poyang.raft.core.RaftGroup;
 import io.poyang.raft.sm.StateMachine;
 
 import java.nio.file.Path;
@@ -111,11 +112,13 @@ public final class RaftServerConfig {
         return batchAppends;
     }
 
-    /** A group to host: its id, its voting members and where its state machine comes from. */
+    /** A group to host: its id, its voting members, where its state machine comes from, its preferred leader. */
     public static final class GroupSpec {
         final int groupId;
         final int[] members;
         final Supplier<? extends StateMachine> stateMachine;
+        /** See {@link Builder#preferredLeader}; 0: none. */
+        int preferredLeaderId;
 
         GroupSpec(int groupId, int[] members, Supplier<? extends StateMachine> stateMachine) {
             this.groupId = groupId;
@@ -129,6 +132,11 @@ public final class RaftServerConfig {
 
         public int[] members() {
             return members.clone();
+        }
+
+        /** The node the group's leadership is kept on ({@link Builder#preferredLeader}); 0: none. */
+        public int preferredLeaderId() {
+            return preferredLeaderId;
         }
     }
 
@@ -286,6 +294,24 @@ public final class RaftServerConfig {
         }
 
         /**
+         * Keeps the leadership of group {@code groupId} (listed with {@link #group} before this call)
+         * on voter {@code nodeId}: whichever node leads hands the leadership to it once it is caught
+         * up, after every failover too ({@link RaftGroup#setPreferredLeader}, which changes it at
+         * run time). Give the same on every node of the group. 0 (the default): none.
+         */
+        public Builder preferredLeader(int groupId, int nodeId) {
+            for (GroupSpec g : groups) {
+                if (g.groupId == groupId) {
+                    check(nodeId >= 0, "preferredLeader of group " + groupId + ": a node id, or 0 for none: " + nodeId);
+                    g.preferredLeaderId = nodeId;
+                    return this;
+                }
+            }
+            throw new IllegalArgumentException("preferredLeader(" + groupId + ", " + nodeId + "): group " + groupId
+                    + " is not listed; add it with group(" + groupId + ", ...) first");
+        }
+
+        /**
          * Makes the state machine of a group added at runtime by an admin command (ADMIN_ADD_GROUP,
          * {@code AdminClient.addGroup}), given the group id. Without one (the default) such
          * commands are refused (UNSUPPORTED); {@link RaftServer#addGroup} in code takes its own.
@@ -391,6 +417,13 @@ public final class RaftServerConfig {
                     check(nodes.containsKey(m), "group " + g.groupId + " has member " + m
                             + " but no node(" + m + ", address) was given");
                 }
+                boolean votes = g.preferredLeaderId == 0;
+                for (int m : g.members) {
+                    votes |= m == g.preferredLeaderId;
+                }
+                check(votes, "the preferred leader of group " + g.groupId + ", node " + g.preferredLeaderId
+                        + ", is not one of its members " + java.util.Arrays.toString(g.members)
+                        + "; only a voting member can lead");
             }
             return new RaftServerConfig(this);
         }

@@ -34,6 +34,21 @@ class RaftServerConfigTest {
     }
 
     @Test
+    void aPreferredLeaderMustBeAVotingMemberOfAListedGroup() {
+        RaftServerConfig ok = oneGroupOnTwoNodes().node(2, "h2:9431").preferredLeader(1, 2).buildConfig();
+        assertEquals(2, ok.groups().get(0).preferredLeaderId());
+        assertEquals(0, oneGroupOnTwoNodes().node(2, "h2:9431").buildConfig().groups().get(0).preferredLeaderId());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> oneGroupOnTwoNodes().node(2, "h2:9431").node(3, "h3:9431").preferredLeader(1, 3).buildConfig());
+        assertEquals("the preferred leader of group 1, node 3, is not one of its members [1, 2]; only a voting member"
+                + " can lead", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> oneGroupOnTwoNodes().preferredLeader(7, 1));
+        assertTrue(e.getMessage().contains("group 7 is not listed"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> oneGroupOnTwoNodes().preferredLeader(1, -1));
+        assertTrue(e.getMessage().contains("a node id, or 0 for none"), e.getMessage());
+    }
+
+    @Test
     void aRunningServerRefusesAMalformedAddressAndKeepsTheOldOne() throws Exception {
         try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
             String before = c.server(1).nodeAddresses().get(2);
