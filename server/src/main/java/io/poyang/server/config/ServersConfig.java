@@ -21,6 +21,7 @@ import java.util.TreeMap;
  * group.1.members = 1,2,3
  * group.1.observers = 4
  * group.1.nonMembers = 5
+ * group.1.preferredLeader = 2
  * </pre>
  *
  * <p>{@code nonMembers} lists nodes that run the group without being in its configuration: a node
@@ -28,29 +29,48 @@ import java.util.TreeMap;
  * a change took out before {@code remove-group} stopped it there. A node writes only itself there,
  * so that it runs the group again after a restart; it is not part of the group's configuration.
  *
+ * <p>{@code preferredLeader} names the voting member the group's leadership is kept on: whichever
+ * node leads hands it over once that node is caught up, after every failover too (raft's
+ * {@code RaftGroup.setPreferredLeader}). Optional; it must be one of the group's members.
+ *
  * <p>The file bootstraps: a group starts from these members only while it has neither a snapshot
  * nor a membership entry in its log; after that raft's own record wins, and the node writes what it
  * runs with back into this file ({@link #writeTo}), keeping comments and order.
  */
 public final class ServersConfig {
 
-    /** A group: its voters and observers (ascending, disjoint), and the nodes that run it outside them. */
+    /**
+     * A group: its voters and observers (ascending, disjoint), the nodes that run it outside them,
+     * and the voter its leadership is kept on.
+     */
     public static final class Group {
         public final int id;
         public final int[] members;
         public final int[] observers;
         /** Nodes that run the group without being in its configuration (see the class comment). */
         public final int[] nonMembers;
+        /** The member the group's leadership is kept on; 0: none (see the class comment). */
+        public final int preferredLeader;
 
         public Group(int id, int[] members, int[] observers) {
             this(id, members, observers, new int[0]);
         }
 
         public Group(int id, int[] members, int[] observers, int[] nonMembers) {
+            this(id, members, observers, nonMembers, 0);
+        }
+
+        public Group(int id, int[] members, int[] observers, int[] nonMembers, int preferredLeader) {
             this.id = id;
             this.members = sortedCopy(members);
             this.observers = sortedCopy(observers);
             this.nonMembers = sortedCopy(nonMembers);
+            this.preferredLeader = preferredLeader;
+        }
+
+        /** This group with {@code nodeId} as its preferred leader (0: none). */
+        public Group withPreferredLeader(int nodeId) {
+            return nodeId == preferredLeader ? this : new Group(id, members, observers, nonMembers, nodeId);
         }
 
         /** Whether {@code nodeId} runs this group: it votes in it, observes it, or is listed as a non-member. */
@@ -70,7 +90,7 @@ public final class ServersConfig {
             }
             int[] n = Arrays.copyOf(nonMembers, nonMembers.length + 1);
             n[nonMembers.length] = nodeId;
-            return new Group(id, members, observers, n);
+            return new Group(id, members, observers, n, preferredLeader);
         }
 
         @Override
@@ -80,7 +100,7 @@ public final class ServersConfig {
             }
             Group g = (Group) o;
             return id == g.id && Arrays.equals(members, g.members) && Arrays.equals(observers, g.observers)
-                    && Arrays.equals(nonMembers, g.nonMembers);
+                    && Arrays.equals(nonMembers, g.nonMembers) && preferredLeader == g.preferredLeader;
         }
 
         @Override
@@ -91,7 +111,8 @@ public final class ServersConfig {
         @Override
         public String toString() {
             return "group " + id + " members " + join(members) + (observers.length > 0 ? " observers "
-                    + join(observers) : "") + (nonMembers.length > 0 ? " nonMembers " + join(nonMembers) : "");
+                    + join(observers) : "") + (nonMembers.length > 0 ? " nonMembers " + join(nonMembers) : "")
+                    + (preferredLeader != 0 ? " preferredLeader " + preferredLeader : "");
         }
     }
 
@@ -143,6 +164,7 @@ public final class ServersConfig {
         TreeMap<Integer, int[]> members = new TreeMap<>();
         TreeMap<Integer, int[]> observers = new TreeMap<>();
         TreeMap<Integer, int[]> nonMembers = new TreeMap<>();
+        TreeMap<Integer, Integer> preferredLeaders = new TreeMap<>();
         for (String key : p.keys()) {
             String[] parts = key.split("\\.", -1);
             if (parts.length == 2 && parts[0].equals("node")) {
@@ -154,10 +176,13 @@ public final class ServersConfig {
                 int[] ids = idList(p, key);
                 (parts[2].equals("members") ? members : parts[2].equals("observers") ? observers : nonMembers)
                         .put(id, ids);
+            } else if (parts.length == 3 && parts[0].equals("group") && parts[2].equals("preferredLeader")) {
+                preferredLeaders.put(id(p, key, parts[1], "group"), id(p, key, p.get(key), "node"));
             } else {
                 throw new ConfigException(p.path(), key, p.locate(key) + ": unknown key '" + key + "'; servers.properties"
                         + " holds node.<id> = host:replicationPort, group.<id>.members = id,id,...,"
-                        + " group.<id>.observers = id,... and group.<id>.nonMembers = id,...");
+                        + " group.<id>.observers = id,..., group.<id>.nonMembers = id,... and"
+                        + " group.<id>.preferredLeader = id");
             }
         }
         if (nodes.isEmpty()) {
@@ -166,6 +191,7 @@ public final class ServersConfig {
         }
         requireMembersLine(p, members, observers, "observers");
         requireMembersLine(p, members, nonMembers, "nonMembers");
+        requireMembersLine(p, members, preferredLeaders, "preferredLeader");
         TreeMap<Integer, Group> groups = new TreeMap<>();
         for (Map.Entry<Integer, int[]> e : members.entrySet()) {
             int g = e.getKey();
@@ -200,7 +226,13 @@ public final class ServersConfig {
                             + " that run the group outside its configuration");
                 }
             }
-            groups.put(g, new Group(g, m, o, n));
+            int preferred = preferredLeaders.getOrDefault(g, 0);
+            if (preferred != 0 && !contains(m, preferred)) {
+                throw p.invalid("group." + g + ".preferredLeader", "node " + preferred + " is not one of the group's"
+                        + " members (" + mkey + " = " + join(m) + "); only a voting member can lead. Name one of"
+                        + " them, or remove the line");
+            }
+            groups.put(g, new Group(g, m, o, n, preferred));
         }
         Set<String> seen = new LinkedHashSet<>();
         for (Map.Entry<Integer, String> e : nodes.entrySet()) {
@@ -213,7 +245,7 @@ public final class ServersConfig {
     }
 
     /** Every group with a {@code group.<id>.<what>} line also has its members line. */
-    private static void requireMembersLine(PropertiesFile p, Map<Integer, int[]> members, Map<Integer, int[]> lines,
+    private static void requireMembersLine(PropertiesFile p, Map<Integer, int[]> members, Map<Integer, ?> lines,
                                            String what) {
         for (Integer g : lines.keySet()) {
             if (!members.containsKey(g)) {
@@ -304,7 +336,8 @@ public final class ServersConfig {
                 } else if (parts.length == 3 && parts[0].equals("group")) {
                     Group g = groups.get(Integer.parseInt(parts[1]));
                     keep = g != null && (parts[2].equals("members") || parts[2].equals("observers")
-                            || parts[2].equals("nonMembers") && g.nonMembers.length > 0);
+                            || parts[2].equals("nonMembers") && g.nonMembers.length > 0
+                            || parts[2].equals("preferredLeader") && g.preferredLeader != 0);
                 }
             } catch (NumberFormatException e) {
                 keep = false;
@@ -323,6 +356,9 @@ public final class ServersConfig {
             }
             if (g.nonMembers.length > 0) {
                 p.set("group." + g.id + ".nonMembers", join(g.nonMembers));
+            }
+            if (g.preferredLeader != 0) {
+                p.set("group." + g.id + ".preferredLeader", Integer.toString(g.preferredLeader));
             }
         }
     }

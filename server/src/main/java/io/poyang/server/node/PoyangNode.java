@@ -343,7 +343,8 @@ public final class PoyangNode {
         noteDataOfOtherGroups(mine);
         List<CompletableFuture<RaftGroup>> starts = new ArrayList<>();
         for (ServersConfig.Group g : mine) {
-            starts.add(raft.addGroup(g.id, kv.stateMachine(g.id, kvConfig()), new Members(g.members, g.observers)));
+            starts.add(raft.addGroup(g.id, kv.stateMachine(g.id, kvConfig()), new Members(g.members, g.observers),
+                    g.preferredLeader));
         }
         for (int i = 0; i < starts.size(); i++) {
             int groupId = mine.get(i).id;

@@ -32,7 +32,8 @@ import java.util.concurrent.TimeUnit;
  *       the change ends. A node that runs a group outside its configuration (given it with
  *       {@code add-group --on} before the change that takes it in, or taken out before
  *       {@code remove-group}) lists itself in {@code group.<id>.nonMembers}, so it runs the group
- *       again after a restart;</li>
+ *       again after a restart. {@code group.<id>.preferredLeader} is the preference the group runs
+ *       with, left out while that node is not one of the voters written;</li>
  *   <li>a group added here at runtime is added; a group this node stopped hosting (remove-group)
  *       is dropped from this node's file; groups of other nodes are left as they are.</li>
  * </ul>
@@ -150,6 +151,14 @@ final class ServersFileSync {
             if (line == null) {
                 continue;
             }
+            // the preference the group runs with (servers.properties' at start, or set since); one
+            // that is no voter of the line (a change took it out) is not written: the file would not load
+            int preferred = g.preferredLeader();
+            boolean votes = false;
+            for (int v : line.members) {
+                votes |= v == preferred;
+            }
+            line = line.withPreferredLeader(votes ? preferred : 0);
             if (!line.isMember(nodeId)) {
                 // runs it outside its configuration (joining before the change, or taken out before
                 // remove-group): listed so the next start runs it again
@@ -175,7 +184,8 @@ final class ServersFileSync {
 
     private static ServersConfig.Group withoutNonMember(ServersConfig.Group g, int nodeId) {
         int[] rest = java.util.Arrays.stream(g.nonMembers).filter(id -> id != nodeId).toArray();
-        return rest.length == g.nonMembers.length ? g : new ServersConfig.Group(g.id, g.members, g.observers, rest);
+        return rest.length == g.nonMembers.length ? g
+                : new ServersConfig.Group(g.id, g.members, g.observers, rest, g.preferredLeader);
     }
 
     /** The layout as last written or loaded. */

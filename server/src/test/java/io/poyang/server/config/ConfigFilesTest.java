@@ -158,6 +158,41 @@ class ConfigFilesTest {
     }
 
     @Test
+    void aPreferredLeaderIsReadCheckedAndWrittenBack() throws Exception {
+        ServersConfig s = ServersConfig.load(file("pl1", "node.1 = h:1\nnode.2 = h:2\nnode.3 = h:3\n"
+                + "group.1.members = 1,2\ngroup.1.observers = 3\ngroup.1.preferredLeader = 2\ngroup.2.members = 1\n"));
+        assertEquals(2, s.groups().get(1).preferredLeader);
+        assertEquals(0, s.groups().get(2).preferredLeader, "none when the line is missing");
+        ConfigException e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("pl2",
+                "node.1 = h:1\nnode.3 = h:3\ngroup.1.members = 1\ngroup.1.observers = 3\ngroup.1.preferredLeader = 3\n")));
+        assertEquals("group.1.preferredLeader", e.key());
+        assertTrue(e.getMessage().contains("pl2:5: ") && e.getMessage().contains("node 3 is not one of the group's"
+                + " members (group.1.members = 1); only a voting member can lead"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("pl3",
+                "node.1 = h:1\ngroup.1.members = 1\ngroup.1.preferredLeader = one\n")));
+        assertTrue(e.getMessage().contains("node ids are positive integers"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ServersConfig.load(file("pl4",
+                "node.1 = h:1\ngroup.1.members = 1\ngroup.2.preferredLeader = 1\n")));
+        assertTrue(e.getMessage().contains("group 2 has preferredLeader but no group.2.members line"), e.getMessage());
+        // written back in place; dropped when the group has none any more
+        Path f = file("pl5", "node.1 = h:1\nnode.2 = h:2\n# prefer node 1\ngroup.1.preferredLeader = 1\n"
+                + "group.1.members = 1,2\n");
+        ServersConfig loaded = ServersConfig.load(f);
+        Map<Integer, ServersConfig.Group> groups = new TreeMap<>(loaded.groups());
+        groups.put(1, groups.get(1).withPreferredLeader(2));
+        new ServersConfig(loaded.nodes(), groups).writeTo(f);
+        assertEquals("node.1 = h:1\nnode.2 = h:2\n# prefer node 1\ngroup.1.preferredLeader = 2\ngroup.1.members = 1,2\n",
+                new String(Files.readAllBytes(f), StandardCharsets.UTF_8));
+        assertEquals(new ServersConfig(loaded.nodes(), groups), ServersConfig.load(f));
+        groups.put(1, groups.get(1).withPreferredLeader(0));
+        new ServersConfig(loaded.nodes(), groups).writeTo(f);
+        assertEquals("node.1 = h:1\nnode.2 = h:2\n# prefer node 1\ngroup.1.members = 1,2\n",
+                new String(Files.readAllBytes(f), StandardCharsets.UTF_8));
+        assertFalse(groups.get(1).withNonMember(3).withPreferredLeader(2).equals(groups.get(1).withNonMember(3)));
+        assertEquals(2, groups.get(1).withPreferredLeader(2).withNonMember(3).preferredLeader, "kept by withNonMember");
+    }
+
+    @Test
     void aRewriteKeepsCommentsAndOrderAndLeavesNoTempFile() throws Exception {
         Path f = file("servers.properties", "# the cluster\nnode.1 = h:1\n\n# old node\nnode.2 = h:2\n"
                 + "# groups\ngroup.1.members = 1,2\n");

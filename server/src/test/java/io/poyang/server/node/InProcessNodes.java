@@ -31,6 +31,11 @@ public final class InProcessNodes implements AutoCloseable {
      * are added to (or override) each node's config.properties (one dispatcher each, metrics off).
      */
     public InProcessNodes(Path dir, int count, Map<String, String> settings) throws Exception {
+        this(dir, count, settings, 0);
+    }
+
+    /** {@link #InProcessNodes(Path, int, Map)} with {@code group.1.preferredLeader} (0: none). */
+    public InProcessNodes(Path dir, int count, Map<String, String> settings, int preferredLeader) throws Exception {
         int[] p = LoopbackPorts.pick(2 * count);
         TreeMap<Integer, String> addrs = new TreeMap<>();
         int[] members = new int[count];
@@ -39,7 +44,7 @@ public final class InProcessNodes implements AutoCloseable {
             members[i - 1] = i;
         }
         TreeMap<Integer, ServersConfig.Group> groups = new TreeMap<>();
-        groups.put(1, new ServersConfig.Group(1, members, new int[0]));
+        groups.put(1, new ServersConfig.Group(1, members, new int[0], new int[0], preferredLeader));
         ServersConfig servers = new ServersConfig(addrs, groups);
         try {
             for (int i = 1; i <= count; i++) {
