@@ -80,7 +80,8 @@ public final class BenchOptions {
     public boolean batchAppendsGiven;
     /**
      * --leaders: the node every group's leader is moved to before the warm-up, so one client's
-     * writes to all groups go over one connection; 0 (the default): where the elections put them.
+     * writes to all groups go over one connection, and every group's preferred leader, so they
+     * come back to it after a failover; 0 (the default): where the elections put them.
      */
     public int leadersOn;
     public boolean help;
@@ -113,8 +114,9 @@ public final class BenchOptions {
                 "  --log-journal true|false  the nodes started here write through the node's log journal (default false)",
                 "  --batch-appends true|false  the nodes started here send a round's appends to a node as one frame",
                 "                            (default false; it pays with --log-journal true)",
-                "  --leaders N               move every group's leader to node N before the warm-up",
-                "                            (default: where the elections put them)",
+                "  --leaders N               move every group's leader to node N before the warm-up and keep it",
+                "                            there: node N is every group's preferred leader (default: where the",
+                "                            elections put them)",
                 "  --output table|json       report format; json prints one object on the last line (default table)",
                 "  --strict                  exit 1 when any operation failed or timed out",
                 "  --help                    this text",

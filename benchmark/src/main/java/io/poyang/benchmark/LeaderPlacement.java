@@ -9,7 +9,9 @@ import java.util.Map;
  * {@code --leaders N}: moves the leader of every group to node N before the warm-up, through the
  * nodes' replication (admin) ports. With every leader on one node, one client's writes to all the
  * groups go over one connection; where the elections put them, the throughput of several groups
- * depended on how their leaders happened to be spread (docs/benchmarks.md).
+ * depended on how their leaders happened to be spread (docs/benchmarks.md). The bench also makes
+ * node N every group's preferred leader when it builds the nodes, so the placement outlasts a
+ * failover; this one-shot move only makes the run start with the leaders placed.
  */
 public final class LeaderPlacement {
 

@@ -173,6 +173,14 @@ public final class KvScenario implements Scenario {
                 local = new LocalKvCluster(dir, o.nodes, groups, rc, dispatchers(o.nodes), null, null).deleteOnClose(true)
                         .logJournal(o.logJournal).batchAppends(o.batchAppends);
                 local.start();
+                if (o.leadersOn > 0) {
+                    // the placement outlasts a failover (the nodes' processes get it from servers.properties)
+                    for (int n = 1; n <= o.nodes; n++) {
+                        for (int g = 1; g <= groups; g++) {
+                            local.group(n, g).setPreferredLeader(o.leadersOn);
+                        }
+                    }
+                }
                 for (int g = 1; g <= groups; g++) {
                     if (local.waitForLeader(g, 30_000) == 0) {
                         throw new IllegalStateException("DtKV group " + g + " elected no leader within 30 s");

@@ -113,21 +113,33 @@ final class NodeProcesses implements AutoCloseable {
                 + "snapshotOnStop = false\n";
     }
 
-    private void launch(BenchOptions o, int dispatchers) throws IOException {
-        int nodes = o.nodes;
-        int groups = o.groups;
-        int[] replication = LoopbackPorts.pick(nodes);
+    /**
+     * The servers.properties of every node of a bench cluster: nodes 1..{@code o.nodes} at
+     * 127.0.0.1 and {@code replicationPorts}, groups 1..{@code o.groups} of all of them, and with
+     * {@code --leaders N} node N as every group's preferred leader (the placement outlasts a failover).
+     */
+    static String serversProperties(BenchOptions o, int[] replicationPorts) {
         StringBuilder servers = new StringBuilder("# written by ./poyang bench\n");
-        for (int i = 1; i <= nodes; i++) {
-            servers.append("node.").append(i).append(" = 127.0.0.1:").append(replication[i - 1]).append('\n');
+        for (int i = 1; i <= o.nodes; i++) {
+            servers.append("node.").append(i).append(" = 127.0.0.1:").append(replicationPorts[i - 1]).append('\n');
         }
         StringBuilder members = new StringBuilder();
-        for (int i = 1; i <= nodes; i++) {
+        for (int i = 1; i <= o.nodes; i++) {
             members.append(i == 1 ? "" : ",").append(i);
         }
-        for (int g = 1; g <= groups; g++) {
+        for (int g = 1; g <= o.groups; g++) {
             servers.append("group.").append(g).append(".members = ").append(members).append('\n');
+            if (o.leadersOn > 0) {
+                servers.append("group.").append(g).append(".preferredLeader = ").append(o.leadersOn).append('\n');
+            }
         }
+        return servers.toString();
+    }
+
+    private void launch(BenchOptions o, int dispatchers) throws IOException {
+        int nodes = o.nodes;
+        int[] replication = LoopbackPorts.pick(nodes);
+        String servers = serversProperties(o, replication);
         List<BlockingQueue<String>> readyLines = new ArrayList<>();
         for (int i = 1; i <= nodes; i++) {
             Path conf = dir.resolve("node" + i);
@@ -137,7 +149,7 @@ final class NodeProcesses implements AutoCloseable {
                     throw new IOException("the benchmark is stopping");
                 }
                 Files.createDirectories(conf);
-                write(conf.resolve("servers.properties"), servers.toString());
+                write(conf.resolve("servers.properties"), servers);
                 write(conf.resolve("config.properties"),
                         configProperties(o, i, replication[i - 1], conf.resolve("data"), dispatchers));
             }

@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
  * fresh data directory (under {@code $POYANG_BENCH_DIR} or the system temp directory, deleted by
  * {@link #close}), hosting groups 1..{@code --groups} of all the nodes with {@link BenchStateMachine}s,
  * fsync per {@code --fsync}, the node's log journal and batched appends per {@code --log-journal} and
- * {@code --batch-appends}; with {@code --leaders N} every group's leader is on node N once it is built.
+ * {@code --batch-appends}; with {@code --leaders N} every group's leader is on node N once it is built,
+ * and node N is every group's preferred leader, so it leads again after a failover.
  */
 final class BenchCluster implements AutoCloseable {
 
@@ -74,6 +75,9 @@ final class BenchCluster implements AutoCloseable {
                     machines.put(key(id, group), sm);
                     return sm;
                 }, members);
+                if (o.leadersOn > 0) {
+                    b.preferredLeader(g, o.leadersOn);   // the placement outlasts a failover
+                }
             }
             servers[i] = b.build();
         }

@@ -2,6 +2,7 @@ package io.poyang.benchmark.kv;
 
 import io.poyang.benchmark.BenchOptions;
 import io.poyang.server.config.NodeConfig;
+import io.poyang.server.config.ServersConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -54,6 +55,25 @@ class NodeProcessesTest {
         c = NodeConfig.load(off);
         assertFalse(c.logJournal);
         assertFalse(c.batchAppends);
+    }
+
+    /** The node's own parser reads the servers file the bench writes: --leaders N makes node N every group's preferred leader. */
+    @Test
+    void theServersFileNamesThePreferredLeaderOfTheOptions() throws Exception {
+        Path with = parent.resolve("with.properties");
+        Files.write(with, NodeProcesses.serversProperties(BenchOptions.parse("--nodes", "3", "--groups", "2",
+                "--leaders", "2"), new int[]{9001, 9002, 9003}).getBytes(StandardCharsets.UTF_8));
+        ServersConfig s = ServersConfig.load(with);
+        assertEquals("127.0.0.1:9003", s.nodes().get(3));
+        assertEquals(2, s.groups().size());
+        for (ServersConfig.Group g : s.groups().values()) {
+            assertArrayEquals(new int[]{1, 2, 3}, g.members);
+            assertEquals(2, g.preferredLeader, "group " + g.id);
+        }
+        Path without = parent.resolve("without.properties");
+        Files.write(without, NodeProcesses.serversProperties(BenchOptions.parse("--nodes", "3"), new int[]{9001, 9002, 9003})
+                .getBytes(StandardCharsets.UTF_8));
+        assertEquals(0, ServersConfig.load(without).groups().get(1).preferredLeader, "no --leaders: no preference");
     }
 
     /**
