@@ -72,6 +72,10 @@ class PreferredLeaderTest {
             assertLeaderStays(c, 3, 3 * RaftCluster.ELECTION_TIMEOUT_MILLIS);
             assertEquals(term, g.term());
             assertEquals(20, c.checkIdentical(1).length);
+            // a group restarted on its node keeps the preference it ran with (here one set at run time)
+            c.group(1, 1).setPreferredLeader(2);
+            RaftGroup restarted = RaftCluster.join(c.server(1).restartGroup(1));
+            assertEquals(2, restarted.preferredLeader());
         }
     }
 
