@@ -56,12 +56,8 @@ final class PreferredLeaderKeeper {
     private int seenPreferredId;
     /** The hand-over this keeper started and has not yet seen end, or null. */
     private CompletableFuture<Void> inFlight;
-    /** Failed hand-overs in a row (to {@link #seenPreferredId}). */
-    private int failuresInRow;
-    /** The pause after the last failure; 0 after a success. */
-    private long backoffMillis;
-    /** No hand-over is started before this time (dispatcher clock). */
-    private long nextAttemptNanos;
+    /** The pauses after failed hand-overs to {@link #seenPreferredId}. */
+    private final DoublingBackoff backoff;
     /** Why the keeper idles, as last logged (logged again only when it changes); null when it acts. */
     private String idleReasonLogged;
     /** Hand-overs this keeper started (a metric). */
@@ -70,6 +66,8 @@ final class PreferredLeaderKeeper {
     PreferredLeaderKeeper(RaftGroup g) {
         this.g = g;
         this.changed = g.fiberGroup.newCondition("preferred-leader-" + g.state.groupId);
+        this.backoff = new DoublingBackoff(g.config.electionTimeoutMillis(),
+                Math.max(MAX_BACKOFF_MILLIS, g.config.electionTimeoutMillis()));
     }
 
     int preferredId() {
@@ -115,9 +113,7 @@ final class PreferredLeaderKeeper {
         int target = preferredId;
         if (target != seenPreferredId) {
             seenPreferredId = target;
-            failuresInRow = 0;
-            backoffMillis = 0;
-            nextAttemptNanos = now;
+            backoff.reset();
             idleReasonLogged = null;
         }
         RaftState s = g.state;
@@ -135,7 +131,7 @@ final class PreferredLeaderKeeper {
         }
         idleReasonLogged = null;
         long electionTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(g.config.electionTimeoutMillis());
-        if (g.transfer.isActive() || now - s.leaderSinceNanos < electionTimeoutNanos || now - nextAttemptNanos < 0) {
+        if (g.transfer.isActive() || now - s.leaderSinceNanos < electionTimeoutNanos || !backoff.mayTry(now)) {
             return;
         }
         long match = g.commitManager.matchIndexOf(target);
@@ -167,25 +163,21 @@ final class PreferredLeaderKeeper {
         Throwable error = errorOf(f);
         int target = seenPreferredId;
         if (error == null) {
-            if (failuresInRow > 0) {
+            int failed = backoff.onSuccess();
+            if (failed > 0) {
                 log.info("group {}: the leadership went to preferred node {} after {} failed attempts",
-                        g.state.groupId, target, failuresInRow);
+                        g.state.groupId, target, failed);
             }
-            failuresInRow = 0;
-            backoffMillis = 0;
             return;
         }
-        failuresInRow++;
-        backoffMillis = backoffMillis == 0 ? g.config.electionTimeoutMillis()
-                : Math.min(MAX_BACKOFF_MILLIS, backoffMillis * 2);
-        nextAttemptNanos = now + TimeUnit.MILLISECONDS.toNanos(backoffMillis);
+        int failuresInRow = backoff.onFailure(now);
         if (failuresInRow == 1) {
             log.warn("group {}: handing the leadership to preferred node {} failed ({}); trying again after pauses"
-                    + " doubling up to {} ms, and logging again once it succeeds", g.state.groupId, target,
-                    error.getMessage(), MAX_BACKOFF_MILLIS);
+                    + " doubling from {} ms up to {} ms, and logging again once it succeeds", g.state.groupId, target,
+                    error.getMessage(), backoff.pauseMillis(), MAX_BACKOFF_MILLIS);
         } else {
-            log.debug("group {}: hand-over to preferred node {} failed again ({} in a row): {}", g.state.groupId,
-                    target, failuresInRow, error.getMessage());
+            log.debug("group {}: hand-over to preferred node {} failed again ({} in a row; next try in {} ms): {}",
+                    g.state.groupId, target, failuresInRow, backoff.pauseMillis(), error.getMessage());
         }
     }
 
