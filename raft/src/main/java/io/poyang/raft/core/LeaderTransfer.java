@@ -43,7 +43,10 @@ import java.util.concurrent.TimeUnit;
  * did not catch up in time) gives the lease back.
  * <p>
  * So every write in flight during a transfer either completes or fails with NOT_LEADER; none is
- * lost or applied twice. One transfer at a time. Dispatcher thread except {@link #transfer}.
+ * lost or applied twice. One transfer at a time: a request for the target of the transfer under way
+ * waits for that transfer's outcome (an operator's request meeting the {@link PreferredLeaderKeeper}'s,
+ * a stopping node's meeting either), one for another target is refused. Dispatcher thread except
+ * {@link #transfer} and {@link #transferToSuccessor}.
  */
 final class LeaderTransfer {
 
@@ -59,6 +62,8 @@ final class LeaderTransfer {
     /** A transfer is under way: the leader writer holds new writes. */
     private boolean active;
     private int target;
+    /** The outcome of the transfer under way (null when none), which a request for its target shares. */
+    private CompletableFuture<Void> current;
     /** TIMEOUT_NOW has left for {@link #target} in the current transfer. */
     private boolean timeoutNowSent;
     /**
@@ -113,15 +118,33 @@ final class LeaderTransfer {
 
     /** Transfers the leadership to {@code targetId}; completes when it leads. Any thread. */
     CompletableFuture<Void> transfer(int targetId, long timeoutMillis) {
-        CompletableFuture<Void> result = new CompletableFuture<>();
-        if (!g.fiberGroup.fireFiber("transfer-" + g.state.groupId, new TransferFrame(targetId, timeoutMillis, result))) {
-            result.completeExceptionally(new StoppedException("raft group " + g.state.groupId + " is stopping"));
+        TransferFrame frame = new TransferFrame(targetId, timeoutMillis);
+        fire(frame);
+        return frame.result;
+    }
+
+    /**
+     * Transfers the leadership to the node {@link SuccessorChoice} names, chosen on the dispatcher
+     * when the transfer starts (so no transfer can begin between the choice and this one); completes
+     * with that node's id once it leads, or with 0 when this node does not lead or no other voter
+     * exists (nothing to hand over). Any thread.
+     */
+    CompletableFuture<Integer> transferToSuccessor(long timeoutMillis) {
+        TransferFrame frame = new TransferFrame(0, timeoutMillis);
+        fire(frame);
+        return frame.result.thenApply(ignored -> frame.targetId);
+    }
+
+    private void fire(TransferFrame frame) {
+        if (!g.fiberGroup.fireFiber("transfer-" + g.state.groupId, frame)) {
+            frame.result.completeExceptionally(new StoppedException("raft group " + g.state.groupId + " is stopping"));
         }
-        return result;
     }
 
     private final class TransferFrame extends FiberFrame<Void> {
-        private final int targetId;
+        /** The node handed to; 0 until the frame starts when the successor is to be chosen. */
+        private volatile int targetId;
+        private final boolean toSuccessor;
         private final long deadlineNanos;
         private final CompletableFuture<Void> result;
         private long epoch;
@@ -139,15 +162,24 @@ final class LeaderTransfer {
         /** The thread in the send call while it runs: a failure it reports itself means "not sent". */
         private Thread sendCaller;
 
-        TransferFrame(int targetId, long timeoutMillis, CompletableFuture<Void> result) {
+        /** {@code targetId} 0: the successor, chosen when the frame starts. */
+        TransferFrame(int targetId, long timeoutMillis) {
             this.targetId = targetId;
+            this.toSuccessor = targetId == 0;
             this.deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
-            this.result = result;
+            this.result = new CompletableFuture<>();
         }
 
         @Override
         public FrameCallResult execute(Object input) {
             RaftState s = g.state;
+            if (toSuccessor) {
+                targetId = s.isLeader() ? SuccessorChoice.of(g) : 0;
+                if (targetId == 0) {
+                    result.complete(null);   // nothing to hand over
+                    return Fiber.frameReturn();
+                }
+            }
             if (!s.isLeader() && s.leaderId == targetId && targetId != 0) {
                 result.complete(null);   // the target leads already (a retry of a transfer that succeeded)
                 return Fiber.frameReturn();
@@ -164,13 +196,25 @@ final class LeaderTransfer {
                 throw new IllegalArgumentException("node " + targetId + " is not a voter of raft group " + s.groupId
                         + " (" + s.members + "); only a voter can lead");
             }
+            if (active && target == targetId) {
+                // the same hand-over twice (an operator's retry, or a stop meeting the keeper's): one outcome
+                current.whenComplete((v, error) -> {
+                    if (error == null) {
+                        result.complete(null);
+                    } else {
+                        result.completeExceptionally(error);
+                    }
+                });
+                return Fiber.frameReturn();
+            }
             if (active) {
                 throw new IllegalStateException("a leader transfer of raft group " + s.groupId + " to node " + target
-                        + " is under way");
+                        + " is under way; ask again once it has ended");
             }
             active = true;
             mine = true;
             target = targetId;
+            current = result;
             timeoutNowSent = false;
             epoch = s.roleEpoch;
             term = s.currentTerm;
@@ -296,6 +340,7 @@ final class LeaderTransfer {
         protected FrameCallResult doFinally() {
             if (mine) {
                 active = false;
+                current = null;
                 if (!timeoutNowSent && timeoutNowTerm != g.state.currentTerm) {
                     // no node was told to stand in this term: no vote request for it can be granted
                     g.leaseReads.resume();

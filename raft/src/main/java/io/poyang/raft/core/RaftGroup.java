@@ -45,7 +45,7 @@ import java.util.concurrent.TimeUnit;
  * become log entries), {@link Replicator} (one per follower), {@link CommitManager},
  * {@link ApplyManager} (the state machine), {@link FollowerAppender} (a follower's log),
  * {@link SnapshotManager}, {@link RoleManager}, {@link StatusSaver}, {@link TailCache},
- * {@link LeaderTransfer}, {@link PreferredLeaderKeeper}.
+ * {@link LeaderTransfer}, {@link PreferredLeaderKeeper}, {@link SuccessorChoice}.
  */
 public final class RaftGroup {
 
@@ -818,6 +818,19 @@ public final class RaftGroup {
      */
     public CompletableFuture<Void> transferLeadership(int targetId, long timeoutMillis) {
         return transfer.transfer(targetId, timeoutMillis);
+    }
+
+    /**
+     * Hands the leadership to the node that should lead next, for a leader about to stop: the target
+     * of a transfer already under way (this one then waits for its outcome), else the
+     * {@link #setPreferredLeader preferred leader} when it is a voter that answers and is caught up
+     * (within {@code maxAppendItems} entries, or as far as any other voter), else the voter whose log
+     * is furthest along (the rule: {@link SuccessorChoice}). Completes with that node's id once it
+     * leads, or with 0 when this node does not lead or has no other voter; fails as
+     * {@link #transferLeadership} does. Any thread.
+     */
+    public CompletableFuture<Integer> transferLeadershipToSuccessor(long timeoutMillis) {
+        return transfer.transferToSuccessor(timeoutMillis);
     }
 
     /**

@@ -147,4 +147,27 @@ class PreferredLeaderTest {
             assertEquals(2, c.checkIdentical(1).length);
         }
     }
+
+    @Test
+    void aLeaderHandingOverWithoutATargetSkipsAPreferredNodeThatLagsBehind() {
+        // one AppendEntries request holds 2 entries: 3 missed ones put the preferred node out of reach
+        try (RaftCluster c = new RaftCluster(dir, 3, new int[]{1}, rc -> rc.maxAppend(2, 1 << 20)).start()) {
+            int leader = c.waitForLeader(1);
+            c.write(1, 1);
+            int preferred = leader % 3 + 1;
+            int other = 6 - leader - preferred;
+            c.faults.isolate(preferred);
+            for (int v = 2; v <= 4; v++) {
+                c.write(1, v);
+            }
+            RaftGroup g = c.group(leader, 1);
+            g.setPreferredLeader(preferred);
+            assertEquals(other, RaftCluster.join(g.transferLeadershipToSuccessor(10_000)).intValue(),
+                    "a preferred node 3 entries behind (more than one request) was chosen to lead next");
+            assertEquals(other, c.waitForLeader(1));
+            c.faults.heal();
+            c.write(1, 5);
+            c.checkIdentical(1);
+        }
+    }
 }

@@ -233,4 +233,29 @@ class TransferTest {
             c.checkIdentical(1);
         }
     }
+
+    @Test
+    void aRequestForTheTargetOfATransferUnderWayWaitsForItsOutcome() throws Exception {
+        try (RaftCluster c = new RaftCluster(dir, 3, 1).start()) {
+            int target = cutOffAFollowerBehind(c);
+            int leader = c.waitForLeader(1);
+            int other = 6 - leader - target;
+            RaftGroup g = c.group(leader, 1);
+            CompletableFuture<Void> first = g.transferLeadership(target, 30_000);   // waits for the target
+            CompletableFuture<Void> again = g.transferLeadership(target, 30_000);
+            CompletableFuture<Integer> successor = g.transferLeadershipToSuccessor(30_000);
+            CompletableFuture<Void> elsewhere = g.transferLeadership(other, 30_000);
+            ExecutionException refused = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                    () -> elsewhere.get(10, TimeUnit.SECONDS));
+            assertTrue(refused.getCause() instanceof IllegalStateException, refused.getCause().toString());
+            assertFalse(first.isDone() || again.isDone() || successor.isDone(),
+                    "a hand-over finished while its target is cut off");
+            c.faults.heal();
+            RaftCluster.join(first);
+            RaftCluster.join(again);
+            assertEquals(target, RaftCluster.join(successor).intValue(),
+                    "the successor of a leader handing over is the target of that hand-over");
+            assertEquals(target, c.waitForLeader(1));
+        }
+    }
 }
