@@ -579,60 +579,44 @@ public final class PoyangNode {
     }
 
     /**
-     * Before it stops, a leader hands each group it leads to the most up-to-date other voter (leader
+     * Before it stops, a leader hands each group it leads to the node that should lead next (leader
      * transfer: its writes in flight are finished or answered NOT_LEADER, which clients follow), so
-     * the group has a new leader within a round trip instead of after an election timeout. Bounded by
+     * the group has a new leader within a round trip instead of after an election timeout: the
+     * group's preferred leader when it is a caught-up voter (one hand-over, not one to any node and a
+     * second to the preferred one), else the most up-to-date other voter; a hand-over already under
+     * way (the preferred-leader keeper's) is waited for rather than refused (the rule:
+     * {@link RaftGroup#transferLeadershipToSuccessor}). Bounded by
      * {@code min(drainTimeoutMillis, 2 x electionTimeoutMillis)} for all groups together; a group
      * whose hand-over fails (no voter reachable) just goes on to the drain.
      */
     private void handOverLeadership(List<RaftGroup> groups) {
         long budgetMillis = Math.min(config.drainTimeoutMillis, 2 * config.raft.electionTimeoutMillis());
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(budgetMillis);
-        List<CompletableFuture<Void>> transfers = new ArrayList<>();
-        List<String> what = new ArrayList<>();
+        List<CompletableFuture<Integer>> transfers = new ArrayList<>();
+        List<RaftGroup> handing = new ArrayList<>();
         for (RaftGroup g : groups) {
             if (!g.isLeader() || g.failure() != null) {
                 continue;
             }
-            int target = bestTransferTarget(g, deadline);
-            if (target == 0) {
-                continue;
-            }
-            transfers.add(g.transferLeadership(target, budgetMillis));
-            what.add("group " + g.groupId() + " to node " + target);
+            transfers.add(g.transferLeadershipToSuccessor(budgetMillis));
+            handing.add(g);
         }
         for (int i = 0; i < transfers.size(); i++) {
+            int groupId = handing.get(i).groupId();
             try {
-                transfers.get(i).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                log.info("node {}: handed the leadership of {}", config.nodeId, what.get(i));
+                int target = transfers.get(i).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                if (target != 0) {
+                    log.info("node {}: handed the leadership of group {} to node {}", config.nodeId, groupId, target);
+                }
             } catch (ExecutionException | TimeoutException e) {
-                log.warn("node {}: could not hand over the leadership of {} ({}); the group elects a new leader"
-                        + " after this node stops", config.nodeId, what.get(i), e instanceof ExecutionException
-                        ? e.getCause() : "timed out");
+                log.warn("node {}: could not hand over the leadership of group {} ({}); the group elects a new leader"
+                        + " after this node stops", config.nodeId, groupId, e instanceof ExecutionException
+                        ? String.valueOf(e.getCause()) : "timed out");   // a string: the reason, not a stack trace
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
             }
         }
-    }
-
-    /** The other voter of {@code g} whose log is furthest along (lowest lag), or 0 when there is none. */
-    private static int bestTransferTarget(RaftGroup g, long deadlineNanos) {
-        io.poyang.raft.client.GroupStatus s;
-        try {
-            s = g.detailedStatus().get(Math.max(1, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (Exception e) {
-            return 0;
-        }
-        int best = 0;
-        long bestLag = Long.MAX_VALUE;
-        for (io.poyang.raft.client.GroupStatus.Follower f : s.followers()) {
-            if (!f.isObserver() && f.lag() < bestLag) {
-                best = f.nodeId();
-                bestLag = f.lag();
-            }
-        }
-        return best;
     }
 
     private static int pendingWrites(List<RaftGroup> groups) {
