@@ -21,6 +21,16 @@ abstract class JournalRecord {
     /** How many bytes: the payload's, or the zeros'. */
     abstract int length();
 
+    /**
+     * Journal thread, just before the record is staged: puts the bytes into {@link #target()}'s file
+     * when that was left to the journal's writer (a {@link WriteTask} on a node with the journal).
+     * False when that write failed: the record is then not journalled, and {@link #journaled}
+     * reports the write's own error. By default the bytes are there already.
+     */
+    boolean writeIntoTarget() {
+        return true;
+    }
+
     /** Journal thread: the record is durable ({@code error} null), or will never be. */
     abstract void journaled(Throwable error);
 }

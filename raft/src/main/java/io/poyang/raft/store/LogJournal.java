@@ -396,6 +396,9 @@ public final class LogJournal implements AutoCloseable {
     }
 
     private void stage(JournalRecord r) throws IOException, InterruptedException {
+        if (!r.writeIntoTarget()) {
+            return;   // its segment write failed: journaled reports that write's own error
+        }
         LogSegment target = r.target();
         byte[] path = target.journalPath;
         if (path == null) {

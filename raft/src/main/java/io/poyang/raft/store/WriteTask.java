@@ -7,7 +7,8 @@ import java.util.function.BiConsumer;
 
 /**
  * One positional write of encoded items (and maybe a segment-end marker) into one segment. Runs on
- * an I/O thread; its completion comes back to the dispatcher thread through a fiber future. A write
+ * a log I/O thread, or with the node's log journal on the journal's writer thread (which then
+ * journals it); its completion comes back to the dispatcher thread through a fiber future. A write
  * is idempotent (same bytes, same position), so a failed one can simply be issued again.
  */
 final class WriteTask extends JournalRecord implements Runnable, BiConsumer<Void, Throwable> {
@@ -24,6 +25,8 @@ final class WriteTask extends JournalRecord implements Runnable, BiConsumer<Void
     int attempts;
     boolean done;
     private FiberFuture<Void> future;
+    /** With the journal: why the journal's writer could not write into the segment, or null. Journal thread. */
+    private Throwable segmentWriteError;
 
     WriteTask(LogAppender appender, LogSegment segment, long position, ByteBuffer buffer, int length, long lastIndex,
               int itemCount) {
@@ -36,13 +39,25 @@ final class WriteTask extends JournalRecord implements Runnable, BiConsumer<Void
         this.itemCount = itemCount;
     }
 
-    /** Issues the write. Dispatcher thread. */
+    /**
+     * Issues the write. Dispatcher thread. With the node's log journal the journal's writer makes it
+     * (into the segment, then as a record) instead of a log I/O thread: one thread hand-off per
+     * write instead of two, and the writes of a dispatcher round reach the journal together rather
+     * than one by one as the I/O threads end them (with four groups on three nodes, 1.5 µs less CPU
+     * per DtKV put; docs/benchmarks.md, thirteenth session).
+     */
     void submit(LogStore store) {
         attempts++;
         buffer.limit(length).position(0);
         future = store.group().newFuture("log-write");
         future.whenComplete(this);
         store.logIoStarting();
+        LogJournal journal = store.config().journal();
+        if (journal != null) {
+            segmentWriteError = null;
+            journal.append(this);
+            return;
+        }
         try {
             store.ioExecutor().execute(this);
         } catch (RuntimeException e) {
@@ -51,31 +66,42 @@ final class WriteTask extends JournalRecord implements Runnable, BiConsumer<Void
         }
     }
 
-    /**
-     * I/O thread. With the node's log journal, the write is done once the journal holds it too: the
-     * journal reports it ({@link #journaled}), and until then the task counts as I/O under way (the
-     * journal still reads its buffer).
-     */
+    /** Log I/O thread (a node without the journal): the positional write into the segment. */
     @Override
     public void run() {
         Throwable error = null;
-        LogJournal journal = appender.store().config().journal();
         try {
             segment.file.writeFully(buffer, position - segment.startPos);
         } catch (Throwable e) {
             error = e;
         }
-        if (error == null && journal != null) {
-            journal.append(this);
-            return;
-        }
         finish(error);
     }
 
-    /** Journal thread: the journal holds the write durably, or failed. */
+    /**
+     * Journal thread: the segment write, before the journal stages the record. A failure is this
+     * write's own (retried by the appender like any failed write), not the journal's.
+     */
+    @Override
+    boolean writeIntoTarget() {
+        try {
+            ByteBuffer b = buffer.duplicate();
+            b.limit(length).position(0);
+            segment.file.writeFully(b, position - segment.startPos);
+            return true;
+        } catch (Throwable e) {
+            segmentWriteError = e;
+            return false;
+        }
+    }
+
+    /**
+     * Journal thread: the journal holds the write durably, or failed, or the segment write failed.
+     * Until then the task counts as I/O under way (the journal still reads its buffer).
+     */
     @Override
     void journaled(Throwable error) {
-        finish(error);
+        finish(error != null ? error : segmentWriteError);
     }
 
     private void finish(Throwable error) {
