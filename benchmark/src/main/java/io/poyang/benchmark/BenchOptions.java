@@ -65,7 +65,7 @@ public final class BenchOptions {
     /**
      * The nodes started here write their groups' logs through the node's log journal
      * (RaftServerConfig.Builder.logJournal, the node key logJournal): --log-journal, else
-     * {@link #LOG_JOURNAL_PROPERTY}.
+     * {@link #LOG_JOURNAL_PROPERTY}, else on with several groups (as a DtKV node's {@code auto}).
      */
     public boolean logJournal = Boolean.getBoolean(LOG_JOURNAL_PROPERTY);
     /** Whether --log-journal was given. */
@@ -73,7 +73,7 @@ public final class BenchOptions {
     /**
      * The nodes started here send a dispatcher round's AppendEntries to one node as one frame
      * (RaftServerConfig.Builder.batchAppends, the node key batchAppends): --batch-appends, else
-     * {@link #BATCH_APPENDS_PROPERTY}.
+     * {@link #BATCH_APPENDS_PROPERTY}, else the same as the journal (as a DtKV node's {@code auto}).
      */
     public boolean batchAppends = Boolean.getBoolean(BATCH_APPENDS_PROPERTY);
     /** Whether --batch-appends was given. */
@@ -81,9 +81,13 @@ public final class BenchOptions {
     /**
      * --leaders: the node every group's leader is moved to before the warm-up, so one client's
      * writes to all groups go over one connection, and every group's preferred leader, so they
-     * come back to it after a failover; 0 (the default): where the elections put them.
+     * come back to it after a failover; 0: where the elections put them. Not given: node 1 when
+     * the bench starts several nodes with several groups (the workload is one client on one
+     * connection, as with one group), else 0.
      */
     public int leadersOn;
+    /** Whether --leaders was given. */
+    public boolean leadersGiven;
     public boolean help;
 
     public static String usage() {
@@ -111,12 +115,14 @@ public final class BenchOptions {
                 "  --fsync true|false        fsync the raft log before acknowledging (default true)",
                 "  --groups N                raft groups (default 1)",
                 "  --read-kind lease|read-index|follower  how get, mixed and raft-read reads are served (default lease)",
-                "  --log-journal true|false  the nodes started here write through the node's log journal (default false)",
+                "  --log-journal true|false  the nodes started here write through the node's log journal",
+                "                            (default: true with --groups above 1, as a DtKV node's logJournal = auto)",
                 "  --batch-appends true|false  the nodes started here send a round's appends to a node as one frame",
-                "                            (default false; it pays with --log-journal true)",
+                "                            (default: as --log-journal; it pays with the journal)",
                 "  --leaders N               move every group's leader to node N before the warm-up and keep it",
-                "                            there: node N is every group's preferred leader (default: where the",
-                "                            elections put them)",
+                "                            there: node N is every group's preferred leader; 0: where the elections",
+                "                            put them (default: 1 with --groups above 1 on the nodes started here,",
+                "                            so one client reaches every leader on one connection; else 0)",
                 "  --output table|json       report format; json prints one object on the last line (default table)",
                 "  --strict                  exit 1 when any operation failed or timed out",
                 "  --help                    this text",
@@ -238,7 +244,8 @@ public final class BenchOptions {
                     o.batchAppendsGiven = true;
                     break;
                 case "leaders":
-                    o.leadersOn = positive(name, value);
+                    o.leadersOn = nonNegative(name, value);
+                    o.leadersGiven = true;
                     break;
                 case "read-kind":
                     o.readKind = value.toLowerCase(Locale.ROOT);
@@ -257,6 +264,7 @@ public final class BenchOptions {
             }
         }
         o.checkCombinations();
+        o.applyMultiGroupDefaults();
         return o;
     }
 
@@ -278,10 +286,30 @@ public final class BenchOptions {
         }
         checkNodeSetup("--log-journal", logJournalGiven);
         checkNodeSetup("--batch-appends", batchAppendsGiven);
-        checkNodeSetup("--leaders", leadersOn > 0);
+        checkNodeSetup("--leaders", leadersGiven);
         if (leadersOn > nodes) {
             throw new UsageException("--leaders " + leadersOn + " names no node: the bench starts " + nodes
                     + " node(s) (--nodes " + nodes + "), ids 1 to " + nodes);
+        }
+    }
+
+    /**
+     * The nodes the bench starts with several groups are set up as a DtKV node with several groups
+     * is by default (logJournal and batchAppends auto), and every leader goes to node 1, unless the
+     * options (or, for the journal and batching, the old system properties) say otherwise.
+     */
+    private void applyMultiGroupDefaults() {
+        if (!servers.isEmpty() || !OPS_WITH_RAFT_NODES.contains(op) || groups < 2) {
+            return;
+        }
+        if (!logJournalGiven && System.getProperty(LOG_JOURNAL_PROPERTY) == null) {
+            logJournal = true;
+        }
+        if (!batchAppendsGiven && System.getProperty(BATCH_APPENDS_PROPERTY) == null) {
+            batchAppends = logJournal;
+        }
+        if (!leadersGiven && nodes > 1) {
+            leadersOn = 1;
         }
     }
 

@@ -83,6 +83,11 @@ class BenchCommandTest {
         assertFalse(json.contains("\"log_mb_per_sec\":0,"), json);
         assertTrue(json.contains("\"nodes\":3"), json);
         assertTrue(json.contains("\"value_size\":256"), json);
+        // the defaults for several groups: the journal, batched appends, every leader on node 1
+        assertTrue(json.contains("\"log_journal\":true"), json);
+        assertTrue(json.contains("\"batch_appends\":true"), json);
+        assertTrue(json.contains("\"leaders_on\":1"), json);
+        assertTrue(json.contains("\"leaders\":\"1,1\""), json);
         assertTrue(json.contains("\"failed\":0,\"timeout\":0"), json);
         assertFalse(json.contains("\"ops_per_sec\":0,"), json);
     }

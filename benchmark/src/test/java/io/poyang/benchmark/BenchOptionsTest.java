@@ -75,11 +75,15 @@ class BenchOptionsTest {
     }
 
     @Test
-    void theMultiGroupSettingsAreOffUnlessGiven() throws Exception {
+    void theMultiGroupSettingsAreOffForOneGroupUnlessGiven() throws Exception {
         BenchOptions o = BenchOptions.parse();
         assertFalse(o.logJournal);
         assertFalse(o.batchAppends);
         assertEquals(0, o.leadersOn, "the leaders stay where the elections put them");
+        o = BenchOptions.parse("--op", "raft", "--nodes", "3");
+        assertFalse(o.logJournal);
+        assertFalse(o.batchAppends);
+        assertEquals(0, o.leadersOn);
         o = BenchOptions.parse("--op", "raft", "--nodes", "3", "--groups", "4", "--log-journal", "true",
                 "--batch-appends=true", "--leaders", "3");
         assertTrue(o.logJournal);
@@ -90,6 +94,32 @@ class BenchOptionsTest {
         for (String op : new String[]{"put", "get", "mixed", "raft-read"}) {
             assertEquals(1, BenchOptions.parse("--op", op, "--leaders", "1").leadersOn, op);
         }
+    }
+
+    @Test
+    void severalGroupsOnNodesTheBenchStartsGetTheJournalBatchingAndLeadersOnNodeOneUnlessGiven() throws Exception {
+        for (String op : new String[]{"put", "raft"}) {
+            BenchOptions o = BenchOptions.parse("--op", op, "--nodes", "3", "--groups", "4");
+            assertTrue(o.logJournal, op);
+            assertTrue(o.batchAppends, op);
+            assertEquals(1, o.leadersOn, op);
+        }
+        BenchOptions o = BenchOptions.parse("--nodes", "3", "--groups", "4", "--leaders", "0", "--log-journal", "false");
+        assertEquals(0, o.leadersOn, "--leaders 0: where the elections put them");
+        assertFalse(o.logJournal);
+        assertFalse(o.batchAppends, "batching follows the journal");
+        o = BenchOptions.parse("--nodes", "3", "--groups", "4", "--batch-appends", "false", "--leaders", "2");
+        assertTrue(o.logJournal);
+        assertFalse(o.batchAppends);
+        assertEquals(2, o.leadersOn);
+        o = BenchOptions.parse("--groups", "4");
+        assertTrue(o.logJournal, "one node with several groups shares its fsyncs too");
+        assertEquals(0, o.leadersOn, "one node leads every group anyway");
+        o = BenchOptions.parse("--servers", "a:1,b:2,c:3", "--groups", "4");
+        assertFalse(o.logJournal, "an existing cluster is used as it is");
+        assertEquals(0, o.leadersOn, "an existing cluster is used as it is");
+        o = BenchOptions.parse("--op", "log", "--groups", "4");
+        assertFalse(o.logJournal, "--op log starts no raft nodes");
     }
 
     @Test
@@ -115,7 +145,7 @@ class BenchOptionsTest {
     void theMultiGroupSettingsAreRefusedWhereTheBenchStartsNoRaftNodes() {
         assertMessage("--log-journal takes true or false, got 'yes'", "--log-journal", "yes");
         assertMessage("--batch-appends takes true or false, got '1'", "--batch-appends", "1");
-        assertMessage("--leaders must be at least 1, got 0", "--leaders", "0");
+        assertMessage("--leaders must be at least 0, got -1", "--leaders", "-1");
         assertMessage("--leaders takes a whole number", "--leaders", "two");
         assertMessage("--leaders 2 names no node: the bench starts 1 node(s) (--nodes 1), ids 1 to 1", "--leaders", "2");
         assertMessage("--leaders 4 names no node", "--op", "raft", "--nodes", "3", "--leaders", "4");

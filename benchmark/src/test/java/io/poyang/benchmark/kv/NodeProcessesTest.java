@@ -46,15 +46,15 @@ class NodeProcessesTest {
         NodeConfig c = NodeConfig.load(on);
         assertEquals(2, c.nodeId);
         assertEquals(9999, c.replicationPort);
-        assertTrue(c.logJournal);
-        assertTrue(c.batchAppends);
+        assertTrue(c.logJournal(1), "on even for one group: the option says so");
+        assertTrue(c.batchAppends(1));
         assertFalse(c.raft.syncForce());
         Path off = parent.resolve("off.properties");
         Files.write(off, NodeProcesses.configProperties(BenchOptions.parse(), 1, 9998, parent.resolve("data"), 1)
                 .getBytes(StandardCharsets.UTF_8));
         c = NodeConfig.load(off);
-        assertFalse(c.logJournal);
-        assertFalse(c.batchAppends);
+        assertFalse(c.logJournal(4), "off even for several groups: the bench's options say so");
+        assertFalse(c.batchAppends(4));
     }
 
     /** The node's own parser reads the servers file the bench writes: --leaders N makes node N every group's preferred leader. */

@@ -28,9 +28,11 @@ import java.util.Set;
  *   <tr><td>snapshotIntervalMillis, snapshotEveryEntries, snapshotsToKeep, snapshotOnStop</td><td>snapshots</td></tr>
  *   <tr><td>dispatchers, logIoThreads, serviceIoThreads, replicationIoThreads, fsyncPermits</td><td>threads</td></tr>
  *   <tr><td>logJournal</td><td>true: the node's groups write their logs through one journal, one fsync per
- *       round for all of them (default false; see the raft README)</td></tr>
- *   <tr><td>batchAppends</td><td>true: the AppendEntries of one dispatcher round to one node leave as one frame
- *       (default false); it pays with logJournal on, where one fsync persists every part of a batch</td></tr>
+ *       round for all of them (see the raft README); false: each group fsyncs its own log; auto (the default):
+ *       true when servers.properties gives this node more than one group at start</td></tr>
+ *   <tr><td>batchAppends</td><td>true: the AppendEntries of one dispatcher round to one node leave as one frame;
+ *       it pays with the journal on, where one fsync persists every part of a batch; auto (the default): the
+ *       same as the journal</td></tr>
  *   <tr><td>segmentBytes</td><td>log segment size</td></tr>
  *   <tr><td>shutdownTimeoutMillis, drainTimeoutMillis</td><td>graceful stop bounds</td></tr>
  *   <tr><td>groupStartTimeoutSeconds</td><td>how long each group may take to recover and replay its log at start (600)</td></tr>
@@ -69,15 +71,18 @@ public final class NodeConfig {
     public final int serviceIoThreads;
     public final int replicationIoThreads;
     public final int fsyncPermits;
-    /** The node's groups write through one log journal ({@code RaftServerConfig.Builder.logJournal}). */
-    public final boolean logJournal;
+    /**
+     * The node's groups write through one log journal ({@code RaftServerConfig.Builder.logJournal});
+     * {@code AUTO}: when the node hosts more than one group at start ({@link #logJournal(int)}).
+     */
+    public final AutoSwitch logJournal;
     /**
      * A dispatcher round's AppendEntries to one node leave as one frame
      * ({@code RaftServerConfig.Builder.batchAppends}). Without the journal each part of a batch waits
      * for its own group's fsync and the answer for the slowest: DtKV measured slower with it
-     * (docs/plans/shared-log.md step 2).
+     * (docs/plans/shared-log.md step 2). {@code AUTO}: the same as the journal.
      */
-    public final boolean batchAppends;
+    public final AutoSwitch batchAppends;
     public final boolean snapshotOnStop;
     /** How long a graceful stop may take in all before the process is halted. */
     public final long shutdownTimeoutMillis;
@@ -92,7 +97,7 @@ public final class NodeConfig {
 
     private NodeConfig(Path file, int nodeId, String clusterName, String host, int replicationPort, int servicePort, int metricsPort,
                        Path dataDir, int dispatchers, int logIoThreads, int serviceIoThreads, int replicationIoThreads,
-                       int fsyncPermits, boolean logJournal, boolean batchAppends, boolean snapshotOnStop, long shutdownTimeoutMillis, long drainTimeoutMillis,
+                       int fsyncPermits, AutoSwitch logJournal, AutoSwitch batchAppends, boolean snapshotOnStop, long shutdownTimeoutMillis, long drainTimeoutMillis,
                        long groupStartTimeoutSeconds, int maxWatchesPerConnection, RaftConfig raft) {
         this.file = file;
         this.nodeId = nodeId;
@@ -115,6 +120,16 @@ public final class NodeConfig {
         this.groupStartTimeoutSeconds = groupStartTimeoutSeconds;
         this.maxWatchesPerConnection = maxWatchesPerConnection;
         this.raft = raft;
+    }
+
+    /** Whether a node hosting {@code groups} raft groups at start writes through the log journal. */
+    public boolean logJournal(int groups) {
+        return logJournal.resolve(groups > 1);
+    }
+
+    /** Whether a node hosting {@code groups} raft groups at start batches its AppendEntries per round. */
+    public boolean batchAppends(int groups) {
+        return batchAppends.resolve(logJournal(groups));
     }
 
     /** The settings of a node started without {@code --conf}: node 1 on 127.0.0.1, data in ./data. */
@@ -176,8 +191,8 @@ public final class NodeConfig {
         int serviceIoThreads = s.intValue("serviceIoThreads", 1, 1, 1024);
         int replicationIoThreads = s.intValue("replicationIoThreads", 1, 1, 1024);
         int fsyncPermits = s.intValue("fsyncPermits", 0, 0, 1024);
-        boolean logJournal = s.bool("logJournal", false);
-        boolean batchAppends = s.bool("batchAppends", false);
+        AutoSwitch logJournal = s.autoSwitch("logJournal");
+        AutoSwitch batchAppends = s.autoSwitch("batchAppends");
         boolean snapshotOnStop = s.bool("snapshotOnStop", false);
         long shutdownTimeoutMillis = s.longValue("shutdownTimeoutMillis", 30_000, 100, 24L * 3600 * 1000);
         long drainTimeoutMillis = s.longValue("drainTimeoutMillis", 5_000, 0, 24L * 3600 * 1000);
@@ -309,6 +324,19 @@ public final class NodeConfig {
                 return false;
             }
             throw p.invalid(key, "must be true or false");
+        }
+
+        /** true, false or auto; auto when the key is not set. */
+        AutoSwitch autoSwitch(String key) {
+            String v = p.get(key);
+            if (v == null) {
+                return AutoSwitch.AUTO;
+            }
+            AutoSwitch a = AutoSwitch.parse(v);
+            if (a == null) {
+                throw p.invalid(key, "must be true, false or auto");
+            }
+            return a;
         }
 
         /** Runs a RaftConfig setter for a key that is set, turning its refusal into an error naming the key. */

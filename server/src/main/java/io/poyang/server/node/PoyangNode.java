@@ -251,6 +251,7 @@ public final class PoyangNode {
 
     private void startRaft() {
         kv = new DtKvService();
+        int hostedGroups = servers.groupsOf(config.nodeId).size();
         RaftServerConfig.Builder b = RaftServer.builder()
                 .nodeId(config.nodeId)
                 .clusterName(config.clusterName)
@@ -264,8 +265,10 @@ public final class PoyangNode {
                 .logIoThreads(config.logIoThreads)
                 .ioThreads(config.serviceIoThreads, config.replicationIoThreads)
                 .fsyncPermits(config.fsyncPermits)
-                .logJournal(config.logJournal)
-                .batchAppends(config.batchAppends)
+                // auto: on for a node that starts with several groups (one fsync and one frame per
+                // round for all of them); a group added later does not turn it on before a restart
+                .logJournal(config.logJournal(hostedGroups))
+                .batchAppends(config.batchAppends(hostedGroups))
                 .raftConfig(config.raft)
                 .serviceExtension(kv)
                 // groups added at runtime (AdminClient.addGroup, e.g. a node joining a group) are DtKV groups too

@@ -75,16 +75,27 @@ class ConfigFilesTest {
     }
 
     @Test
-    void batchAppendsIsOffByDefaultAndTakesTrueOrFalse() throws Exception {
-        assertFalse(NodeConfig.defaults().batchAppends);
-        assertFalse(NodeConfig.load(file("b0", "nodeId = 1\nlogJournal = true\n")).batchAppends);
-        NodeConfig on = NodeConfig.load(file("b1", "nodeId = 1\nlogJournal = true\nbatchAppends = true\n"));
-        assertTrue(on.batchAppends);
-        assertTrue(on.logJournal);
-        assertFalse(NodeConfig.load(file("b2", "nodeId = 1\nbatchAppends = false\n")).batchAppends);
+    void theJournalAndBatchAppendsAreAutoByDefaultAndTakeTrueFalseOrAuto() throws Exception {
+        NodeConfig d = NodeConfig.defaults();
+        assertEquals(AutoSwitch.AUTO, d.logJournal);
+        assertEquals(AutoSwitch.AUTO, d.batchAppends);
+        assertFalse(d.logJournal(1), "one group: no journal");
+        assertFalse(d.batchAppends(1), "one group: no batches");
+        assertTrue(d.logJournal(2), "two groups: the journal");
+        assertTrue(d.batchAppends(4), "four groups: batches");
+        NodeConfig journal = NodeConfig.load(file("b0", "nodeId = 1\nlogJournal = true\n"));
+        assertTrue(journal.logJournal(1));
+        assertTrue(journal.batchAppends(1), "auto batchAppends follows the journal");
+        NodeConfig on = NodeConfig.load(file("b1", "nodeId = 1\nlogJournal = TRUE\nbatchAppends = true\n"));
+        assertEquals(AutoSwitch.ON, on.batchAppends);
+        assertEquals(AutoSwitch.ON, on.logJournal);
+        NodeConfig off = NodeConfig.load(file("b2", "nodeId = 1\nbatchAppends = false\nlogJournal = false\n"));
+        assertFalse(off.batchAppends(8));
+        assertFalse(off.logJournal(8));
+        assertEquals(AutoSwitch.AUTO, NodeConfig.load(file("b4", "nodeId = 1\nlogJournal = Auto\n")).logJournal);
         ConfigException e = assertThrows(ConfigException.class, () -> NodeConfig.load(file("b3", "nodeId = 1\nbatchAppends = on\n")));
         assertEquals("batchAppends", e.key());
-        assertTrue(e.getMessage().endsWith("batchAppends = 'on': must be true or false"), e.getMessage());
+        assertTrue(e.getMessage().endsWith("batchAppends = 'on': must be true, false or auto"), e.getMessage());
     }
 
     @Test
