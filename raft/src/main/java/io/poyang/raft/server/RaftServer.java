@@ -405,22 +405,29 @@ public final class RaftServer extends LifeCycle {
                     + config.nodeId + " was removed while it restarted; not started again"));
         }
         // Done when the group's last file operation ended, not only its fibers: the caller may add
-        // the group again on the same directory next, or the directory is deleted below.
+        // the group again on the same directory next, or the directory is deleted below. The group
+        // stays marked as being removed until then, and with deleteData until its directory is
+        // deleted and the journal checkpointed past it: an addGroup in between is refused, where it
+        // would otherwise start on files about to be deleted (or rewritten by a replay).
         RaftGroup old = g;
+        Runnable unmark = () -> {
+            if (old != null) {
+                synchronized (this) {
+                    removing.remove(groupId, old);
+                }
+            }
+        };
         CompletableFuture<Void> stopped = g == null ? CompletableFuture.completedFuture(null)
-                : filesReleased(g, "removing").thenRun(() -> {
-                    synchronized (this) {
-                        removing.remove(groupId, old);
-                    }
-                });
+                : filesReleased(g, "removing");
         if (first && config.layoutListener != null) {
             stopped = stopped.thenRunAsync(() -> layoutChanged("removing", groupId), logIo);
         }
         if (!deleteData) {
-            return stopped;
+            return stopped.thenRun(unmark);
         }
         java.nio.file.Path dir = groupDir(groupId);
         return stopped.thenRunAsync(() -> {
+            boolean checkpointed = false;
             try {
                 deleteTree(dir);
                 log.info("raft node {}: removed group {} and deleted {}", config.nodeId, groupId, dir);
@@ -428,7 +435,15 @@ public final class RaftServer extends LifeCycle {
                 throw new java.io.UncheckedIOException("deleting the data of raft group " + groupId + " in " + dir
                         + " failed; delete it by hand", e);
             } finally {
-                checkpointJournalAfterRemoving(groupId);
+                try {
+                    checkpointJournalAfterRemoving(groupId);
+                    checkpointed = true;
+                } finally {
+                    if (checkpointed) {
+                        // (a failed checkpoint keeps the mark: its error says to restart the node first)
+                        unmark.run();
+                    }
+                }
             }
         }, logIo);
     }

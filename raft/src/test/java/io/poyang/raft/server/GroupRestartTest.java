@@ -321,6 +321,58 @@ class GroupRestartTest {
      * group's status save (its stop): the restart returned is not done.
      */
     /** Adds group 1 (100 values written) back on {@code node} from its kept files; 50 more writes reach every node. */
+    @Test
+    void whileARemovalDeletesTheGroupsDataItCannotBeAddedAgain() throws Exception {
+        // the removal's layout update runs after the group's files are released and before its
+        // directory is deleted: held there, an addGroup lands in that window
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        CountDownLatch reached = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> { })) {
+            c.serverTweak = b -> b.layoutListener(() -> {
+                if (armed.compareAndSet(true, false)) {
+                    reached.countDown();
+                    try {
+                        release.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            });
+            c.start();
+            c.waitForLeader(1);
+            RaftServer server = c.server(1);
+            for (long v = 1; v <= 100; v++) {
+                c.write(1, v);
+            }
+            Path groupDir = dir.resolve("node-1").resolve("group-1");
+            armed.set(true);
+            CompletableFuture<Void> removal = server.removeGroup(1, true);
+            try {
+                assertTrue(reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the removal recorded no layout");
+                CompletableFuture<RaftGroup> readd = server.addGroup(1, TestStateMachine::new,
+                        new Members(new int[]{1}, new int[0]));
+                ExecutionException refused = assertThrows(ExecutionException.class,
+                        () -> readd.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS),
+                        "a group was added on the directory the removal is about to delete");
+                assertTrue(refused.getCause() instanceof IllegalStateException
+                        && refused.getCause().getMessage().contains("still being removed"), String.valueOf(refused.getCause()));
+            } finally {
+                release.countDown();
+            }
+            removal.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            assertFalse(Files.exists(groupDir), "the removed group's directory was not deleted");
+
+            // once the removal is done, the group is added anew, empty, and its files stay
+            assertNotNull(c.addGroup(1, 1, new Members(new int[]{1}, new int[0])));
+            c.waitForLeader(1);
+            c.write(1, 7);
+            long[] applied = c.checkIdentical(1);
+            assertEquals(1, applied.length, "the group added again holds only its own write");
+            assertTrue(Files.isDirectory(groupDir.resolve("log")), "the group added again has no log directory");
+        }
+    }
+
     private static void addedBackCatchesUp(RaftCluster c, int node) {
         RaftGroup back = c.addGroup(node, 1, new Members(new int[]{1, 2, 3}, new int[0]));
         assertNotNull(back);
