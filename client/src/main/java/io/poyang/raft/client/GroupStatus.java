@@ -11,8 +11,12 @@ import java.util.List;
  * Where one raft group stands on one node, in detail (message GroupStatus of raft.proto, the
  * answer to ADMIN_GROUP_STATUS): role, term, leader, the log's first and last index, what is
  * persisted, committed and applied, the configuration (voters; during a joint change also the new
- * voters; observers) and, on the leader, every other member's match index and lag. A snapshot of
- * one moment, taken on the group's dispatcher thread. Immutable.
+ * voters; observers), the node's preferred leader for the group and, on the leader, every other
+ * member's match index and lag. A snapshot of one moment, taken on the group's dispatcher thread.
+ * Immutable.
+ *
+ * <p>Fields added later (the preferred leader, 19) are varints an older reader skips and an older
+ * node leaves out, which reads as 0: "none".
  */
 public final class GroupStatus {
 
@@ -75,17 +79,19 @@ public final class GroupStatus {
     private final List<Follower> followers;
     private final int transferTarget;
     private final String failure;
+    private final int preferredLeader;
 
     /**
      * @param newVoters      the voters a prepared (joint) change leads to; empty when none is prepared
      * @param followers      the other members' progress (the leader only; empty elsewhere)
      * @param transferTarget the node a leader transfer under way hands over to; 0 when none
      * @param failure        why the group stopped taking part on this node (it needs a restart); "" when it did not
+     * @param preferredLeader the node this node's setting keeps the group's leadership on; 0 when none
      */
     public GroupStatus(int groupId, int nodeId, RaftRole role, int term, int leaderId, long firstLogIndex,
                        long lastLogIndex, long persistedIndex, long commitIndex, long lastApplied, int[] voters,
                        boolean joint, int[] newVoters, int[] observers, List<Follower> followers, int transferTarget,
-                       String failure) {
+                       String failure, int preferredLeader) {
         this.groupId = groupId;
         this.nodeId = nodeId;
         this.role = role;
@@ -103,6 +109,7 @@ public final class GroupStatus {
         this.followers = Collections.unmodifiableList(new ArrayList<>(followers));
         this.transferTarget = transferTarget;
         this.failure = failure == null ? "" : failure;
+        this.preferredLeader = preferredLeader;
     }
 
     public int groupId() {
@@ -183,6 +190,15 @@ public final class GroupStatus {
         return failure;
     }
 
+    /**
+     * The node the group's leadership is kept on, as this node is set (the setting is each node's
+     * own, not replicated: the nodes of a group may differ until each is told); 0 when none, and
+     * from a node too old to say.
+     */
+    public int preferredLeader() {
+        return preferredLeader;
+    }
+
     /** Encodes this status as raft.proto's GroupStatus. */
     public FieldMessage toMessage() {
         int n = followers.size();
@@ -201,7 +217,7 @@ public final class GroupStatus {
         return SCHEMA.builder().set(1, groupId).set(2, nodeId).set(3, term).set(4, leaderId).set(5, role.code())
                 .set(6, commitIndex).set(7, lastApplied).set(8, lastLogIndex).set(9, voters).set(10, persistedIndex)
                 .set(11, firstLogIndex).set(12, joint).set(13, newVoters).set(14, observers).set(15, ids)
-                .set(16, match).set(17, transferTarget).set(18, failure).build();
+                .set(16, match).set(17, transferTarget).set(18, failure).set(19, preferredLeader).build();
     }
 
     /** Decodes raft.proto's GroupStatus. */
@@ -223,7 +239,7 @@ public final class GroupStatus {
         }
         return new GroupStatus(m.getInt(1), m.getInt(2), RaftRole.of(m.getInt(5)), m.getInt(3), m.getInt(4),
                 m.getLong(11), last, m.getLong(10), m.getLong(6), m.getLong(7), m.getInts(9), m.getBool(12),
-                m.getInts(13), observers, followers, m.getInt(17), m.getString(18));
+                m.getInts(13), observers, followers, m.getInt(17), m.getString(18), m.getInt(19));
     }
 
     @Override
@@ -242,6 +258,9 @@ public final class GroupStatus {
         }
         if (transferTarget != 0) {
             b.append(", handing over to ").append(transferTarget);
+        }
+        if (preferredLeader != 0) {
+            b.append(", preferred leader ").append(preferredLeader);
         }
         if (!failure.isEmpty()) {
             b.append(", FAILED: ").append(failure);

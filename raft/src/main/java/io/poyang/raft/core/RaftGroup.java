@@ -1113,7 +1113,8 @@ public final class RaftGroup {
         RaftRole role = s.stopping || stopRequested ? RaftRole.NONE : s.role;
         return new io.poyang.raft.client.GroupStatus(s.groupId, s.selfId, role, s.currentTerm, s.leaderId,
                 store.firstIndex(), last, store.persistedIndex(), s.commitIndex, s.lastApplied, m.voters(), m.isJoint(),
-                m.newVoters(), m.observers(), followers, transfer.target(), f == null ? "" : f.toString());
+                m.newVoters(), m.observers(), followers, transfer.target(), f == null ? "" : f.toString(),
+                preferredLeader.preferredId());
     }
 
     /**

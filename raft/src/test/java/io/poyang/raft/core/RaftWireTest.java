@@ -120,7 +120,7 @@ class RaftWireTest {
                 + " first_log_index: 100 observers: 4 follower_ids: 2 follower_ids: 4 follower_match_index: 300"
                 + " follower_match_index: 290 transfer_target: 2 failure: \"disk full\"",
                 new GroupStatus(1, 3, RaftRole.LEADER, 9, 3, 100, 305, 304, 300, 299, new int[]{1, 2, 3}, false, null,
-                        new int[]{4}, followers, 2, "disk full").toMessage()));
+                        new int[]{4}, followers, 2, "disk full", 0).toMessage()));
         Map<Integer, String> nodes = new LinkedHashMap<>();
         nodes.put(1, "10.0.0.1:9431");
         nodes.put(2, "");
