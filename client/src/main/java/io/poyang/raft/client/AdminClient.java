@@ -38,7 +38,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <ul>
  * <li><b>Node commands</b> go to the node named: {@link #nodeStatus}, {@link #groupStatus(int, int)},
  * {@link #addGroup}, {@link #removeGroup}, {@link #addNode}, {@link #removeNode},
- * {@link #listNodes}.</li>
+ * {@link #listNodes}, {@link #setPreferredLeader}.</li>
  * <li><b>Group commands</b> go to the group's leader, found by asking the nodes (RAFT_STATUS) and
  * followed when a node answers NOT_LEADER: {@link #leaderStatus}, {@link #transferLeader},
  * {@link #prepareMembers}, {@link #commitMembers}, {@link #abortMembers}. They are all safe to
@@ -56,7 +56,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link IllegalArgumentException} for a node id this client has no address for.
  *
  * <p>Node commands are sent again while the node cannot be reached. Status queries, adding and
- * removing a group or a node change nothing the second time (the node answers success when it is
+ * removing a group or a node, setting a preferred leader change nothing the second time (the node answers success when it is
  * done already), so they are also sent again when the connection was lost after they went out;
  * {@link #restartGroup} is sent again only when it certainly never left.
  *
@@ -253,6 +253,36 @@ public final class AdminClient extends LifeCycle implements AutoCloseable {
         return toNode(nodeId, RaftCommands.ADMIN_RESTART_GROUP, AdminMessages.RESTART_GROUP_REQUEST.builder()
                 .set(1, groupId).build(), AdminMessages.ACK, "restart of raft group " + groupId, timeoutMillis,
                 groupId).thenApply(m -> null);
+    }
+
+    /**
+     * Sets node {@code onNodeId}'s preferred leader of group {@code groupId} to voter
+     * {@code preferredNodeId} (0: none): whichever node leads the group hands the leadership to that
+     * node once it is caught up, and again after every failover. The setting is each node's own and
+     * not replicated, and the leader acts on its own: set it on every node of the group (a node that
+     * later leads acts on its setting). It lasts until the node restarts, unless the node writes it
+     * to its configuration (a DtKV node does, to servers.properties). Idempotent. Returns the group's
+     * status on that node after the setting ({@link GroupStatus#preferredLeader()}).
+     *
+     * <p>Refused with {@link RaftAdminException}: BAD_ARGUMENT when {@code preferredNodeId} is not a
+     * voter of the group's configuration on that node (add it with a membership change first),
+     * NO_SUCH_GROUP when the node does not host the group, UNSUPPORTED from a node too old to know
+     * the command.
+     */
+    public GroupStatus setPreferredLeader(int onNodeId, int groupId, int preferredNodeId) {
+        return join(setPreferredLeaderAsync(onNodeId, groupId, preferredNodeId));
+    }
+
+    public CompletableFuture<GroupStatus> setPreferredLeaderAsync(int onNodeId, int groupId, int preferredNodeId) {
+        if (preferredNodeId < 0) {
+            CompletableFuture<GroupStatus> f = new CompletableFuture<>();
+            f.completeExceptionally(new IllegalArgumentException("a preferred leader is a node id, or 0 for none: "
+                    + preferredNodeId));
+            return f;
+        }
+        return toNode(onNodeId, RaftCommands.ADMIN_SET_PREFERRED_LEADER, AdminMessages.SET_PREFERRED_LEADER_REQUEST
+                .builder().set(1, groupId).set(2, preferredNodeId).build(), GroupStatus.DECODER,
+                "preferred-leader setting of raft group " + groupId);
     }
 
     /**

@@ -2,7 +2,7 @@ package io.poyang.raft.client;
 
 /**
  * Why a raft node refused an admin command (the biz_code of a BIZ_ERROR answer to commands
- * 203-213). Each says what to do about it; the exception's message names the nodes, groups and
+ * 203-214). Each says what to do about it; the exception's message names the nodes, groups and
  * configurations involved. Numbers are never reused.
  */
 public enum AdminError {
@@ -11,8 +11,8 @@ public enum AdminError {
     UNKNOWN(0),
     /**
      * The request itself is wrong: no voters, a node listed twice or both voter and observer, a
-     * node id that is not positive, a transfer to a node that is not a voter, an address that is
-     * not host:port. Fix the arguments.
+     * node id that is not positive, a transfer to a node that is not a voter, a preferred leader
+     * that is not a voter, an address that is not host:port. Fix the arguments.
      */
     BAD_ARGUMENT(1),
     /**

@@ -1,7 +1,7 @@
 package io.poyang.raft.client;
 
 /**
- * The messages of raft's admin commands (203-213, replication port; docs/proto/raft.proto), as
+ * The messages of raft's admin commands (203-214, replication port; docs/proto/raft.proto), as
  * {@link FieldMessage} schemas shared by {@link AdminClient} and the server's processors. Field
  * numbers are listed with each schema; every other field is a varint.
  */
@@ -57,6 +57,12 @@ public final class AdminMessages {
     /** RemoveNodeRequest (ADMIN_REMOVE_NODE): 1 node_id. */
     public static final FieldMessage.Schema REMOVE_NODE_REQUEST = new FieldMessage.Schema("RemoveNodeRequest",
             new int[0], new int[0]);
+    /**
+     * SetPreferredLeaderRequest (ADMIN_SET_PREFERRED_LEADER): 1 group_id, 2 node_id (0: no preferred
+     * leader). The answer is the group's {@link GroupStatus} on the node, after the setting.
+     */
+    public static final FieldMessage.Schema SET_PREFERRED_LEADER_REQUEST = new FieldMessage.Schema(
+            "SetPreferredLeaderRequest", new int[0], new int[0]);
     /** AdminAck: the answer of the commands that return nothing (add/remove group, add/remove node). No fields. */
     public static final FieldMessage.Schema ACK = new FieldMessage.Schema("AdminAck", new int[0], new int[0]);
 

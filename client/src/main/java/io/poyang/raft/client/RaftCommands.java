@@ -52,6 +52,11 @@ public final class RaftCommands {
     public static final int ADMIN_REMOVE_NODE = 212;
     /** RestartGroupRequest → AdminAck: stop a group on the node and start it again from its files. */
     public static final int ADMIN_RESTART_GROUP = 213;
+    /**
+     * SetPreferredLeaderRequest → GroupStatus: set the node's preferred leader of a group (0: none);
+     * answered with the group's status on the node after it.
+     */
+    public static final int ADMIN_SET_PREFERRED_LEADER = 214;
 
     /**
      * The largest body a raft write may carry: 8 MiB less 64 KiB. An entry travels to the followers

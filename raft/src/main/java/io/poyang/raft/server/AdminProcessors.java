@@ -31,7 +31,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.function.IntFunction;
 
 /**
- * The server side of {@link io.poyang.raft.client.AdminClient}: commands 203-213 on the
+ * The server side of {@link io.poyang.raft.client.AdminClient}: commands 203-214 on the
  * replication port. Each processor checks its arguments, calls the node or the group, and answers
  * when the operation is done (membership changes and transfers answer later, from the group's
  * callback thread). Failures become typed answers: NOT_LEADER with the leader's id, TIMEOUT,
@@ -63,6 +63,8 @@ final class AdminProcessors {
         s.register(RaftCommands.ADMIN_ADD_NODE, processor(AdminMessages.ADD_NODE_REQUEST, this::addNode));
         s.register(RaftCommands.ADMIN_REMOVE_NODE, processor(AdminMessages.REMOVE_NODE_REQUEST, this::removeNode));
         s.register(RaftCommands.ADMIN_RESTART_GROUP, processor(AdminMessages.RESTART_GROUP_REQUEST, this::restartGroup));
+        s.register(RaftCommands.ADMIN_SET_PREFERRED_LEADER, processor(AdminMessages.SET_PREFERRED_LEADER_REQUEST,
+                this::setPreferredLeader));
     }
 
     /** One admin command: answered through the future it returns (null: answered already). */
@@ -256,6 +258,37 @@ final class AdminProcessors {
     private CompletableFuture<FieldMessage> restartGroup(ReqContext ctx, FieldMessage req) {
         int groupId = group(req.getInt(1)).groupId();   // NO_SUCH_GROUP, with the groups hosted here
         return server.restartGroup(groupId).thenApply(g -> ack());
+    }
+
+    /**
+     * Sets this node's preferred leader of the group. A group that failed here takes it too: its
+     * restart keeps the setting. The node named must be a voter of the configuration this node
+     * knows (of either side of a prepared change): {@link RaftGroup#setPreferredLeader} itself
+     * accepts any node (a configuration at start may name one a change is about to add), but an
+     * operator who names a node that is no voter has most likely mistyped it, and the group would
+     * quietly keep its leader where it is.
+     */
+    private CompletableFuture<FieldMessage> setPreferredLeader(ReqContext ctx, FieldMessage req) {
+        RaftGroup g = group(req.getInt(1));
+        int target = req.getInt(2);
+        if (target < 0) {
+            throw new IllegalArgumentException("a preferred leader is a node id, or 0 for none: " + target);
+        }
+        Members m = g.members();
+        if (target != 0 && !m.isVoter(target)) {
+            throw refuse(AdminError.BAD_ARGUMENT, "node " + target + " is not a voter of raft group " + g.groupId()
+                    + " on node " + config.nodeId + " (its configuration there: voters " + m + "), so it cannot be its preferred leader; name one of"
+                    + " its voters, or 0 for none (a node not yet in the group: add it with a membership change"
+                    + " first)");
+        }
+        int before = g.preferredLeader();
+        g.setPreferredLeader(target);
+        if (before != target) {
+            log.info("raft node {}: group {}'s preferred leader changed from {} to {} by an admin command",
+                    config.nodeId, g.groupId(), before == 0 ? "none" : "node " + before,
+                    target == 0 ? "none" : "node " + target);
+        }
+        return g.detailedStatus().thenApply(st -> st.toMessage());
     }
 
     private CompletableFuture<FieldMessage> addNode(ReqContext ctx, FieldMessage req) {
