@@ -36,7 +36,7 @@ import java.util.concurrent.TimeUnit;
  * <pre>
  * poyang admin [--servers ID=HOST:PORT,...] [--timeout MS] [--json] COMMAND ARGS
  *   status [--group G]                                  list-nodes                list-groups
- *   transfer-leader GROUP NODE
+ *   transfer-leader GROUP NODE                          preferred-leader GROUP NODE
  *   prepare-change GROUP --members IDS [--observers IDS]  commit-change (same)      abort-change GROUP
  *   add-group GROUP --members IDS [--observers IDS] [--on IDS]
  *   remove-group GROUP [--on IDS] [--delete-data]
@@ -127,6 +127,9 @@ public final class AdminCommand {
                 case "transfer-leader":
                     expect(rest, 2);
                     return transferLeader(admin, id(rest.get(0), "GROUP"), id(rest.get(1), "NODE"));
+                case "preferred-leader":
+                    expect(rest, 2);
+                    return preferredLeader(admin, id(rest.get(0), "GROUP"), idOrNone(rest.get(1), "NODE"));
                 case "prepare-change":
                 case "commit-change": {
                     expect(rest, 1);
@@ -310,6 +313,9 @@ public final class AdminCommand {
         if (s.transferTarget() != 0) {
             c += ", transferring to " + s.transferTarget();
         }
+        if (s.preferredLeader() != 0) {
+            c += ", preferred leader " + s.preferredLeader();
+        }
         return c;
     }
 
@@ -330,6 +336,7 @@ public final class AdminCommand {
                         .raw("lag", lag.matches("\\d+") ? lag : "null")
                         .raw("voters", intArray(s.voters())).field("joint", s.isJoint())
                         .raw("newVoters", intArray(s.newVoters())).raw("observers", intArray(s.observers()))
+                        .field("preferredLeader", s.preferredLeader())
                         .field("failure", s.failure().isEmpty() ? null : s.failure());
             }
             items.add(j.toString());
@@ -350,6 +357,106 @@ public final class AdminCommand {
             out.println("OK: node " + node + " leads group " + group);
         }
         return EXIT_OK;
+    }
+
+    /**
+     * Sets the preferred leader of {@code group} ({@code node}; 0: none) on every node of
+     * {@code --servers} that runs the group. The setting is each node's own, not replicated, and
+     * whichever node leads acts on its own, so it goes to all of them; each writes it to its
+     * servers.properties, so it outlasts a restart. Each node refuses a node that is not a voter of
+     * the group there (BAD_ARGUMENT); refused by every node alike, that refusal is the error.
+     * Nodes that could not be asked or told, and voters of the group that --servers does not list,
+     * end the command PARTIAL, naming them: a voter without the setting that comes to lead keeps
+     * the leadership (running the command again once they can be reached is safe). The command does
+     * not wait for the leadership to move: the leader hands it over once the node is caught up,
+     * within about an election timeout ({@code status} shows the leader).
+     */
+    private int preferredLeader(AdminClient admin, int group, int node) {
+        Set<Integer> groupsSeen = new ConcurrentSkipListSet<>();
+        Set<Integer> hosting = new TreeSet<>();
+        Map<Integer, RuntimeException> unasked = new TreeMap<>();
+        for (Map.Entry<Integer, CompletableFuture<NodeStatus>> e : askEach(admin::nodeStatusAsync).entrySet()) {
+            NodeStatus ns = answerOf(e.getKey(), e.getValue(), unasked);
+            if (ns != null) {
+                noteGroups(ns, group, e.getKey(), groupsSeen, hosting);
+            }
+        }
+        if (hosting.isEmpty()) {
+            if (!unasked.isEmpty()) {
+                throw unreachable("preferred-leader set nothing: no node that answered runs group " + group + ", and "
+                        + unaskedText(unasked, "whether it runs the group") + ". Run it again once those nodes can"
+                        + " be reached", unasked);
+            }
+            throw noSuchGroup(group, "no node of --servers runs group " + group, groupsSeen, "; nothing was set");
+        }
+        Map<Integer, CompletableFuture<GroupStatus>> asks = new LinkedHashMap<>();
+        for (int n : hosting) {
+            asks.put(n, admin.setPreferredLeaderAsync(n, group, node));
+        }
+        List<Integer> setOn = new ArrayList<>();
+        Set<Integer> voters = new TreeSet<>();
+        Map<Integer, RuntimeException> notSet = new TreeMap<>();
+        for (Map.Entry<Integer, CompletableFuture<GroupStatus>> a : asks.entrySet()) {
+            try {
+                GroupStatus st = get(a.getValue());
+                setOn.add(a.getKey());
+                for (int v : union(st.voters(), st.newVoters())) {
+                    voters.add(v);
+                }
+            } catch (RuntimeException e) {
+                notSet.put(a.getKey(), e);
+            }
+        }
+        if (setOn.isEmpty() && unasked.isEmpty() && sameRefusal(notSet.values())) {
+            throw notSet.values().iterator().next();   // e.g. every node: NODE is not a voter
+        }
+        String what = node == 0 ? "group " + group + " has no preferred leader" : "node " + node
+                + " is the preferred leader of group " + group;
+        List<String> missing = new ArrayList<>();
+        notSet.forEach((n, e) -> missing.add("node " + n + ": " + describe(e)));
+        unasked.forEach((n, e) -> missing.add("node " + n + " (not asked whether it runs the group): "
+                + describe(e)));
+        List<Integer> unlisted = new ArrayList<>();
+        for (int v : voters) {
+            if (!servers.containsKey(v)) {
+                unlisted.add(v);
+            }
+        }
+        if (!unlisted.isEmpty()) {
+            missing.add("node" + (unlisted.size() == 1 ? " " : "s ") + joinList(unlisted) + ", "
+                    + (unlisted.size() == 1 ? "a voter" : "voters") + " of the group not in --servers");
+        }
+        if (!missing.isEmpty()) {
+            String done = setOn.isEmpty() ? "set on no node: not on " : what + " on node" + (setOn.size() == 1 ? " "
+                    : "s ") + joinList(setOn) + ", but not on ";
+            throw new PartialChangeException("preferred-leader: " + done + String.join("; ", missing)
+                    + ". A node without the setting that comes to lead keeps the leadership. Run it again, with every"
+                    + " voter in --servers, once those nodes can be reached (it is safe to repeat; a node that refused"
+                    + " refuses again until the reason given is fixed)",
+                    !notSet.isEmpty() ? notSet.values().iterator().next()
+                            : !unasked.isEmpty() ? unasked.values().iterator().next() : null);
+        }
+        String text = what + " on node" + (setOn.size() == 1 ? " " : "s ") + joinList(setOn)
+                + (node == 0 ? "" : " (the leader hands it the leadership once it is caught up, and again after"
+                + " every failover; status shows the leader)");
+        return done("preferred-leader", text, new Json().field("group", group).field("preferredLeader", node)
+                .raw("on", setOn.toString().replace(" ", "")));
+    }
+
+    /** Every one of {@code errors} is a node's refusal for the same reason (the same {@link AdminError}). */
+    private static boolean sameRefusal(java.util.Collection<RuntimeException> errors) {
+        AdminError first = null;
+        for (RuntimeException e : errors) {
+            if (!(e instanceof RaftAdminException)) {
+                return false;
+            }
+            AdminError error = ((RaftAdminException) e).error();
+            if (first != null && first != error) {
+                return false;
+            }
+            first = error;
+        }
+        return first != null;
     }
 
     private int members(String op, int group, GroupMembers m) {
@@ -942,6 +1049,11 @@ public final class AdminCommand {
         throw new CliArgs.UsageException(what + " must be a positive id, not '" + s + "'");
     }
 
+    /** A node id, or 0 for "none". */
+    private static int idOrNone(String s, String what) {
+        return "0".equals(s.trim()) ? 0 : id(s, what + " (or 0 for none)");
+    }
+
     private static int[] ids(CliArgs a, String option, boolean required) {
         String v = a.value(option, null);
         if (v == null || v.trim().isEmpty()) {
@@ -1003,9 +1115,14 @@ public final class AdminCommand {
         out.println();
         out.println("commands:");
         out.println("  status [--group G]             every group on every node: role, term, leader, indexes,");
-        out.println("                                 lag behind the leader, configuration (a table); a group G");
-        out.println("                                 no node runs is an error (NO_SUCH_GROUP)");
+        out.println("                                 lag behind the leader, configuration and preferred leader");
+        out.println("                                 (a table); a group G no node runs is an error");
+        out.println("                                 (NO_SUCH_GROUP)");
         out.println("  transfer-leader GROUP NODE     make NODE (a voter) the leader of GROUP");
+        out.println("  preferred-leader GROUP NODE    keep GROUP's leadership on NODE (a voter; 0: none): set on");
+        out.println("                                 every node running GROUP, written to each servers.properties;");
+        out.println("                                 the leader hands over once NODE is caught up, and again after");
+        out.println("                                 every failover");
         out.println("  prepare-change GROUP --members IDS [--observers IDS]");
         out.println("                                 start a membership change (joint consensus) to these voters");
         out.println("                                 and observers; new members must run the group (add-group)");
