@@ -48,22 +48,23 @@ final class JournalReplay {
 
     /**
      * Replays (or creates) the journal in {@code dir}, whose record paths are relative to
-     * {@code root}, and returns where the writer goes on: a checkpoint for that position is saved.
+     * {@code root}, and returns where the writer goes on: both checkpoint slots are saved with that
+     * position.
      */
     static JournalPosition replayOrCreate(Path root, Path dir, FileIo io, int fileCount, long fileBytes)
             throws IOException {
         Files.createDirectories(dir);
         JournalReplay r = new JournalReplay(root, dir, io);
-        Path cpPath = dir.resolve(JournalFormat.CHECKPOINT);
-        if (!Files.exists(cpPath)) {
+        JournalFormat.Checkpoint cp = readCheckpoint(io, dir);
+        if (cp == null) {
             // new (or its making was cut short: the checkpoint is saved last, so no record was written)
             JournalPosition start = new JournalPosition(0, 0, 1);
             r.makeFiles(fileCount, fileBytes);
-            saveCheckpoint(io, dir, start, fileCount, fileBytes);
+            CheckpointSlots.create(io, dir, start, fileCount, fileBytes);
             log.info("made the log journal in {}: {} files of {} bytes", dir, fileCount, fileBytes);
             return start;
         }
-        JournalFormat.Checkpoint cp = r.readCheckpoint(cpPath);
+        boolean legacy = cp.generation == 0;
         JournalPosition end = r.replay(cp);
         r.syncTargets();
         if (r.records > 0 || r.skipped > 0) {
@@ -75,14 +76,13 @@ final class JournalReplay {
             // The checkpoint goes first: a start cut short from here on (a full disk while making the
             // new files, a crash) finds none and makes the journal anew, instead of a checkpoint
             // naming files that are gone
-            io.delete(cpPath);
-            io.syncDirectory(dir);
+            deleteCheckpoints(io, dir);
             for (int i = 0; i < cp.fileCount; i++) {
                 io.delete(dir.resolve(JournalFormat.fileName(i)));
             }
             JournalPosition start = new JournalPosition(0, 0, end.seq + SEQ_GAP_AFTER_START);
             r.makeFiles(fileCount, fileBytes);
-            saveCheckpoint(io, dir, start, fileCount, fileBytes);
+            CheckpointSlots.create(io, dir, start, fileCount, fileBytes);
             log.info("the log journal in {} now has {} files of {} bytes (it had {} of {})", dir, fileCount, fileBytes,
                     cp.fileCount, cp.fileBytes);
             return start;
@@ -90,41 +90,68 @@ final class JournalReplay {
         // The writer goes on at the end with sequence numbers far ahead: records after the end that
         // are intact but were never fsynced (a torn round: a later part of one write can reach the
         // disk without an earlier part) can then never continue the chain once the new records,
-        // written over the torn one, happen to end where such a record begins.
+        // written over the torn one, happen to end where such a record begins. Both slots get the
+        // new start: an older position's chain ends at the jump, so it would no longer be a valid start.
         JournalPosition next = new JournalPosition(end.file, end.offset, end.seq + SEQ_GAP_AFTER_START);
-        saveCheckpoint(io, dir, next, fileCount, fileBytes);
+        if (legacy) {
+            // an upgrade: the slots file is made whole before the legacy file goes, so a crash
+            // between the two leaves both, and the slots win (readCheckpoint)
+            CheckpointSlots.create(io, dir, next, fileCount, fileBytes);
+            deleteLegacyCheckpoint(io, dir);
+            io.syncDirectory(dir);
+            log.info("the log journal in {} keeps its checkpoint in {} from now on (written in place; it was {})", dir,
+                    JournalFormat.CHECKPOINT_SLOTS, JournalFormat.LEGACY_CHECKPOINT);
+        } else {
+            try (CheckpointSlots slots = CheckpointSlots.open(io, dir)) {
+                slots.saveInBoth(next, fileCount, fileBytes);
+            }
+        }
         return next;
     }
 
     /** How far the sequence numbers jump at each start (see replayOrCreate). */
     static final long SEQ_GAP_AFTER_START = 1L << 32;
 
-    /** Writes the checkpoint file atomically (a new file, fsynced, renamed over the old, directory synced). */
-    static void saveCheckpoint(FileIo io, Path dir, JournalPosition p, int fileCount, long fileBytes) throws IOException {
-        Path tmp = dir.resolve(JournalFormat.CHECKPOINT + ".tmp");
-        try (LogFile f = io.open(tmp)) {
-            f.setLength(0);
-            f.writeFully(JournalFormat.encodeCheckpoint(p, fileCount, fileBytes), 0);
-            f.force(true);
+    /**
+     * The checkpoint replay starts from: the newest intact slot of the slots file, or, when there is
+     * none, the legacy checkpoint file of journals made before the slots (its generation is 0);
+     * null when neither exists (no journal, or its making was cut short).
+     */
+    static JournalFormat.Checkpoint readCheckpoint(FileIo io, Path dir) throws IOException {
+        JournalFormat.Checkpoint cp = CheckpointSlots.read(io, dir);
+        if (cp != null) {
+            return cp;
         }
-        io.atomicMove(tmp, dir.resolve(JournalFormat.CHECKPOINT));
-        io.syncDirectory(dir);
-    }
-
-    private JournalFormat.Checkpoint readCheckpoint(Path cpPath) throws IOException {
-        ByteBuffer b = ByteBuffer.allocate(JournalFormat.CHECKPOINT_BYTES + 1);
+        Path legacy = dir.resolve(JournalFormat.LEGACY_CHECKPOINT);
+        if (!Files.exists(legacy)) {
+            return null;
+        }
+        ByteBuffer b = ByteBuffer.allocate(JournalFormat.LEGACY_CHECKPOINT_BYTES + 1);
         int n;
-        try (LogFile f = io.openForRead(cpPath)) {
+        try (LogFile f = io.openForRead(legacy)) {
             n = f.readFully(b, 0);
         }
         b.flip();
-        JournalFormat.Checkpoint cp = n == JournalFormat.CHECKPOINT_BYTES ? JournalFormat.decodeCheckpoint(b) : null;
+        cp = n == JournalFormat.LEGACY_CHECKPOINT_BYTES ? JournalFormat.decodeLegacyCheckpoint(b) : null;
         if (cp == null) {
-            throw new LogCorruptedException(cpPath, 0, "the log journal's checkpoint is damaged (it is written whole"
+            throw new LogCorruptedException(legacy, 0, "the log journal's checkpoint is damaged (it is written whole"
                     + " and renamed into place, so this is not a torn write); the journal's records cannot be replayed,"
                     + " and the groups' logs may lack writes they reported persisted");
         }
         return cp;
+    }
+
+    /** Deletes the checkpoint files (slots, legacy, and their temporary files) and syncs the directory. */
+    static void deleteCheckpoints(FileIo io, Path dir) throws IOException {
+        io.delete(CheckpointSlots.path(dir));
+        io.delete(dir.resolve(JournalFormat.CHECKPOINT_SLOTS + ".tmp"));
+        deleteLegacyCheckpoint(io, dir);
+        io.syncDirectory(dir);
+    }
+
+    private static void deleteLegacyCheckpoint(FileIo io, Path dir) throws IOException {
+        io.delete(dir.resolve(JournalFormat.LEGACY_CHECKPOINT));
+        io.delete(dir.resolve(JournalFormat.LEGACY_CHECKPOINT + ".tmp"));
     }
 
     private void makeFiles(int fileCount, long fileBytes) throws IOException {

@@ -32,8 +32,11 @@ import java.util.zip.CRC32C;
  *
  * <p><b>Checkpoints.</b> Before the writer goes on into a journal file holding records of the
  * previous lap, those records' target files must be fsynced: a checkpoint fsyncs every file written
- * by records before a position, then saves that position in the {@code checkpoint} file, from which
- * the next start replays ({@link JournalReplay}). Each time the writer enters a file it starts a
+ * by records before a position, then saves that position in one of the two slots of the
+ * {@code checkpoint-slots} file, written in place ({@link CheckpointSlots}: a save needs no new
+ * space, so a full disk does not fail it), from which the next start replays ({@link JournalReplay}).
+ * The writer writes over records only once both slots start after them, so either slot is a valid
+ * start: a crash that tears the slot being written leaves the other. Each time the writer enters a file it starts a
  * checkpoint of everything before it on the checkpoint thread, so with four files or more a
  * checkpoint has at least two files' worth of appends to finish in before the writer would wait for it.
  * It also starts one after every eighth of a file written ({@link #CHECKPOINTS_PER_FILE}), when none
@@ -80,6 +83,8 @@ public final class LogJournal implements AutoCloseable {
     /** Plain: set before the first append (tests), read by the writer after it took a record. */
     private long checkpointEveryBytes;
     private final LogFile[] files;
+    /** Where the checkpoints are saved (in place). Checkpoint thread, after the constructor. */
+    private final CheckpointSlots checkpointSlots;
     /** The sequence number of the last record written into each file (its latest lap). Writer thread. */
     private final long[] lastSeqIn;
 
@@ -108,8 +113,14 @@ public final class LogJournal implements AutoCloseable {
 
     // ---- checkpoints (guarded by this)
     private int checkpointsPending;
-    /** Records below this sequence number are covered by a finished checkpoint (replay skips them). */
+    /**
+     * Records below this sequence number may be written over: both checkpoint slots start replay
+     * at or after it (it is the older slot's position), so whichever slot a recovery reads, it
+     * finds every record after it whole ({@link CheckpointSlots}: either slot will do).
+     */
     private long checkpointedSeq;
+    /** The newest slot's position: the next save goes over the slot of {@link #checkpointedSeq}. */
+    private long newestCheckpointSeq;
     private final Thread checkpointer;
     private final ArrayList<Checkpoint> checkpointQueue = new ArrayList<>();
 
@@ -138,10 +149,17 @@ public final class LogJournal implements AutoCloseable {
             closeFiles();
             throw e;
         }
+        try {
+            this.checkpointSlots = CheckpointSlots.open(io, dir);
+        } catch (IOException e) {
+            closeFiles();
+            throw e;
+        }
         this.file = start.file;
         this.offset = start.offset;
         this.seq = start.seq;
-        this.checkpointedSeq = start.seq;
+        this.checkpointedSeq = start.seq;   // the start saved it into both slots
+        this.newestCheckpointSeq = start.seq;
         this.writer = new Thread(this::runWriter, name + "-journal");
         this.writer.setDaemon(true);
         this.checkpointer = new Thread(this::runCheckpoints, name + "-journal-checkpoint");
@@ -169,26 +187,18 @@ public final class LogJournal implements AutoCloseable {
      */
     public static void replayAndRemoveLeftover(Path dataDir, FileIo io) throws IOException {
         Path dir = dataDir.resolve(DIR_NAME);
-        Path cp = dir.resolve(JournalFormat.CHECKPOINT);
-        if (!java.nio.file.Files.exists(cp)) {
+        if (!java.nio.file.Files.exists(dir)) {
             return;
         }
-        JournalFormat.Checkpoint shape;
-        try (LogFile f = io.openForRead(cp)) {
-            ByteBuffer b = ByteBuffer.allocate(JournalFormat.CHECKPOINT_BYTES);
-            f.readFully(b, 0);
-            b.flip();
-            shape = JournalFormat.decodeCheckpoint(b);
-        }
+        JournalFormat.Checkpoint shape = JournalReplay.readCheckpoint(io, dir);
         if (shape == null) {
-            throw new LogCorruptedException(cp, 0, "the log journal's checkpoint is damaged");
+            return;
         }
         JournalReplay.replayOrCreate(dataDir, dir, io, shape.fileCount, shape.fileBytes);
-        io.delete(cp);
+        JournalReplay.deleteCheckpoints(io, dir);
         for (int i = 0; i < shape.fileCount; i++) {
             io.delete(dir.resolve(JournalFormat.fileName(i)));
         }
-        io.delete(dir.resolve(JournalFormat.CHECKPOINT + ".tmp"));
         java.nio.file.Files.deleteIfExists(dir);
         log.info("replayed and removed the log journal in {} (the journal is off)", dir);
     }
@@ -516,12 +526,18 @@ public final class LogJournal implements AutoCloseable {
         }
     }
 
+    /**
+     * Two checkpoints of the same position, {@code done} completing with the second: then both
+     * slots start replay there, so no record before it is replayed from either (a removed group's
+     * records must never reach files made again under their names).
+     */
     private void requestCheckpoint(CompletableFuture<Void> done) {
         if (failure != null) {
             done.completeExceptionally(new IOException(name + ": the log journal failed", failure));
             return;
         }
         synchronized (this) {
+            startCheckpointLocked(null);
             startCheckpointLocked(done);
         }
     }
@@ -579,18 +595,20 @@ public final class LogJournal implements AutoCloseable {
                             // deleted by the log since: its records are skipped by replay
                         }
                     }
-                    JournalReplay.saveCheckpoint(io, dir, c.start, fileCount, fileBytes);
+                    checkpointSlots.save(c.start, fileCount, fileBytes);
                     checkpointCount++;   // this thread only
                 } catch (Throwable e) {
                     error = e;
-                    fail(e, "a log journal checkpoint (fsync of the groups' log files, or the checkpoint file in " + dir
-                            + ")");
+                    fail(e, "a log journal checkpoint (fsync of the groups' log files, or the write of a slot of "
+                            + CheckpointSlots.path(dir) + ")");
                 }
             }
             synchronized (this) {
                 checkpointsPending--;
-                if (error == null && c.start.seq > checkpointedSeq) {
-                    checkpointedSeq = c.start.seq;
+                if (error == null) {
+                    // the save went over the older slot: the previous newest is now the older one
+                    checkpointedSeq = newestCheckpointSeq;
+                    newestCheckpointSeq = c.start.seq;
                 }
                 notifyAll();
             }
@@ -676,6 +694,13 @@ public final class LogJournal implements AutoCloseable {
     }
 
     private void closeFiles() {
+        if (checkpointSlots != null) {
+            try {
+                checkpointSlots.close();
+            } catch (IOException e) {
+                log.warn("{}: closing the log journal's checkpoint file failed", name, e);
+            }
+        }
         for (LogFile f : files) {
             if (f != null) {
                 try {

@@ -50,7 +50,7 @@ class JournalClusterTest {
                     assertEquals(0, g.logFsyncCount(), "group " + g.groupId() + " on node " + n
                             + " fsynced its own log; the journal should have");
                 }
-                assertTrue(Files.exists(dir.resolve("node-" + n).resolve(LogJournal.DIR_NAME).resolve("checkpoint")));
+                assertTrue(Files.exists(dir.resolve("node-" + n).resolve(LogJournal.DIR_NAME).resolve("checkpoint-slots")));
             }
             // a leader stops under load: the others elect a new one from their journalled logs
             int leader = c.waitForLeader(1);

@@ -329,15 +329,16 @@ class LogJournalTest {
     }
 
     @Test
-    void aDamagedCheckpointIsRefusedWithAClearError() throws Exception {
+    void aCheckpointWithBothSlotsDamagedIsRefusedWithAClearError() throws Exception {
         LogJournal.open("test", node, io, 3, FILE_BYTES).close();
-        Path cp = node.resolve(LogJournal.DIR_NAME).resolve("checkpoint");
+        Path cp = node.resolve(LogJournal.DIR_NAME).resolve("checkpoint-slots");
         byte[] b = Files.readAllBytes(cp);
         b[10] ^= 1;
+        b[JournalFormat.SLOT_BYTES + 10] ^= 1;
         Files.write(cp, b);
         LogCorruptedException e = assertThrows(LogCorruptedException.class,
                 () -> LogJournal.open("test", node, io, 3, FILE_BYTES));
-        assertTrue(e.getMessage().contains("checkpoint"), e.getMessage());
+        assertTrue(e.getMessage().contains("checkpoint") && e.getMessage().contains("both slots"), e.getMessage());
     }
 
     @Test
