@@ -327,6 +327,15 @@ final class LogAppender {
         if (store.isFailed()) {
             return;
         }
+        LogJournalFailedException journalFailure = LogJournalFailedException.in(error);
+        if (journalFailure != null) {
+            // a failed journal refuses every record for good: retrying would only delay the failure
+            // (5 retries, about 310 ms) while the group's writers wait
+            store.fail(new LogStoreFailedException(store.name() + ": " + t + " was refused by the node's log journal,"
+                    + " not retried: " + journalFailure.getMessage() + ". Items from index " + (writtenIndex + 1)
+                    + " on are not persisted", error));
+            return;
+        }
         int limit = store.config().writeRetryLimit();
         if (t.attempts > limit) {
             store.fail(new LogStoreFailedException(store.name() + ": " + t + " in " + store.config().dir().resolve("log")

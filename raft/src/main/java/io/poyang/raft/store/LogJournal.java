@@ -54,7 +54,9 @@ import java.util.zip.CRC32C;
  *
  * <p><b>Failures.</b> A failed journal write or fsync, or a failed fsync of a checkpoint, is not
  * retried (after a failed fsync the kernel may have dropped the pages): the journal fails every
- * record from then on, and the groups' stores fail with it once their retries run out. Their error
+ * record from then on with a {@link LogJournalFailedException}, and the groups' stores fail with it at
+ * once: a failed journal does not come back, so they do not retry (a write whose own segment write
+ * failed does retry). Their error
  * names the journal and says to restart the node (restarting a group would write through the same
  * failed journal); {@link #failure()} tells health checks. Restarting the node replays what is on disk.
  *
@@ -242,8 +244,8 @@ public final class LogJournal implements AutoCloseable {
      * What a record learns once the journal has failed: the cause, and that restarting the group
      * does not help (a group restarted on this node writes through the same failed journal).
      */
-    private IOException refusal(Throwable cause) {
-        return new IOException(name + ": the node's log journal in " + dir + " failed (" + cause + ") and takes no more"
+    private LogJournalFailedException refusal(Throwable cause) {
+        return new LogJournalFailedException(name + ": the node's log journal in " + dir + " failed (" + cause + ") and takes no more"
                 + " writes; fix the disk (space, kernel log), then restart the node (it replays the journal)", cause);
     }
 
@@ -265,14 +267,14 @@ public final class LogJournal implements AutoCloseable {
     /** Fails what is queued once the writer has stopped (closed, or died): nothing else would take it. */
     private void failLeftovers() {
         Throwable f = failure;
-        String why = f != null ? name + ": the log journal failed (" + f + ")" : name + ": the log journal is closed";
+        String why = name + ": the log journal is closed";
         JournalRecord r;
         while ((r = queue.poll()) != null) {
-            r.journaled(new IOException(why, f));
+            r.journaled(f != null ? refusal(f) : new IOException(why));
         }
         CompletableFuture<Void> c;
         while ((c = checkpointRequests.poll()) != null) {
-            c.completeExceptionally(new IOException(why, f));
+            c.completeExceptionally(f != null ? refusal(f) : new IOException(why));
         }
     }
 
@@ -533,7 +535,7 @@ public final class LogJournal implements AutoCloseable {
      */
     private void requestCheckpoint(CompletableFuture<Void> done) {
         if (failure != null) {
-            done.completeExceptionally(new IOException(name + ": the log journal failed", failure));
+            done.completeExceptionally(refusal(failure));
             return;
         }
         synchronized (this) {

@@ -89,4 +89,54 @@ class JournalSegmentWriteTest {
             j.close();
         }
     }
+
+    /**
+     * Once the journal has failed it refuses every record for good. Before, the store retried each
+     * refused write as if it were its own failure (5 retries, about 310 ms, each warned about)
+     * before it failed; now it fails at the first refusal.
+     */
+    @Test
+    void aWriteRefusedByAFailedJournalFailsTheStoreAtOnceWithoutRetries() throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean journalFull = new java.util.concurrent.atomic.AtomicBoolean();
+        Path journalDir = node.resolve(LogJournal.DIR_NAME);
+        io.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeWrite(Path file, long position, int length) throws IOException {
+                if (!journalFull.get()) {
+                    return;
+                }
+                if (file.getParent().equals(journalDir)) {
+                    throw new IOException("No space left on device (injected)");
+                }
+            }
+        };
+        LogJournal j = LogJournal.open("node-x", node, io, 3, LogJournal.MIN_FILE_BYTES);
+        try (LogCounter logs = new LogCounter();
+             StoreHarness h = new StoreHarness(node.resolve("group-1"), c -> c.fileIo(io).journal(j))) {
+            h.open();
+            h.append(items(1, 20, 1, 0, 3, 100));
+            h.awaitPersisted(20);
+            journalFull.set(true);
+            h.append(items(21, 21, 1, 1, 3, 100));
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+            while (h.on(h.store::failure) == null && System.nanoTime() - deadline < 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+            }
+            LogStoreFailedException f = h.on(h.store::failure);
+            assertTrue(f != null, "the store did not fail");
+            assertTrue(j.failure() != null, "the journal did not fail");
+            java.util.List<String> retries = new java.util.ArrayList<>();
+            for (String m : logs.messages) {
+                if (m.contains("retrying") || m.contains("failed 6 times")) {
+                    retries.add(m);
+                }
+            }
+            assertTrue(retries.isEmpty(), "the write refused by the failed journal was retried: " + retries);
+            assertTrue(f.getMessage().contains("log journal") && f.getMessage().contains("restart the node")
+                    && f.getMessage().contains("No space left on device"), f.getMessage());
+            assertTrue(LogJournalFailedException.in(f) != null, "not typed as the journal's failure: " + f);
+        } finally {
+            j.close();
+        }
+    }
 }
