@@ -736,14 +736,21 @@ public final class RaftServer extends LifeCycle {
 
     /**
      * I/O threads that crashed (a bug, logged as an IMPOSSIBLE STATE; their connections were
-     * closed), by port: {@code service}, {@code replication}, {@code replication_client}. For
-     * metrics; see {@link #ioProblem()}.
+     * closed), by port: {@code service}, {@code replication}, {@code replication_client}; on a
+     * node with the log journal also its threads, {@code log_journal} (the writer) and
+     * {@code log_journal_checkpoint}, whose crash (an Error, not a failed disk operation) failed the
+     * journal and so every group's log. For metrics; see {@link #ioProblem()}.
      */
     public Map<String, Integer> crashedIoThreads() {
         Map<String, Integer> m = new java.util.LinkedHashMap<>();
         m.put("service", serviceServer == null ? 0 : serviceServer.crashedWorkers());
         m.put("replication", replicationServer == null ? 0 : replicationServer.crashedWorkers());
         m.put("replication_client", replicationClient == null ? 0 : replicationClient.crashedWorkers());
+        LogJournal j = journal;
+        if (j != null) {
+            m.put("log_journal", j.crashedWriterThreads());
+            m.put("log_journal_checkpoint", j.crashedCheckpointThreads());
+        }
         return m;
     }
 

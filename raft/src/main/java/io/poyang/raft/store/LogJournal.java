@@ -126,6 +126,9 @@ public final class LogJournal implements AutoCloseable {
     private final Thread checkpointer;
     private final ArrayList<Checkpoint> checkpointQueue = new ArrayList<>();
 
+    /** Whether the writer's or the checkpoint thread's work ended by a crash (see crashedBy). */
+    private volatile boolean writerCrashed;
+    private volatile boolean checkpointerCrashed;
     /** Set once, by the first failure; then every record fails. */
     private volatile Throwable failure;
     private volatile long fsyncCount;
@@ -361,6 +364,7 @@ public final class LogJournal implements AutoCloseable {
             writerDone.complete(null);
         } catch (Throwable e) {
             if (!closing) {
+                writerCrashed = true;
                 fail(e, "the log journal's writer thread");
             }
             writerDone.completeExceptionally(e);
@@ -390,6 +394,9 @@ public final class LogJournal implements AutoCloseable {
                 }
             } catch (Throwable e) {
                 error = e;
+                if (crashedBy(e)) {
+                    writerCrashed = true;
+                }
                 fail(e, "writing or fsyncing the log journal in " + dir);
             }
         }
@@ -581,6 +588,7 @@ public final class LogJournal implements AutoCloseable {
                     } catch (InterruptedException e) {
                         // nothing interrupts it on purpose: without checkpoints the writer would
                         // wait for good, so the journal fails instead
+                        checkpointerCrashed = true;
                         fail(e, "the log journal's checkpoint thread (interrupted)");
                         return;
                     }
@@ -601,6 +609,9 @@ public final class LogJournal implements AutoCloseable {
                     checkpointCount++;   // this thread only
                 } catch (Throwable e) {
                     error = e;
+                    if (crashedBy(e)) {
+                        checkpointerCrashed = true;
+                    }
                     fail(e, "a log journal checkpoint (fsync of the groups' log files, or the write of a slot of "
                             + CheckpointSlots.path(dir) + ")");
                 }
@@ -622,6 +633,28 @@ public final class LogJournal implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * Whether a failure of a journal thread's work is a crash of the thread (an Error or a runtime
+     * exception: a bug, or the JVM out of memory) rather than the disk's answer (an IOException).
+     */
+    private static boolean crashedBy(Throwable e) {
+        return !(e instanceof IOException);
+    }
+
+    /**
+     * The journal's threads that crashed (0 or 1 each): its writer ({@code name-journal}) and its
+     * checkpoint thread ({@code name-journal-checkpoint}). A crash fails the journal (see
+     * {@link #failure()}); a failed disk operation fails it too but is not counted here. For metrics.
+     */
+    public int crashedWriterThreads() {
+        return writerCrashed ? 1 : 0;
+    }
+
+    /** See {@link #crashedWriterThreads()}. */
+    public int crashedCheckpointThreads() {
+        return checkpointerCrashed ? 1 : 0;
     }
 
     private void fail(Throwable e, String what) {

@@ -156,6 +156,12 @@ class IoThreadCrashTest {
             String problem = c.server(1).ioProblem();
             assertTrue(problem != null && problem.contains("log journal failed") && problem.contains("deliberate crash")
                     && problem.contains("restart the node"), String.valueOf(problem));
+            // the metrics' count of crashed I/O threads names the journal's thread that crashed
+            Map<String, Integer> crashed = c.server(1).crashedIoThreads();
+            boolean writer = threadSuffix.equals("-journal");
+            assertEquals(writer ? 1 : 0, crashed.get("log_journal"), String.valueOf(crashed));
+            assertEquals(writer ? 0 : 1, crashed.get("log_journal_checkpoint"), String.valueOf(crashed));
+            assertEquals(0, crashed.get("service"));
 
             io.hook = new FaultyFileIo.Hook() {
             };

@@ -330,7 +330,9 @@ public final class NodeMetrics {
         out.family("poyang_net_pending_requests", "gauge", "Requests this node sent to its peers and not yet answered.");
         out.sample(server.replicationRequestsPending(), "node", node, "port", "replication_client");
         out.family("poyang_net_io_threads_crashed", "gauge", "I/O threads that crashed (a bug, logged as an IMPOSSIBLE"
-                + " STATE; their connections were closed): restart the node.");
+                + " STATE; their connections were closed): restart the node. With logJournal, port log_journal and"
+                + " log_journal_checkpoint are the log journal's threads, whose crash failed every group's log on the"
+                + " node.");
         server.crashedIoThreads().forEach((p, n) -> out.sample(n, "node", node, "port", p));
         out.family("poyang_net_peer_misaddressed", "gauge", "1 when the replication address this node has for the peer"
                 + " reaches another node (its handshake named another id): nothing is sent to that peer until"
