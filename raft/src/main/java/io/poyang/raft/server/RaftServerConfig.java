@@ -39,6 +39,10 @@ public final class RaftServerConfig {
     final FaultInjector faultInjector;
     final boolean batchAppends;
     final boolean logJournal;
+    /** The log journal's file count when {@link Builder#logJournalFiles} is not called. */
+    public static final int DEFAULT_LOG_JOURNAL_FILES = 8;
+    /** The size of a log journal file, in bytes, when {@link Builder#logJournalFiles} is not called. */
+    public static final long DEFAULT_LOG_JOURNAL_FILE_BYTES = 16L << 20;
     final int logJournalFiles;
     final long logJournalFileBytes;
     /** False only in tests that play a node of a version without APPEND_ENTRIES_BATCH. */
@@ -107,6 +111,16 @@ public final class RaftServerConfig {
         return logJournal;
     }
 
+    /** How many files the log journal has ({@link Builder#logJournalFiles}). */
+    public int logJournalFiles() {
+        return logJournalFiles;
+    }
+
+    /** The size of each log journal file, in bytes ({@link Builder#logJournalFiles}). */
+    public long logJournalFileBytes() {
+        return logJournalFileBytes;
+    }
+
     /** Whether a dispatcher round's AppendEntries to one node leave as one frame ({@link Builder#batchAppends}). */
     public boolean batchAppends() {
         return batchAppends;
@@ -160,8 +174,8 @@ public final class RaftServerConfig {
         private FaultInjector faultInjector;
         private boolean batchAppends;
         private boolean logJournal;
-        private int logJournalFiles = 8;
-        private long logJournalFileBytes = 16L << 20;
+        private int logJournalFiles = DEFAULT_LOG_JOURNAL_FILES;
+        private long logJournalFileBytes = DEFAULT_LOG_JOURNAL_FILE_BYTES;
         private boolean takeBatchedAppends = true;
         private io.poyang.common.TimeSource timeSource = io.poyang.common.TimeSource.SYSTEM;
         private Runnable layoutListener;

@@ -1,6 +1,8 @@
 package io.poyang.server.config;
 
 import io.poyang.raft.core.RaftConfig;
+import io.poyang.raft.server.RaftServerConfig;
+import io.poyang.raft.store.LogJournal;
 
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -30,6 +32,10 @@ import java.util.Set;
  *   <tr><td>logJournal</td><td>true: the node's groups write their logs through one journal, one fsync per
  *       round for all of them (see the raft README); false: each group fsyncs its own log; auto (the default):
  *       true when servers.properties gives this node more than one group at start</td></tr>
+ *   <tr><td>logJournalFiles, logJournalFileMiB</td><td>with logJournal, the journal's shape: how many files
+ *       (default 8, 3 to 1,024) of how many MiB (default 16, 4 to 1,024), made zero-filled in
+ *       {@code <dataDir>/log-journal} at the first start; a start with another shape replays the old
+ *       journal first, then makes the new files</td></tr>
  *   <tr><td>batchAppends</td><td>true: the AppendEntries of one dispatcher round to one node leave as one frame;
  *       it pays with the journal on, where one fsync persists every part of a batch; auto (the default): the
  *       same as the journal</td></tr>
@@ -53,7 +59,7 @@ public final class NodeConfig {
             "electionTimeoutMillis", "heartbeatIntervalMillis", "syncForce",
             "snapshotIntervalMillis", "snapshotEveryEntries", "snapshotsToKeep", "snapshotOnStop",
             "dispatchers", "logIoThreads", "serviceIoThreads", "replicationIoThreads", "fsyncPermits", "logJournal",
-            "batchAppends", "segmentBytes", "shutdownTimeoutMillis", "drainTimeoutMillis", "groupStartTimeoutSeconds",
+            "logJournalFiles", "logJournalFileMiB", "batchAppends", "segmentBytes", "shutdownTimeoutMillis", "drainTimeoutMillis", "groupStartTimeoutSeconds",
             "maxWatchesPerConnection")));
 
     /** Where the settings came from (null: built-in defaults). */
@@ -76,6 +82,10 @@ public final class NodeConfig {
      * {@code AUTO}: when the node hosts more than one group at start ({@link #logJournal(int)}).
      */
     public final AutoSwitch logJournal;
+    /** How many files the log journal has ({@code RaftServerConfig.Builder.logJournalFiles}). */
+    public final int logJournalFiles;
+    /** The size of each log journal file, in MiB. */
+    public final int logJournalFileMiB;
     /**
      * A dispatcher round's AppendEntries to one node leave as one frame
      * ({@code RaftServerConfig.Builder.batchAppends}). Without the journal each part of a batch waits
@@ -97,7 +107,7 @@ public final class NodeConfig {
 
     private NodeConfig(Path file, int nodeId, String clusterName, String host, int replicationPort, int servicePort, int metricsPort,
                        Path dataDir, int dispatchers, int logIoThreads, int serviceIoThreads, int replicationIoThreads,
-                       int fsyncPermits, AutoSwitch logJournal, AutoSwitch batchAppends, boolean snapshotOnStop, long shutdownTimeoutMillis, long drainTimeoutMillis,
+                       int fsyncPermits, AutoSwitch logJournal, int logJournalFiles, int logJournalFileMiB, AutoSwitch batchAppends, boolean snapshotOnStop, long shutdownTimeoutMillis, long drainTimeoutMillis,
                        long groupStartTimeoutSeconds, int maxWatchesPerConnection, RaftConfig raft) {
         this.file = file;
         this.nodeId = nodeId;
@@ -113,6 +123,8 @@ public final class NodeConfig {
         this.replicationIoThreads = replicationIoThreads;
         this.fsyncPermits = fsyncPermits;
         this.logJournal = logJournal;
+        this.logJournalFiles = logJournalFiles;
+        this.logJournalFileMiB = logJournalFileMiB;
         this.batchAppends = batchAppends;
         this.snapshotOnStop = snapshotOnStop;
         this.shutdownTimeoutMillis = shutdownTimeoutMillis;
@@ -192,6 +204,19 @@ public final class NodeConfig {
         int replicationIoThreads = s.intValue("replicationIoThreads", 1, 1, 1024);
         int fsyncPermits = s.intValue("fsyncPermits", 0, 0, 1024);
         AutoSwitch logJournal = s.autoSwitch("logJournal");
+        int logJournalFiles = s.intValue("logJournalFiles", RaftServerConfig.DEFAULT_LOG_JOURNAL_FILES,
+                Integer.MIN_VALUE, 1024);
+        if (logJournalFiles < 3) {
+            throw p.invalid("logJournalFiles", "too few; the log journal needs at least 3 files (one being written,"
+                    + " one whose records a checkpoint is making safe to write over, one spare)");
+        }
+        int minFileMiB = (int) (LogJournal.MIN_FILE_BYTES >> 20);
+        int logJournalFileMiB = s.intValue("logJournalFileMiB",
+                (int) (RaftServerConfig.DEFAULT_LOG_JOURNAL_FILE_BYTES >> 20), Integer.MIN_VALUE, 1024);
+        if (logJournalFileMiB < minFileMiB) {
+            throw p.invalid("logJournalFileMiB", "too small; a log journal file must hold at least " + minFileMiB
+                    + " MiB (a log write larger than half a file goes as several records)");
+        }
         AutoSwitch batchAppends = s.autoSwitch("batchAppends");
         boolean snapshotOnStop = s.bool("snapshotOnStop", false);
         long shutdownTimeoutMillis = s.longValue("shutdownTimeoutMillis", 30_000, 100, 24L * 3600 * 1000);
@@ -224,8 +249,8 @@ public final class NodeConfig {
                     + e.getMessage());
         }
         return new NodeConfig(p.path(), nodeId, clusterName.isEmpty() ? null : clusterName, host, replicationPort, servicePort, metricsPort, dataDir, dispatchers,
-                logIoThreads, serviceIoThreads, replicationIoThreads, fsyncPermits, logJournal, batchAppends, snapshotOnStop,
-                shutdownTimeoutMillis, drainTimeoutMillis, groupStartTimeoutSeconds, maxWatchesPerConnection, raft);
+                logIoThreads, serviceIoThreads, replicationIoThreads, fsyncPermits, logJournal, logJournalFiles, logJournalFileMiB, batchAppends,
+                snapshotOnStop, shutdownTimeoutMillis, drainTimeoutMillis, groupStartTimeoutSeconds, maxWatchesPerConnection, raft);
     }
 
     /**

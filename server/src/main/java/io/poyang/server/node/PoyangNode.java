@@ -268,6 +268,7 @@ public final class PoyangNode {
                 // auto: on for a node that starts with several groups (one fsync and one frame per
                 // round for all of them); a group added later does not turn it on before a restart
                 .logJournal(config.logJournal(hostedGroups))
+                .logJournalFiles(config.logJournalFiles, (long) config.logJournalFileMiB << 20)
                 .batchAppends(config.batchAppends(hostedGroups))
                 .raftConfig(config.raft)
                 .serviceExtension(kv)

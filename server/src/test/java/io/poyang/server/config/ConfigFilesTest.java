@@ -98,6 +98,33 @@ class ConfigFilesTest {
         assertTrue(e.getMessage().endsWith("batchAppends = 'on': must be true, false or auto"), e.getMessage());
     }
 
+    /** Before, the node had no keys for the journal's shape: every node with it zero-filled 8 x 16 MiB. */
+    @Test
+    void theLogJournalsShapeHasKeysWithTheRaftServersDefaultsAndCheckedBounds() throws Exception {
+        NodeConfig d = NodeConfig.defaults();
+        assertEquals(io.poyang.raft.server.RaftServerConfig.DEFAULT_LOG_JOURNAL_FILES, d.logJournalFiles);
+        assertEquals(io.poyang.raft.server.RaftServerConfig.DEFAULT_LOG_JOURNAL_FILE_BYTES, (long) d.logJournalFileMiB << 20);
+        NodeConfig small = NodeConfig.load(file("j0", "nodeId = 1\nlogJournal = true\nlogJournalFiles = 3\n"
+                + "logJournalFileMiB = 4\n"));
+        assertEquals(3, small.logJournalFiles);
+        assertEquals(4, small.logJournalFileMiB);
+        String[][] bad = {
+                {"logJournalFiles = 2", "at least 3 files"},
+                {"logJournalFiles = 0", "at least 3 files"},
+                {"logJournalFiles = 1025", "out of range"},
+                {"logJournalFileMiB = 3", "at least 4 MiB"},
+                {"logJournalFileMiB = 1025", "out of range"},
+                {"logJournalFileMiB = 16m", "not a whole number"},
+        };
+        for (String[] b : bad) {
+            String key = b[0].substring(0, b[0].indexOf(' '));
+            ConfigException e = assertThrows(ConfigException.class,
+                    () -> NodeConfig.load(file("j1", "nodeId = 1\nlogJournal = true\n" + b[0] + "\n")), b[0]);
+            assertEquals(key, e.key());
+            assertTrue(e.getMessage().contains("j1:3: " + key) && e.getMessage().contains(b[1]), e.getMessage());
+        }
+    }
+
     @Test
     void theClusterNameIsOptionalAndChecked() throws Exception {
         assertEquals(null, NodeConfig.defaults().clusterName);

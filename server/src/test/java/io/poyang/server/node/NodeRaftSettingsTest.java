@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -31,6 +32,24 @@ class NodeRaftSettingsTest {
             RaftServerConfig c = nodes.nodes().get(0).raftServer().config();
             assertTrue(c.logJournal(), "logJournal");
             assertTrue(c.batchAppends(), "batchAppends");
+        }
+    }
+
+    @Test
+    void theLogJournalsShapeFromTheConfigFileReachesTheRaftServerAndItsFiles() throws Exception {
+        try (InProcessNodes nodes = new InProcessNodes(dir, 1, Map.of("logJournal", "true", "logJournalFiles", "3",
+                "logJournalFileMiB", "4"))) {
+            RaftServerConfig c = nodes.nodes().get(0).raftServer().config();
+            assertEquals(3, c.logJournalFiles());
+            assertEquals(4L << 20, c.logJournalFileBytes());
+        }
+        try (java.util.stream.Stream<Path> found = java.nio.file.Files.walk(dir)) {
+            java.util.List<Path> journalFiles = found.filter(p -> p.getFileName().toString().startsWith("journal-"))
+                    .collect(java.util.stream.Collectors.toList());
+            assertEquals(3, journalFiles.size(), String.valueOf(journalFiles));
+            for (Path p : journalFiles) {
+                assertEquals(4L << 20, java.nio.file.Files.size(p), p.toString());
+            }
         }
     }
 
