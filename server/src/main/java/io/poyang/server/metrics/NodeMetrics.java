@@ -208,12 +208,15 @@ public final class NodeMetrics {
                 g -> g.failure() == null ? 0 : 1);
         counter(out, groups, "poyang_raft_election_rounds_total", "Elections (pre-vote rounds) this node started.",
                 g -> g.electionRounds());
-        counter(out, groups, "poyang_log_fsyncs_total", "fsyncs of the group's log.", g -> g.logFsyncCount());
+        counter(out, groups, "poyang_log_fsyncs_total", "fsyncs of the group's log. With logJournal on they leave out"
+                + " the appends, which the node's journal makes durable (poyang_log_journal_fsyncs_total).",
+                g -> g.logFsyncCount());
         counter(out, groups, "poyang_log_writes_total", "Positional writes to the group's log.",
                 g -> g.logWriteCount());
         counter(out, groups, "poyang_log_written_bytes_total", "Bytes written to the group's log (items and"
                 + " segment markers): with the other groups', what the node asks of its disk.", g -> g.logWrittenBytes());
-        histogram(out, "poyang_log_fsync_latency_seconds", "How long the group's log fsyncs took.", groups,
+        histogram(out, "poyang_log_fsync_latency_seconds", "How long the group's log fsyncs took. With logJournal on"
+                + " they leave out the appends, which the node's journal makes durable.", groups,
                 RaftGroup::logFsyncLatency);
     }
 

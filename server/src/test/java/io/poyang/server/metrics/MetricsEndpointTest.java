@@ -157,6 +157,15 @@ class MetricsEndpointTest {
         double records0 = before.value("poyang_log_journal_records_total", "node", "1");
         double checkpoints0 = before.value("poyang_log_journal_checkpoints_total", "node", "1");
         assertEquals(0, before.value("poyang_log_journal_failed", "node", "1"));
+        // the groups' own fsync figures say what the journal takes from them
+        for (String name : new String[] {"poyang_log_fsyncs_total", "poyang_log_fsync_latency_seconds"}) {
+            String help = before.help(name);
+            assertTrue(help != null && help.contains("logJournal") && help.contains("journal makes durable"), name
+                    + ": " + help);
+        }
+        // the journal's threads have their entries among the crashed I/O threads
+        assertEquals(0, before.value("poyang_net_io_threads_crashed", "node", "1", "port", "log_journal"));
+        assertEquals(0, before.value("poyang_net_io_threads_crashed", "node", "1", "port", "log_journal_checkpoint"));
         try (KvClient kv = new KvClient(cluster.clientConfig())) {
             kv.start();
             kv.mkdir("j");

@@ -45,6 +45,12 @@ public final class PrometheusTextParser {
 
     final List<Sample> samples = new ArrayList<>();
     final Map<String, String> types = new HashMap<>();
+    private final Map<String, String> helps = new HashMap<>();
+
+    /** The HELP text of family {@code name}, or null when it has none. */
+    public String help(String name) {
+        return helps.get(name);
+    }
 
     public static PrometheusTextParser parse(String text) {
         PrometheusTextParser p = new PrometheusTextParser();
@@ -80,6 +86,7 @@ public final class PrometheusTextParser {
                 if (parts[1].equals("HELP")) {
                     check(helped.add(name), where + "a second HELP");
                     checkHelpEscapes(parts[3], where);
+                    helps.put(name, parts[3]);
                 } else {
                     check(!types.containsKey(name), where + "a second TYPE");
                     check(TYPES.contains(parts[3]), where + "unknown type " + parts[3]);
