@@ -226,6 +226,59 @@ class DiskFullTest {
         }
     }
 
+    /**
+     * A disk with no block left for a new file, while the groups' writes go into blocks they have:
+     * the journal's appends (over its zero-filled files) and its checkpoints (in place, in their
+     * slots) need none either, so no group fails. Before, each checkpoint wrote a new file
+     * ({@code checkpoint.tmp}) and renamed it: the first one on the full disk failed the journal,
+     * and with it every group of the node.
+     */
+    @Test
+    void withTheJournalADiskWithNoBlockForANewFileFailsNoGroupThroughTheJournalsCheckpoints() throws Exception {
+        FullDiskFileIo io = new FullDiskFileIo();
+        RaftCluster cluster = new RaftCluster(dir, 1, new int[]{1, 2}, rc -> rc.logFileIo(io));
+        cluster.serverTweak = b -> b.logJournal(true).logJournalFiles(3, LogJournal.MIN_FILE_BYTES);
+        try (RaftCluster c = cluster.start()) {
+            c.waitForLeader(1);
+            c.waitForLeader(2);
+            c.write(1, 1);
+            c.write(2, 1);
+            io.fill(dir.resolve("node-1"), FullDiskFileIo.Op.JOURNAL_GROWTH, FullDiskFileIo.Op.SEGMENT_CREATE,
+                    FullDiskFileIo.Op.STATUS_WRITE, FullDiskFileIo.Op.MOVE);
+            Path probe = dir.resolve("node-1").resolve(LogJournal.DIR_NAME).resolve("probe");
+            org.junit.jupiter.api.Assertions.assertThrows(IOException.class, () -> {
+                try (io.poyang.raft.store.LogFile f = io.open(probe)) {
+                    f.writeFully(java.nio.ByteBuffer.allocate(1), 0);
+                }
+            }, "the disk is not full");
+            java.nio.file.Files.deleteIfExists(probe);
+            long checkpoints0 = c.server(1).logJournalStats().checkpointCount();
+            // 64 KiB entries (the test state machine refuses them, after the log and the journal took
+            // them): 1.5 MiB of journal, three eighths of a 4 MiB file, each starting a checkpoint
+            io.poyang.raft.store.ByteBody large = new io.poyang.raft.store.ByteBody(new byte[64 << 10]);
+            for (int i = 0; i < 24; i++) {
+                RaftGroup g = c.group(1, 1 + i % 2);
+                try {
+                    g.submit(0, large, 10_000).get(20, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException refusedByTheStateMachine) {
+                    // applied as refused; a failure of the group shows below
+                }
+            }
+            RaftCluster.waitFor("a checkpoint on the full disk",
+                    () -> c.server(1).logJournalStats().checkpointCount() > checkpoints0
+                            || c.server(1).ioProblem() != null);
+            assertNull(c.server(1).ioProblem(), "the journal failed on the full disk");
+            assertNull(c.group(1, 1).failure());
+            assertNull(c.group(1, 2).failure());
+            c.write(1, 2);
+            c.write(2, 2);
+            io.free();
+            c.restartNode(1);
+            assertEquals(2, c.checkIdentical(1).length);
+            assertEquals(2, c.checkIdentical(2).length);
+        }
+    }
+
     @Test
     void aFollowerThatCannotSaveANewTermFailsAloneAndRestartsCleanly() throws Exception {
         FullDiskFileIo io = new FullDiskFileIo();

@@ -23,8 +23,11 @@ public final class FullDiskFileIo implements FileIo {
     /**
      * What fails while the disk is full; each kind can be chosen on its own. {@code JOURNAL_WRITE}:
      * a write into the node's log journal ({@code log-journal/}: its files and its checkpoint).
+     * {@code JOURNAL_GROWTH}: only those of them that need a new block (a write past a file's end,
+     * or growing a file, there): the journal's files are zero-filled when made, so its appends and
+     * checkpoints write over blocks it has.
      */
-    public enum Op { LOG_WRITE, INDEX_WRITE, STATUS_WRITE, SEGMENT_CREATE, FSYNC, MOVE, JOURNAL_WRITE }
+    public enum Op { LOG_WRITE, INDEX_WRITE, STATUS_WRITE, SEGMENT_CREATE, FSYNC, MOVE, JOURNAL_WRITE, JOURNAL_GROWTH }
 
     /** The directory whose disk is full, or null: none. */
     private volatile Path fullUnder;
@@ -77,6 +80,9 @@ public final class FullDiskFileIo implements FileIo {
             @Override
             public int write(ByteBuffer src, long position) throws IOException {
                 check(path, kind);
+                if (kind == Op.JOURNAL_WRITE && position + src.remaining() > f.size()) {
+                    check(path, Op.JOURNAL_GROWTH);
+                }
                 return f.write(src, position);
             }
 
@@ -91,6 +97,9 @@ public final class FullDiskFileIo implements FileIo {
                 if (length > f.size()) {
                     // growing a file (a new segment or index file) needs a block for its last byte
                     check(path, kind == Op.LOG_WRITE ? Op.SEGMENT_CREATE : kind);
+                    if (kind == Op.JOURNAL_WRITE) {
+                        check(path, Op.JOURNAL_GROWTH);
+                    }
                 }
                 f.setLength(length);
             }
