@@ -299,16 +299,17 @@ public final class BenchOptions {
      * options (or, for the journal and batching, the old system properties) say otherwise.
      */
     private void applyMultiGroupDefaults() {
-        if (!servers.isEmpty() || !OPS_WITH_RAFT_NODES.contains(op) || groups < 2) {
+        if (!servers.isEmpty() || !OPS_WITH_RAFT_NODES.contains(op)) {
             return;
         }
+        boolean severalGroups = groups > 1;
         if (!logJournalGiven && System.getProperty(LOG_JOURNAL_PROPERTY) == null) {
-            logJournal = true;
+            logJournal = severalGroups && fsync;   // without fsyncs there is nothing to share
         }
         if (!batchAppendsGiven && System.getProperty(BATCH_APPENDS_PROPERTY) == null) {
             batchAppends = logJournal;
         }
-        if (!leadersGiven && nodes > 1) {
+        if (!leadersGiven && nodes > 1 && severalGroups) {
             leadersOn = 1;
         }
     }

@@ -118,6 +118,11 @@ class BenchOptionsTest {
         o = BenchOptions.parse("--servers", "a:1,b:2,c:3", "--groups", "4");
         assertFalse(o.logJournal, "an existing cluster is used as it is");
         assertEquals(0, o.leadersOn, "an existing cluster is used as it is");
+        o = BenchOptions.parse("--nodes", "3", "--groups", "4", "--fsync", "false");
+        assertFalse(o.logJournal, "without fsyncs there is nothing to share");
+        assertFalse(o.batchAppends);
+        o = BenchOptions.parse("--op", "raft", "--log-journal", "true");
+        assertTrue(o.batchAppends, "one group with the journal: batching follows it, as on a node");
         o = BenchOptions.parse("--op", "log", "--groups", "4");
         assertFalse(o.logJournal, "--op log starts no raft nodes");
     }

@@ -316,11 +316,6 @@ class GroupRestartTest {
         }
     }
 
-    /**
-     * Writes 100 values, then restarts group 1 on {@code node} while {@code gate} holds the old
-     * group's status save (its stop): the restart returned is not done.
-     */
-    /** Adds group 1 (100 values written) back on {@code node} from its kept files; 50 more writes reach every node. */
     @Test
     void whileARemovalDeletesTheGroupsDataItCannotBeAddedAgain() throws Exception {
         // the removal's layout update runs after the group's files are released and before its
@@ -373,6 +368,7 @@ class GroupRestartTest {
         }
     }
 
+    /** Adds group 1 (100 values written) back on {@code node} from its kept files; 50 more writes reach every node. */
     private static void addedBackCatchesUp(RaftCluster c, int node) {
         RaftGroup back = c.addGroup(node, 1, new Members(new int[]{1, 2, 3}, new int[0]));
         assertNotNull(back);
@@ -382,6 +378,10 @@ class GroupRestartTest {
         assertEquals(150, c.checkIdentical(1).length);
     }
 
+    /**
+     * Writes 100 values, then restarts group 1 on {@code node} while {@code gate} holds the old
+     * group's status save (its stop): the restart returned is not done.
+     */
     private CompletableFuture<RaftGroup> restartHeldAtTheOldGroupsStatusSave(RaftCluster c, StatusRenameGate gate,
                                                                             int node) throws InterruptedException {
         for (long v = 1; v <= 100; v++) {

@@ -31,7 +31,7 @@ import java.util.Set;
  *   <tr><td>dispatchers, logIoThreads, serviceIoThreads, replicationIoThreads, fsyncPermits</td><td>threads</td></tr>
  *   <tr><td>logJournal</td><td>true: the node's groups write their logs through one journal, one fsync per
  *       round for all of them (see the raft README); false: each group fsyncs its own log; auto (the default):
- *       true when servers.properties gives this node more than one group at start</td></tr>
+ *       true when servers.properties gives this node more than one group at start and syncForce is on</td></tr>
  *   <tr><td>logJournalFiles, logJournalFileMiB</td><td>with logJournal, the journal's shape: how many files
  *       (default 8, 3 to 1,024) of how many MiB (default 16, 4 to 1,024), made zero-filled in
  *       {@code <dataDir>/log-journal} at the first start; a start with another shape replays the old
@@ -134,9 +134,12 @@ public final class NodeConfig {
         this.raft = raft;
     }
 
-    /** Whether a node hosting {@code groups} raft groups at start writes through the log journal. */
+    /**
+     * Whether a node hosting {@code groups} raft groups at start writes through the log journal;
+     * {@code auto} never with syncForce off, where there are no fsyncs to share.
+     */
     public boolean logJournal(int groups) {
-        return logJournal.resolve(groups > 1);
+        return logJournal.resolve(groups > 1 && raft.syncForce());
     }
 
     /** Whether a node hosting {@code groups} raft groups at start batches its AppendEntries per round. */

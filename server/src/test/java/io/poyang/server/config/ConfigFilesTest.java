@@ -83,6 +83,9 @@ class ConfigFilesTest {
         assertFalse(d.batchAppends(1), "one group: no batches");
         assertTrue(d.logJournal(2), "two groups: the journal");
         assertTrue(d.batchAppends(4), "four groups: batches");
+        NodeConfig noSync = NodeConfig.load(file("b5", "nodeId = 1\nsyncForce = false\n"));
+        assertFalse(noSync.logJournal(4), "no fsyncs to share: no journal");
+        assertFalse(noSync.batchAppends(4), "batching follows the journal");
         NodeConfig journal = NodeConfig.load(file("b0", "nodeId = 1\nlogJournal = true\n"));
         assertTrue(journal.logJournal(1));
         assertTrue(journal.batchAppends(1), "auto batchAppends follows the journal");
