@@ -31,6 +31,12 @@ import java.util.zip.CRC32C;
  * by a rename at each save: magic (int, {@link #LEGACY_CHECKPOINT_MAGIC}) and the slot's fields
  * without the generation. A start reads it when there is no slots file (an upgrade), then moves
  * to the slots.
+ *
+ * <p>A journal that keeps its checkpoint in the slots keeps {@link #DOWNGRADE_GUARD} in the file
+ * {@code checkpoint}: a Poyang from before the slots would otherwise find no checkpoint file, take
+ * the journal for one whose making was cut short, and make it anew over records not yet replayed
+ * (a loss of acknowledged writes after a crash). The guard is not of a legacy checkpoint's length,
+ * so that version reports its checkpoint damaged and refuses to start instead.
  */
 final class JournalFormat {
 
@@ -55,6 +61,11 @@ final class JournalFormat {
     /** The checkpoint file of journals before the slots (see the class comment). */
     static final String LEGACY_CHECKPOINT = "checkpoint";
     static final int LEGACY_CHECKPOINT_BYTES = 4 + 4 + 8 + 4 + 8 + 8 + 4;
+    /** What the file {@link #LEGACY_CHECKPOINT} holds beside the slots (see the class comment). */
+    static final byte[] DOWNGRADE_GUARD = ("This log journal keeps its checkpoint in the file " + CHECKPOINT_SLOTS
+            + ", which Poyang versions before it cannot read: they refuse this journal because of this file."
+            + " Run the newer version. Never delete this file or the journal's other files by hand.\n")
+            .getBytes(StandardCharsets.UTF_8);
     static final int MAX_PATH_BYTES = 4096;
 
     private JournalFormat() {

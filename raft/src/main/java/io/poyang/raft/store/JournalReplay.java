@@ -61,6 +61,7 @@ final class JournalReplay {
             JournalPosition start = new JournalPosition(0, 0, 1);
             r.makeFiles(fileCount, fileBytes);
             CheckpointSlots.create(io, dir, start, fileCount, fileBytes);
+            writeDowngradeGuard(io, dir);
             log.info("made the log journal in {}: {} files of {} bytes", dir, fileCount, fileBytes);
             return start;
         }
@@ -83,6 +84,7 @@ final class JournalReplay {
             JournalPosition start = new JournalPosition(0, 0, end.seq + SEQ_GAP_AFTER_START);
             r.makeFiles(fileCount, fileBytes);
             CheckpointSlots.create(io, dir, start, fileCount, fileBytes);
+            writeDowngradeGuard(io, dir);
             log.info("the log journal in {} now has {} files of {} bytes (it had {} of {})", dir, fileCount, fileBytes,
                     cp.fileCount, cp.fileBytes);
             return start;
@@ -94,16 +96,19 @@ final class JournalReplay {
         // new start: an older position's chain ends at the jump, so it would no longer be a valid start.
         JournalPosition next = new JournalPosition(end.file, end.offset, end.seq + SEQ_GAP_AFTER_START);
         if (legacy) {
-            // an upgrade: the slots file is made whole before the legacy file goes, so a crash
-            // between the two leaves both, and the slots win (readCheckpoint)
+            // an upgrade: the slots file is made whole before the guard replaces the legacy file,
+            // so a crash between the two leaves both, and the slots win (readCheckpoint)
             CheckpointSlots.create(io, dir, next, fileCount, fileBytes);
-            deleteLegacyCheckpoint(io, dir);
-            io.syncDirectory(dir);
+            writeDowngradeGuard(io, dir);
             log.info("the log journal in {} keeps its checkpoint in {} from now on (written in place; it was {})", dir,
                     JournalFormat.CHECKPOINT_SLOTS, JournalFormat.LEGACY_CHECKPOINT);
         } else {
             try (CheckpointSlots slots = CheckpointSlots.open(io, dir)) {
                 slots.saveInBoth(next, fileCount, fileBytes);
+            }
+            if (!hasDowngradeGuard(io, dir)) {
+                // a start cut short between making the slots and the guard
+                writeDowngradeGuard(io, dir);
             }
         }
         return next;
@@ -125,6 +130,12 @@ final class JournalReplay {
         Path legacy = dir.resolve(JournalFormat.LEGACY_CHECKPOINT);
         if (!Files.exists(legacy)) {
             return null;
+        }
+        if (hasDowngradeGuard(io, dir)) {
+            throw new LogCorruptedException(CheckpointSlots.path(dir), 0, "the log journal's checkpoint file is"
+                    + " missing (its " + JournalFormat.LEGACY_CHECKPOINT + " file says the journal keeps it there);"
+                    + " the journal's records cannot be replayed, and the groups' logs may lack writes they reported"
+                    + " persisted. Restore the file from a backup, or rebuild this node from the others");
         }
         ByteBuffer b = ByteBuffer.allocate(JournalFormat.LEGACY_CHECKPOINT_BYTES + 1);
         int n;
@@ -152,6 +163,37 @@ final class JournalReplay {
     private static void deleteLegacyCheckpoint(FileIo io, Path dir) throws IOException {
         io.delete(dir.resolve(JournalFormat.LEGACY_CHECKPOINT));
         io.delete(dir.resolve(JournalFormat.LEGACY_CHECKPOINT + ".tmp"));
+    }
+
+    /**
+     * Puts {@link JournalFormat#DOWNGRADE_GUARD} into the file {@code checkpoint} (over a legacy
+     * checkpoint, on an upgrade): a new file, fsynced, renamed into place, directory synced, so that
+     * the file holds either its old content or the whole guard.
+     */
+    static void writeDowngradeGuard(FileIo io, Path dir) throws IOException {
+        Path tmp = dir.resolve(JournalFormat.LEGACY_CHECKPOINT + ".tmp");
+        try (LogFile f = io.open(tmp)) {
+            f.setLength(0);
+            f.writeFully(ByteBuffer.wrap(JournalFormat.DOWNGRADE_GUARD), 0);
+            f.force(true);
+        }
+        io.atomicMove(tmp, dir.resolve(JournalFormat.LEGACY_CHECKPOINT));
+        io.syncDirectory(dir);
+    }
+
+    /** Whether the file {@code checkpoint} holds the guard, whole. */
+    static boolean hasDowngradeGuard(FileIo io, Path dir) throws IOException {
+        Path p = dir.resolve(JournalFormat.LEGACY_CHECKPOINT);
+        if (!Files.exists(p)) {
+            return false;
+        }
+        ByteBuffer b = ByteBuffer.allocate(JournalFormat.DOWNGRADE_GUARD.length + 1);
+        int n;
+        try (LogFile f = io.openForRead(p)) {
+            n = f.readFully(b, 0);
+        }
+        b.flip();
+        return n == JournalFormat.DOWNGRADE_GUARD.length && b.equals(ByteBuffer.wrap(JournalFormat.DOWNGRADE_GUARD));
     }
 
     private void makeFiles(int fileCount, long fileBytes) throws IOException {

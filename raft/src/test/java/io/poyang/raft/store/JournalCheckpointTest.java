@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -174,7 +175,9 @@ class JournalCheckpointTest {
         LogJournal again = LogJournal.open("test", node, power, 3, FILE_BYTES);
         again.close();
         assertTrue(Files.exists(journalDir().resolve(JournalFormat.CHECKPOINT_SLOTS)));
-        assertFalse(Files.exists(journalDir().resolve(JournalFormat.LEGACY_CHECKPOINT)));
+        assertArrayEquals(JournalFormat.DOWNGRADE_GUARD,
+                Files.readAllBytes(journalDir().resolve(JournalFormat.LEGACY_CHECKPOINT)),
+                "the legacy checkpoint was not replaced by the downgrade guard");
         byte[] got = Files.readAllBytes(target);
         assertEquals('a', got[50]);
         assertEquals('b', got[150]);
@@ -349,11 +352,70 @@ class JournalCheckpointTest {
     }
 
     @Test
-    void theSlotsFileIsMadeWhenTheJournalIsAndNoOtherCheckpointFileIsLeft() throws Exception {
+    void theSlotsFileIsMadeWhenTheJournalIsWithTheDowngradeGuardAndNoTemporaryFileIsLeft() throws Exception {
         LogJournal.open("test", node, power, 3, FILE_BYTES).close();
         assertEquals(2L * JournalFormat.SLOT_BYTES, Files.size(journalDir().resolve(JournalFormat.CHECKPOINT_SLOTS)));
-        for (String name : new String[] {JournalFormat.LEGACY_CHECKPOINT, JournalFormat.CHECKPOINT_SLOTS + ".tmp"}) {
+        assertArrayEquals(JournalFormat.DOWNGRADE_GUARD,
+                Files.readAllBytes(journalDir().resolve(JournalFormat.LEGACY_CHECKPOINT)));
+        for (String name : new String[] {JournalFormat.CHECKPOINT_SLOTS + ".tmp", JournalFormat.LEGACY_CHECKPOINT + ".tmp"}) {
             assertThrows(NoSuchFileException.class, () -> FileIo.DEFAULT.openExisting(journalDir().resolve(name)));
         }
+    }
+
+    /**
+     * A Poyang from before the slots reads the file {@code checkpoint} and refuses the journal when
+     * that file is not a whole legacy checkpoint; finding no such file, it would make the journal
+     * anew over records not yet replayed. This reads the journal as that version's start did.
+     */
+    @Test
+    void aVersionFromBeforeTheSlotsFindsTheGuardAndRefusesTheJournalInsteadOfMakingItAnew() throws Exception {
+        LogJournal.open("test", node, power, 3, FILE_BYTES).close();
+        Path legacy = journalDir().resolve(JournalFormat.LEGACY_CHECKPOINT);
+        assertTrue(Files.exists(legacy), "no checkpoint file: the older version would make the journal anew");
+        ByteBuffer b = ByteBuffer.allocate(JournalFormat.LEGACY_CHECKPOINT_BYTES + 1);
+        int n;
+        try (LogFile f = FileIo.DEFAULT.openForRead(legacy)) {
+            n = f.readFully(b, 0);
+        }
+        assertTrue(n != JournalFormat.LEGACY_CHECKPOINT_BYTES, "the guard has a legacy checkpoint's length");
+        b.flip();
+        b.limit(Math.min(b.limit(), JournalFormat.LEGACY_CHECKPOINT_BYTES));
+        assertNull(JournalFormat.decodeLegacyCheckpoint(b), "the guard's first bytes decode as a legacy checkpoint");
+    }
+
+    @Test
+    void aStartCutShortBeforeTheGuardWasWrittenWritesItAtTheNextStart() throws Exception {
+        Path target = target();
+        LogJournal j = LogJournal.open("test", node, power, 3, FILE_BYTES);
+        LogSegment seg = new LogSegment(0, 8 << 20, power.open(target));
+        writeAndJournal(j, seg, 0, 100, 'a').get(30, TimeUnit.SECONDS);
+        j.abandonForTests();
+        seg.file.close();
+        power.powerLoss();
+        Files.delete(journalDir().resolve(JournalFormat.LEGACY_CHECKPOINT));
+
+        LogJournal.open("test", node, power, 3, FILE_BYTES).close();
+        assertArrayEquals(JournalFormat.DOWNGRADE_GUARD,
+                Files.readAllBytes(journalDir().resolve(JournalFormat.LEGACY_CHECKPOINT)));
+        assertEquals('a', Files.readAllBytes(target)[50]);
+    }
+
+    @Test
+    void theGuardWithoutTheSlotsFileIsReportedAsAMissingCheckpointNotAJournalToMakeAnew() throws Exception {
+        Path target = target();
+        LogJournal j = LogJournal.open("test", node, power, 3, FILE_BYTES);
+        LogSegment seg = new LogSegment(0, 8 << 20, power.open(target));
+        writeAndJournal(j, seg, 0, 100, 'a').get(30, TimeUnit.SECONDS);
+        j.abandonForTests();
+        seg.file.close();
+        power.powerLoss();
+        Files.delete(journalDir().resolve(JournalFormat.CHECKPOINT_SLOTS));
+        byte[] journalFile = Files.readAllBytes(journalDir().resolve(JournalFormat.fileName(0)));
+
+        LogCorruptedException e = assertThrows(LogCorruptedException.class,
+                () -> LogJournal.open("test", node, power, 3, FILE_BYTES));
+        assertTrue(e.getMessage().contains("checkpoint file is missing"), e.getMessage());
+        assertArrayEquals(journalFile, Files.readAllBytes(journalDir().resolve(JournalFormat.fileName(0))),
+                "the refused start changed the journal's records");
     }
 }
