@@ -95,6 +95,18 @@ final class CommitManager {
         }
     }
 
+    /**
+     * Follower {@code nodeId} lost entries it had acknowledged: its match goes back to {@code match}.
+     * The commit index stays (it never goes back); later commits count the follower only for what
+     * it acknowledges again.
+     */
+    void onFollowerLostEntries(int nodeId, long match) {
+        int slot = members.slotOf(nodeId);
+        if (slot >= 0 && match < matchIndex[slot]) {
+            matchIndex[slot] = match;
+        }
+    }
+
     /** Follower {@code nodeId} acknowledged a request sent at {@code sendNanos}. */
     void onFollowerAck(int nodeId, long sendNanos) {
         int slot = members.slotOf(nodeId);

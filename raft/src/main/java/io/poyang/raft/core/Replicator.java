@@ -54,6 +54,10 @@ final class Replicator extends FiberFrame<Void> {
     private long inflightBytes;
     private long nextIndex;
     private long matchIndex;
+    /** When {@link #matchIndex} was last raised (the group's clock). */
+    private long matchRaisedNanos;
+    /** {@link #forgetLostMatch} warned of this follower's lost entries, and it has acknowledged none since. */
+    private boolean lostEntriesReported;
     private boolean pipelining;
     private boolean needSnapshot;
     /** Bumped whenever the pipeline is dropped; answers to older requests are ignored. */
@@ -114,6 +118,7 @@ final class Replicator extends FiberFrame<Void> {
     public FrameCallResult execute(Object input) {
         // (Re)starts from scratch: a session that failed left nothing the next one can trust.
         matchIndex = g.commitManager.matchIndexOf(peerId);
+        matchRaisedNanos = g.nowNanos();
         dropPipeline(g.nowNanos());
         nextIndex = Math.max(started ? g.store.lastIndex() + 1 : firstNextIndex, matchIndex + 1);
         started = true;
@@ -354,6 +359,8 @@ final class Replicator extends FiberFrame<Void> {
         if (resp.success) {
             if (resp.matchIndex > matchIndex) {
                 matchIndex = resp.matchIndex;
+                matchRaisedNanos = now;
+                lostEntriesReported = false;
                 g.commitManager.onFollowerMatch(peerId, matchIndex);
                 g.onFollowerProgress(peerId, matchIndex);
             }
@@ -366,6 +373,12 @@ final class Replicator extends FiberFrame<Void> {
         // The follower's log does not match at prevLogIndex: find the match from its hint.
         dropPipeline(now);
         LogStore store = g.store;
+        // (only for a request sent after the match was learnt: one sent before may have overtaken,
+        // on a delaying network, the request that brought the follower to the match)
+        if (req.prevLogIndex <= matchIndex && resp.hintIndex >= 0 && resp.hintIndex < req.prevLogIndex
+                && req.sendNanos - matchRaisedNanos > 0) {
+            forgetLostMatch(req.prevLogIndex, resp.hintIndex);
+        }
         long next;
         if (resp.hintIndex < 0) {
             next = matchIndex + 1;
@@ -382,6 +395,32 @@ final class Replicator extends FiberFrame<Void> {
         if (nextIndex < store.firstIndex()) {
             needSnapshot = true;
         }
+    }
+
+    /**
+     * The follower acknowledged entries up to {@link #matchIndex}, and now its log lacks
+     * {@code prevLogIndex}, at or below that: it lost entries it had reported persisted (syncForce off
+     * and an OS crash or power loss, or its data directory wiped or restored from an older copy).
+     * Its log matches the leader's up to its hint at most, so the match goes back to the hint (and
+     * no further than the commit index, where counting the follower changes nothing, as nothing
+     * proves its older entries match), and probing goes on from there; kept at the old match, every
+     * probe would be sent at the old match + 1 and refused, and the follower would never catch up.
+     * Commit is not affected: it never goes back, and the entries the follower lost count again only
+     * once it acknowledges them again. The operator hears of it once per loss.
+     */
+    private void forgetLostMatch(long prevLogIndex, long hintIndex) {
+        long had = matchIndex;
+        matchIndex = Math.min(hintIndex, g.state.commitIndex);
+        g.commitManager.onFollowerLostEntries(peerId, matchIndex);
+        if (lostEntriesReported) {
+            return;   // the same loss, probed further back
+        }
+        lostEntriesReported = true;
+        log.warn("group {}: follower {} acknowledged entries up to index {} but no longer has entry {} (its log"
+                + " now matches up to {} at most): it lost entries it had reported persisted (syncForce off and an"
+                + " OS crash or power loss, or a data directory wiped or restored from an older copy). It is sent"
+                + " them again; if it also lost its term and vote, it may have voted twice in a term: check that"
+                + " node's disk and data directory", g.state.groupId, peerId, had, prevLogIndex, hintIndex);
     }
 
     /** Forgets the requests in flight (their answers will be ignored) and goes back to probing at {@code retryAt}. */
@@ -404,6 +443,7 @@ final class Replicator extends FiberFrame<Void> {
             long idx = lastSnapshotIndex;
             if (idx > matchIndex) {
                 matchIndex = idx;
+                matchRaisedNanos = g.nowNanos();
                 g.commitManager.onFollowerMatch(peerId, idx);
                 g.onFollowerProgress(peerId, idx);
             }
