@@ -283,12 +283,16 @@ final class AdminProcessors {
         }
         int before = g.preferredLeader();
         g.setPreferredLeader(target);
-        if (before != target) {
-            log.info("raft node {}: group {}'s preferred leader changed from {} to {} by an admin command",
-                    config.nodeId, g.groupId(), before == 0 ? "none" : "node " + before,
-                    target == 0 ? "none" : "node " + target);
+        if (before == target) {
+            return g.detailedStatus().thenApply(st -> st.toMessage());
         }
-        return g.detailedStatus().thenApply(st -> st.toMessage());
+        log.info("raft node {}: group {}'s preferred leader changed from {} to {} by an admin command",
+                config.nodeId, g.groupId(), before == 0 ? "none" : "node " + before,
+                target == 0 ? "none" : "node " + target);
+        // answered once recorded (a DtKV node's servers.properties): a crash right after the answer
+        // must not bring the old preference back at the next start
+        return server.recordLayout("setting the preferred leader of", g.groupId())
+                .thenCompose(v -> g.detailedStatus()).thenApply(st -> st.toMessage());
     }
 
     private CompletableFuture<FieldMessage> addNode(ReqContext ctx, FieldMessage req) {

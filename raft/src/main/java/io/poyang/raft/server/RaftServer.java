@@ -86,6 +86,8 @@ public final class RaftServer extends LifeCycle {
      * their files again before it deletes anything.
      */
     private final Map<Integer, RaftGroup> removing = new java.util.HashMap<>();
+    /** Each group's removal under way ({@link #removeGroup}), until it ends; under this object's lock. */
+    private final Map<Integer, CompletableFuture<Void>> removals = new java.util.HashMap<>();
     /** A stop came while doStart ran: no further group is started; guarded by this. */
     private boolean startCutShort;
     /** Serializes address changes, so that two ids cannot take one address at once. */
@@ -318,8 +320,9 @@ public final class RaftServer extends LifeCycle {
                 // its predecessor may still write to the directory: two stores on one log
                 CompletableFuture<RaftGroup> refused = new CompletableFuture<>();
                 refused.completeExceptionally(new IllegalStateException("raft group " + groupId + " on node "
-                        + config.nodeId + " is still being removed (its files are in use, a slow or hung disk?);"
-                        + " add it again once the removal has completed"));
+                        + config.nodeId + " is still being removed (its files are in use: a slow or hung disk?), or"
+                        + " its removal failed (the node's log says why and what to do); add it again once a"
+                        + " removal has completed"));
                 return refused;
             }
             RaftGroup[] added = new RaftGroup[1];
@@ -367,6 +370,17 @@ public final class RaftServer extends LifeCycle {
         });
     }
 
+    /**
+     * Runs the layout listener on a log I/O thread for a change made by an admin command (a preferred
+     * leader): the command is answered once the change is recorded, as an added group is.
+     */
+    CompletableFuture<Void> recordLayout(String what, int groupId) {
+        if (config.layoutListener == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return CompletableFuture.runAsync(() -> layoutChanged(what, groupId), logIo);
+    }
+
     private void layoutChanged(String what, int groupId) {
         try {
             config.layoutListener.run();
@@ -386,6 +400,7 @@ public final class RaftServer extends LifeCycle {
         RaftGroup g;
         CompletableFuture<RaftGroup> restart;
         boolean first;
+        CompletableFuture<Void> done = new CompletableFuture<>();
         synchronized (this) {
             g = registry.remove(groupId);
             startedWith.remove(groupId);
@@ -394,9 +409,18 @@ public final class RaftServer extends LifeCycle {
             if (g != null) {
                 removing.put(groupId, g);
             } else {
-                // removed already, but perhaps not done: wait for its files again
+                CompletableFuture<Void> earlier = removals.get(groupId);
+                if (earlier != null) {
+                    // one removal of a group at a time: two would delete its directory at once, and
+                    // the first to end would unmark it while the other still deletes. This one goes
+                    // on once the earlier has ended (and then finds the group removed)
+                    return earlier.thenCompose(v -> removeGroup(groupId, deleteData));
+                }
+                // removed already, but perhaps not done (a failed deletion, an unlisted failed
+                // start): wait for its files again
                 g = removing.get(groupId);
             }
+            removals.put(groupId, done);
         }
         if (restart != null) {
             // the removal wins; failed now, so an addGroup made next starts the group anew instead
@@ -422,30 +446,45 @@ public final class RaftServer extends LifeCycle {
         if (first && config.layoutListener != null) {
             stopped = stopped.thenRunAsync(() -> layoutChanged("removing", groupId), logIo);
         }
+        CompletableFuture<Void> removed;
         if (!deleteData) {
-            return stopped.thenRun(unmark);
-        }
-        java.nio.file.Path dir = groupDir(groupId);
-        return stopped.thenRunAsync(() -> {
-            boolean checkpointed = false;
-            try {
-                deleteTree(dir);
-                log.info("raft node {}: removed group {} and deleted {}", config.nodeId, groupId, dir);
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException("deleting the data of raft group " + groupId + " in " + dir
-                        + " failed; delete it by hand", e);
-            } finally {
+            removed = stopped.thenRun(unmark);
+        } else {
+            java.nio.file.Path dir = groupDir(groupId);
+            removed = stopped.thenRunAsync(() -> {
+                boolean deleted = false;
                 try {
-                    checkpointJournalAfterRemoving(groupId);
-                    checkpointed = true;
+                    deleteTree(dir);
+                    deleted = true;
+                    log.info("raft node {}: removed group {} and deleted {}", config.nodeId, groupId, dir);
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException("deleting the data of raft group " + groupId + " in " + dir
+                            + " failed (" + e + "); the group cannot be added to node " + config.nodeId + " again"
+                            + " (its files would be a mix of old and none) until a removal with deletion succeeds:"
+                            + " fix the cause and remove it again, or delete the directory by hand and restart the"
+                            + " node", e);
                 } finally {
-                    if (checkpointed) {
-                        // (a failed checkpoint keeps the mark: its error says to restart the node first)
+                    checkpointJournalAfterRemoving(groupId);
+                    if (deleted) {
+                        // (a failed checkpoint keeps the mark too: its error says to restart the node first)
                         unmark.run();
                     }
                 }
+            }, logIo);
+        }
+        // unlisted before it completes: a removal chained on this one (above) must not find it again
+        removed.whenComplete((v, e) -> {
+            synchronized (this) {
+                removals.remove(groupId, done);
             }
-        }, logIo);
+            if (e == null) {
+                done.complete(null);
+            } else {
+                done.completeExceptionally(e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+                        ? e.getCause() : e);
+            }
+        });
+        return done;
     }
 
     /**
@@ -574,17 +613,18 @@ public final class RaftServer extends LifeCycle {
         }
     }
 
-    private static void deleteTree(java.nio.file.Path dir) throws java.io.IOException {
+    /** Deletes a removed group's directory, through the groups' {@code FileIo} like every other delete of their files. */
+    private void deleteTree(java.nio.file.Path dir) throws java.io.IOException {
         if (!Files.exists(dir)) {
             return;
         }
+        java.util.List<java.nio.file.Path> all = new ArrayList<>();
         try (java.util.stream.Stream<java.nio.file.Path> paths = Files.walk(dir)) {
-            java.util.List<java.nio.file.Path> all = new ArrayList<>();
             paths.forEach(all::add);
-            java.util.Collections.reverse(all);   // children before their directories
-            for (java.nio.file.Path p : all) {
-                Files.deleteIfExists(p);
-            }
+        }
+        java.util.Collections.reverse(all);   // children before their directories
+        for (java.nio.file.Path p : all) {
+            config.raft.logFileIo().delete(p);
         }
     }
 

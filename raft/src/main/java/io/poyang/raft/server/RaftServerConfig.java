@@ -376,7 +376,8 @@ public final class RaftServerConfig {
 
         /**
          * Run after a group was added to or removed from this running node ({@link RaftServer#addGroup},
-         * {@link RaftServer#removeGroup}), before the returned future completes, on a log I/O thread:
+         * {@link RaftServer#removeGroup}), or an admin command changed a group's preferred leader,
+         * before the returned future (or the command's answer) completes, on a log I/O thread:
          * a node that records which groups it runs (its servers.properties) writes the record here, so
          * a change that was answered is still known after a crash. What it throws is logged.
          */

@@ -368,6 +368,108 @@ class GroupRestartTest {
         }
     }
 
+    @Test
+    void aSecondRemovalWaitsForTheFirstSoThatTheGroupIsNotAddedWhileTheFirstStillDeletes() throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        CountDownLatch reached = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> { })) {
+            c.serverTweak = b -> b.layoutListener(() -> {
+                if (armed.compareAndSet(true, false)) {
+                    reached.countDown();
+                    try {
+                        release.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            });
+            c.start();
+            c.waitForLeader(1);
+            RaftServer server = c.server(1);
+            for (long v = 1; v <= 100; v++) {
+                c.write(1, v);
+            }
+            Path groupDir = dir.resolve("node-1").resolve("group-1");
+            armed.set(true);
+            CompletableFuture<Void> first = server.removeGroup(1, true);
+            CompletableFuture<Void> second;
+            try {
+                assertTrue(reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the removal recorded no layout");
+                // the first removal is held before its deletion; the second must not run its own meanwhile
+                second = server.removeGroup(1, true);
+                assertThrows(java.util.concurrent.TimeoutException.class, () -> second.get(500, TimeUnit.MILLISECONDS),
+                        "the second removal ended while the first had not yet deleted anything");
+                CompletableFuture<RaftGroup> readd = server.addGroup(1, TestStateMachine::new,
+                        new Members(new int[]{1}, new int[0]));
+                ExecutionException refused = assertThrows(ExecutionException.class,
+                        () -> readd.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS),
+                        "a group was added on the directory the first removal is about to delete");
+                assertTrue(refused.getCause() instanceof IllegalStateException, String.valueOf(refused.getCause()));
+            } finally {
+                release.countDown();
+            }
+            first.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            second.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            assertFalse(Files.exists(groupDir), "the removed group's directory was not deleted");
+            assertNotNull(c.addGroup(1, 1, new Members(new int[]{1}, new int[0])));
+            c.waitForLeader(1);
+            c.write(1, 7);
+            assertEquals(1, c.checkIdentical(1).length, "the group added again holds only its own write");
+        }
+    }
+
+    /**
+     * A deletion that fails half way leaves some of the group's files: a group started on them would
+     * recover a mix of its predecessor's state and nothing. It stays refused until a removal with
+     * deletion succeeds.
+     */
+    @Test
+    void aGroupWhoseDeletionFailedIsNotAddedAgainUntilARemovalDeletesItsDirectory() throws Exception {
+        FaultyFileIo io = new FaultyFileIo();
+        try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
+            c.waitForLeader(1);
+            RaftServer server = c.server(1);
+            for (long v = 1; v <= 100; v++) {
+                c.write(1, v);
+            }
+            Path groupDir = dir.resolve("node-1").resolve("group-1");
+            Path status = groupDir.resolve("status");
+            assertTrue(Files.exists(status), "the group has no status file: the test deletes nothing it names");
+            io.hook = new FaultyFileIo.Hook() {
+                @Override
+                public void beforeDelete(Path file) throws IOException {
+                    if (file.equals(status)) {
+                        throw new IOException("injected: the disk refused the delete");
+                    }
+                }
+            };
+            ExecutionException failed = assertThrows(ExecutionException.class,
+                    () -> server.removeGroup(1, true).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
+            assertTrue(failed.getCause() instanceof java.io.UncheckedIOException
+                    && failed.getCause().getMessage().contains("until a removal with deletion succeeds"),
+                    String.valueOf(failed.getCause()));
+            assertTrue(Files.exists(status), "the injected failure deleted the file anyway");
+
+            CompletableFuture<RaftGroup> readd = server.addGroup(1, TestStateMachine::new,
+                    new Members(new int[]{1}, new int[0]));
+            ExecutionException refused = assertThrows(ExecutionException.class,
+                    () -> readd.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS),
+                    "a group was added on the half-deleted directory");
+            assertTrue(refused.getCause() instanceof IllegalStateException
+                    && refused.getCause().getMessage().contains("removal failed"), String.valueOf(refused.getCause()));
+
+            io.hook = new FaultyFileIo.Hook() {
+            };
+            server.removeGroup(1, true).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+            assertFalse(Files.exists(groupDir), "the second removal did not delete the directory");
+            assertNotNull(c.addGroup(1, 1, new Members(new int[]{1}, new int[0])));
+            c.waitForLeader(1);
+            c.write(1, 7);
+            assertEquals(1, c.checkIdentical(1).length, "the group added again holds only its own write");
+        }
+    }
+
     /** Adds group 1 (100 values written) back on {@code node} from its kept files; 50 more writes reach every node. */
     private static void addedBackCatchesUp(RaftCluster c, int node) {
         RaftGroup back = c.addGroup(node, 1, new Members(new int[]{1, 2, 3}, new int[0]));
