@@ -82,6 +82,20 @@ public final class GroupStatus {
     private final int preferredLeader;
 
     /**
+     * The constructor of versions before the preferred leader: a status with none (0).
+     *
+     * @deprecated kept for code written against those versions; use the constructor with {@code preferredLeader}
+     */
+    @Deprecated
+    public GroupStatus(int groupId, int nodeId, RaftRole role, int term, int leaderId, long firstLogIndex,
+                       long lastLogIndex, long persistedIndex, long commitIndex, long lastApplied, int[] voters,
+                       boolean joint, int[] newVoters, int[] observers, List<Follower> followers, int transferTarget,
+                       String failure) {
+        this(groupId, nodeId, role, term, leaderId, firstLogIndex, lastLogIndex, persistedIndex, commitIndex,
+                lastApplied, voters, joint, newVoters, observers, followers, transferTarget, failure, 0);
+    }
+
+    /**
      * @param newVoters      the voters a prepared (joint) change leads to; empty when none is prepared
      * @param followers      the other members' progress (the leader only; empty elsewhere)
      * @param transferTarget the node a leader transfer under way hands over to; 0 when none

@@ -70,4 +70,16 @@ class GroupStatusWireTest {
         assertEquals(0, back.preferredLeader());
         assertEquals(status(0).toString(), back.toString());
     }
+
+    @Test
+    @SuppressWarnings("deprecation")
+    void theConstructorOfEarlierVersionsStillBuildsAStatusWithNoPreferredLeader() {
+        List<GroupStatus.Follower> followers = Arrays.asList(new GroupStatus.Follower(2, 300, 5, false),
+                new GroupStatus.Follower(4, 290, 15, true));
+        GroupStatus old = new GroupStatus(1, 3, RaftRole.LEADER, 9, 3, 100, 305, 304, 300, 299, new int[]{1, 2, 3},
+                false, null, new int[]{4}, followers, 2, "disk full");
+        assertEquals(0, old.preferredLeader());
+        assertEquals(status(0).toString(), old.toString());
+        assertArrayEquals(EncodeContext.encodeToArray(status(0).toMessage()), EncodeContext.encodeToArray(old.toMessage()));
+    }
 }

@@ -252,6 +252,12 @@ public final class PoyangNode {
     private void startRaft() {
         kv = new DtKvService();
         int hostedGroups = servers.groupsOf(config.nodeId).size();
+        // auto is decided here, once per start: say what it became, so that an operator who added
+        // groups at runtime sees at the next start why the node now journals (or still does not)
+        log.info("node {}: log journal {}, batched appends {} (logJournal = {}, batchAppends = {}; {} group(s) at start,"
+                + " syncForce {})", config.nodeId, config.logJournal(hostedGroups) ? "on" : "off",
+                config.batchAppends(hostedGroups) ? "on" : "off", config.logJournal, config.batchAppends, hostedGroups,
+                config.raft.syncForce());
         RaftServerConfig.Builder b = RaftServer.builder()
                 .nodeId(config.nodeId)
                 .clusterName(config.clusterName)
