@@ -373,23 +373,24 @@ final class Replicator extends FiberFrame<Void> {
         // The follower's log does not match at prevLogIndex: find the match from its hint.
         dropPipeline(now);
         LogStore store = g.store;
-        // (only for a request sent after the match was learnt: one sent before may have overtaken,
-        // on a delaying network, the request that brought the follower to the match)
-        if (req.prevLogIndex <= matchIndex && resp.hintIndex >= 0 && resp.hintIndex < req.prevLogIndex
+        IndexTerm m = resp.hintIndex < 0 ? null
+                : store.findLastMatch(resp.hintTerm, Math.min(resp.hintIndex, store.lastIndex()));
+        // A refusal at or below the match: the follower lost entries it had acknowledged (a hint
+        // above prevLogIndex is no refusal of it: the entry lies in the follower's snapshot). Only
+        // for a request sent after the match was learnt: one sent before may have overtaken, on a
+        // delaying network, the request that brought the follower to the match.
+        if (req.prevLogIndex <= matchIndex && resp.hintIndex >= 0 && resp.hintIndex <= req.prevLogIndex
                 && req.sendNanos - matchRaisedNanos > 0) {
-            forgetLostMatch(req.prevLogIndex, resp.hintIndex);
+            forgetLostMatch(req.prevLogIndex, Math.min(resp.hintIndex, m == null ? 0 : m.getIndex()));
         }
         long next;
         if (resp.hintIndex < 0) {
             next = matchIndex + 1;
+        } else if (m == null) {
+            needSnapshot = true;
+            next = matchIndex + 1;
         } else {
-            IndexTerm m = store.findLastMatch(resp.hintTerm, Math.min(resp.hintIndex, store.lastIndex()));
-            if (m == null) {
-                needSnapshot = true;
-                next = matchIndex + 1;
-            } else {
-                next = m.getIndex() + 1;
-            }
+            next = m.getIndex() + 1;
         }
         nextIndex = Math.max(next, matchIndex + 1);
         if (nextIndex < store.firstIndex()) {
@@ -399,28 +400,31 @@ final class Replicator extends FiberFrame<Void> {
 
     /**
      * The follower acknowledged entries up to {@link #matchIndex}, and now its log lacks
-     * {@code prevLogIndex}, at or below that: it lost entries it had reported persisted (syncForce off
-     * and an OS crash or power loss, or its data directory wiped or restored from an older copy).
-     * Its log matches the leader's up to its hint at most, so the match goes back to the hint (and
-     * no further than the commit index, where counting the follower changes nothing, as nothing
-     * proves its older entries match), and probing goes on from there; kept at the old match, every
-     * probe would be sent at the old match + 1 and refused, and the follower would never catch up.
-     * Commit is not affected: it never goes back, and the entries the follower lost count again only
-     * once it acknowledges them again. The operator hears of it once per loss.
+     * {@code prevLogIndex}, at or below that, or holds another entry there: it lost entries it had
+     * reported persisted (syncForce off and an OS crash or power loss, or its data directory wiped
+     * or restored from an older copy). The match goes back to {@code matchAtMost}, where the
+     * follower's hint and the leader's log may meet (the hint and the leader's last entry at or
+     * below it with a term at most the hint's), and no further than the commit index, where
+     * counting the follower changes nothing as nothing proves that match yet; probing goes on
+     * from there. Kept at the old match, every probe would be sent at the old match + 1 and
+     * refused, and the follower would never catch up. Should the follower refuse that probe too
+     * (an older copy with entries of other terms), the match goes further back, each time below
+     * the last. Commit is not affected: it never goes back, and the entries the follower lost
+     * count again only once it acknowledges them again. The operator hears of it once per loss.
      */
-    private void forgetLostMatch(long prevLogIndex, long hintIndex) {
+    private void forgetLostMatch(long prevLogIndex, long matchAtMost) {
         long had = matchIndex;
-        matchIndex = Math.min(hintIndex, g.state.commitIndex);
+        matchIndex = Math.min(matchAtMost, g.state.commitIndex);
         g.commitManager.onFollowerLostEntries(peerId, matchIndex);
         if (lostEntriesReported) {
             return;   // the same loss, probed further back
         }
         lostEntriesReported = true;
-        log.warn("group {}: follower {} acknowledged entries up to index {} but no longer has entry {} (its log"
-                + " now matches up to {} at most): it lost entries it had reported persisted (syncForce off and an"
+        log.warn("group {}: follower {} acknowledged entries up to index {} but no longer has entry {} as this"
+                + " leader has it (its log matches up to {} at most): it lost entries it had reported persisted (syncForce off and an"
                 + " OS crash or power loss, or a data directory wiped or restored from an older copy). It is sent"
                 + " them again; if it also lost its term and vote, it may have voted twice in a term: check that"
-                + " node's disk and data directory", g.state.groupId, peerId, had, prevLogIndex, hintIndex);
+                + " node's disk and data directory", g.state.groupId, peerId, had, prevLogIndex, matchIndex);
     }
 
     /** Forgets the requests in flight (their answers will be ignored) and goes back to probing at {@code retryAt}. */
