@@ -107,8 +107,16 @@ final class JournalReplay {
                 slots.saveInBoth(next, fileCount, fileBytes);
             }
             if (!hasDowngradeGuard(io, dir)) {
-                // a start cut short between making the slots and the guard
-                writeDowngradeGuard(io, dir);
+                // a start cut short between making the slots and the guard (or between deleting
+                // them). Best effort: the journal is whole without it, and a start on a full disk,
+                // which needs no new block otherwise, must not fail for want of one
+                try {
+                    writeDowngradeGuard(io, dir);
+                } catch (IOException e) {
+                    log.warn("writing the log journal's downgrade guard {} failed ({}); a Poyang from before {} would"
+                            + " not refuse this journal. The next start tries again", dir.resolve(
+                            JournalFormat.LEGACY_CHECKPOINT), e.toString(), JournalFormat.CHECKPOINT_SLOTS);
+                }
             }
         }
         return next;
@@ -152,11 +160,17 @@ final class JournalReplay {
         return cp;
     }
 
-    /** Deletes the checkpoint files (slots, legacy, and their temporary files) and syncs the directory. */
+    /**
+     * Deletes the checkpoint files (the guard or legacy file, then the slots, and their temporary
+     * files) and syncs the directory. The guard goes first, its deletion made durable before the
+     * slots': a crash in between leaves the slots without the guard, which the next start repairs,
+     * where the guard without the slots would be refused as a journal that lost its checkpoint.
+     */
     static void deleteCheckpoints(FileIo io, Path dir) throws IOException {
+        deleteLegacyCheckpoint(io, dir);
+        io.syncDirectory(dir);
         io.delete(CheckpointSlots.path(dir));
         io.delete(dir.resolve(JournalFormat.CHECKPOINT_SLOTS + ".tmp"));
-        deleteLegacyCheckpoint(io, dir);
         io.syncDirectory(dir);
     }
 

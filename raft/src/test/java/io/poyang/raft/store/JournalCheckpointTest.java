@@ -196,6 +196,43 @@ class JournalCheckpointTest {
     }
 
     /**
+     * A node with the journal turned off replays and removes it; a crash between deleting the
+     * guard and deleting the slots must leave a journal the next start accepts (the guard without
+     * the slots would be refused as a journal that lost its checkpoint).
+     */
+    @Test
+    void aCrashWhileTheJournalIsRemovedLeavesOneTheNextStartAccepts() throws Exception {
+        Path target = target();
+        crashAfterOneRecord(target);
+        FaultyFileIo dies = new FaultyFileIo();
+        dies.hook = new FaultyFileIo.Hook() {
+            @Override
+            public void beforeDelete(Path file) throws IOException {
+                if (file.getFileName().toString().equals(JournalFormat.CHECKPOINT_SLOTS)) {
+                    throw new IOException("injected: the process died before deleting " + file);
+                }
+            }
+        };
+        assertThrows(IOException.class, () -> LogJournal.replayAndRemoveLeftover(node, dies));
+        assertTrue(Files.exists(journalDir().resolve(JournalFormat.CHECKPOINT_SLOTS)), "the slots went: the test shows nothing");
+
+        LogJournal.open("test", node, power, 3, FILE_BYTES).close();
+        assertArrayEquals(JournalFormat.DOWNGRADE_GUARD,
+                Files.readAllBytes(journalDir().resolve(JournalFormat.LEGACY_CHECKPOINT)), "the guard was not written again");
+        assertEquals('a', Files.readAllBytes(target)[50]);
+    }
+
+    /** One record ('a' at 0..99) journalled, a crash and a power loss: the record only in the journal. */
+    private void crashAfterOneRecord(Path target) throws Exception {
+        LogJournal j = LogJournal.open("test", node, power, 3, FILE_BYTES);
+        LogSegment seg = new LogSegment(0, 8 << 20, power.open(target));
+        writeAndJournal(j, seg, 0, 100, 'a').get(30, TimeUnit.SECONDS);
+        j.abandonForTests();
+        seg.file.close();
+        power.powerLoss();
+    }
+
+    /**
      * Two records journalled, a crash and a power loss (the records only in the journal), and the
      * slots file replaced by the checkpoint file of the format before the slots, as a journal of
      * that version leaves it.
@@ -386,12 +423,7 @@ class JournalCheckpointTest {
     @Test
     void aStartCutShortBeforeTheGuardWasWrittenWritesItAtTheNextStart() throws Exception {
         Path target = target();
-        LogJournal j = LogJournal.open("test", node, power, 3, FILE_BYTES);
-        LogSegment seg = new LogSegment(0, 8 << 20, power.open(target));
-        writeAndJournal(j, seg, 0, 100, 'a').get(30, TimeUnit.SECONDS);
-        j.abandonForTests();
-        seg.file.close();
-        power.powerLoss();
+        crashAfterOneRecord(target);
         Files.delete(journalDir().resolve(JournalFormat.LEGACY_CHECKPOINT));
 
         LogJournal.open("test", node, power, 3, FILE_BYTES).close();
@@ -403,12 +435,7 @@ class JournalCheckpointTest {
     @Test
     void theGuardWithoutTheSlotsFileIsReportedAsAMissingCheckpointNotAJournalToMakeAnew() throws Exception {
         Path target = target();
-        LogJournal j = LogJournal.open("test", node, power, 3, FILE_BYTES);
-        LogSegment seg = new LogSegment(0, 8 << 20, power.open(target));
-        writeAndJournal(j, seg, 0, 100, 'a').get(30, TimeUnit.SECONDS);
-        j.abandonForTests();
-        seg.file.close();
-        power.powerLoss();
+        crashAfterOneRecord(target);
         Files.delete(journalDir().resolve(JournalFormat.CHECKPOINT_SLOTS));
         byte[] journalFile = Files.readAllBytes(journalDir().resolve(JournalFormat.fileName(0)));
 
