@@ -289,8 +289,9 @@ final class AdminProcessors {
         log.info("raft node {}: group {}'s preferred leader changed from {} to {} by an admin command",
                 config.nodeId, g.groupId(), before == 0 ? "none" : "node " + before,
                 target == 0 ? "none" : "node " + target);
-        // answered once recorded (a DtKV node's servers.properties): a crash right after the answer
-        // must not bring the old preference back at the next start
+        // answered once the layout listener ran (a DtKV node writes its servers.properties there, as
+        // for an added group): a crash right after the answer then does not bring the old preference
+        // back at the next start. A listener that fails is logged, not reported to the caller
         return server.recordLayout("setting the preferred leader of", g.groupId())
                 .thenCompose(v -> g.detailedStatus()).thenApply(st -> st.toMessage());
     }

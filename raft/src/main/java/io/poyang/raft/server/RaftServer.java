@@ -148,6 +148,7 @@ public final class RaftServer extends LifeCycle {
             }
             LogJournal.replayAndRemoveLeftover(config.dataDir, config.raft.logFileIo());
         }
+        deleteLeftoverRemovals();
 
         NioClientConfig cc = new NioClientConfig();
         cc.name = "raft-" + id + "-replication-client";
@@ -316,8 +317,9 @@ public final class RaftServer extends LifeCycle {
             if (existing != null) {
                 return existing.startedFuture().thenApply(v -> existing);
             }
-            if (removing.containsKey(groupId)) {
-                // its predecessor may still write to the directory: two stores on one log
+            if (removing.containsKey(groupId) || removals.containsKey(groupId)) {
+                // its predecessor may still write to the directory, or a removal is deleting it:
+                // two stores on one log, or a store on files being deleted
                 CompletableFuture<RaftGroup> refused = new CompletableFuture<>();
                 refused.completeExceptionally(new IllegalStateException("raft group " + groupId + " on node "
                         + config.nodeId + " is still being removed (its files are in use: a slow or hung disk?), or"
@@ -413,11 +415,11 @@ public final class RaftServer extends LifeCycle {
                 if (earlier != null) {
                     // one removal of a group at a time: two would delete its directory at once, and
                     // the first to end would unmark it while the other still deletes. This one goes
-                    // on once the earlier has ended (and then finds the group removed)
-                    return earlier.thenCompose(v -> removeGroup(groupId, deleteData));
+                    // on once the earlier has ended, however it ended (and then finds the group removed)
+                    return earlier.handle((v, e) -> null).thenCompose(v -> removeGroup(groupId, deleteData));
                 }
-                // removed already, but perhaps not done (a failed deletion, an unlisted failed
-                // start): wait for its files again
+                // removed already, but perhaps not done (a failed journal checkpoint, an unlisted
+                // failed start): wait for its files again
                 g = removing.get(groupId);
             }
             removals.put(groupId, done);
@@ -431,8 +433,8 @@ public final class RaftServer extends LifeCycle {
         // Done when the group's last file operation ended, not only its fibers: the caller may add
         // the group again on the same directory next, or the directory is deleted below. The group
         // stays marked as being removed until then, and with deleteData until its directory is
-        // deleted and the journal checkpointed past it: an addGroup in between is refused, where it
-        // would otherwise start on files about to be deleted (or rewritten by a replay).
+        // moved aside and the journal checkpointed past it: an addGroup in between is refused, where
+        // it would otherwise start on files about to be deleted (or rewritten by a replay).
         RaftGroup old = g;
         Runnable unmark = () -> {
             if (old != null) {
@@ -452,23 +454,28 @@ public final class RaftServer extends LifeCycle {
         } else {
             java.nio.file.Path dir = groupDir(groupId);
             removed = stopped.thenRunAsync(() -> {
-                boolean deleted = false;
+                java.io.IOException deletion = null;
                 try {
-                    deleteTree(dir);
-                    deleted = true;
-                    log.info("raft node {}: removed group {} and deleted {}", config.nodeId, groupId, dir);
+                    deleteGroupDirectory(groupId, dir);
                 } catch (java.io.IOException e) {
-                    throw new java.io.UncheckedIOException("deleting the data of raft group " + groupId + " in " + dir
-                            + " failed (" + e + "); the group cannot be added to node " + config.nodeId + " again"
-                            + " (its files would be a mix of old and none) until a removal with deletion succeeds:"
-                            + " fix the cause and remove it again, or delete the directory by hand and restart the"
-                            + " node", e);
-                } finally {
+                    deletion = e;
+                }
+                try {
                     checkpointJournalAfterRemoving(groupId);
-                    if (deleted) {
-                        // (a failed checkpoint keeps the mark too: its error says to restart the node first)
-                        unmark.run();
+                } catch (RuntimeException e) {
+                    if (deletion != null) {
+                        e.addSuppressed(deletion);
                     }
+                    throw e;   // the mark stays: the error says to restart the node first
+                }
+                // Whatever the deletion did, group-<id> is gone or whole: the rename that starts it
+                // is atomic. A group added next starts empty, or on the intact old files.
+                unmark.run();
+                if (deletion != null) {
+                    throw new java.io.UncheckedIOException("raft group " + groupId + " was removed from node "
+                            + config.nodeId + ", but deleting its data failed (" + deletion + "); delete "
+                            + removedDir(groupId) + " (or " + dir + ", if it is still there) by hand, or let the"
+                            + " node's next start delete it", deletion);
                 }
             }, logIo);
         }
@@ -610,6 +617,50 @@ public final class RaftServer extends LifeCycle {
                     + " checkpoint after it failed (" + e + "); restart node " + config.nodeId + " before adding group "
                     + groupId + " to it again", e instanceof java.io.IOException ? (java.io.IOException) e
                     : new java.io.IOException(e));
+        }
+    }
+
+    /** Where a removed group's directory is moved before it is deleted ({@link #deleteGroupDirectory}). */
+    private java.nio.file.Path removedDir(int groupId) {
+        return config.dataDir.resolve("group-" + groupId + REMOVED_SUFFIX);
+    }
+
+    private static final String REMOVED_SUFFIX = ".removed";
+
+    /**
+     * Moves a removed group's directory aside (one atomic rename, the data directory synced) and
+     * deletes it there: a deletion cut short (an I/O error, a crash) leaves no half-deleted
+     * {@code group-<id>} for a group added again (now or after a restart) to start on, only a
+     * {@code group-<id>.removed} that the next start deletes ({@link #deleteLeftoverRemovals}).
+     */
+    private void deleteGroupDirectory(int groupId, java.nio.file.Path dir) throws java.io.IOException {
+        java.nio.file.Path aside = removedDir(groupId);
+        if (Files.exists(dir)) {
+            deleteTree(aside);   // an earlier removal's leftover: the rename needs the name
+            config.raft.logFileIo().atomicMove(dir, aside);
+            config.raft.logFileIo().syncDirectory(config.dataDir);
+        }
+        deleteTree(aside);
+        log.info("raft node {}: removed group {} and deleted {}", config.nodeId, groupId, dir);
+    }
+
+    /** Deletes what removals cut short left ({@code group-<id>.removed}); at start, before any group opens. */
+    private void deleteLeftoverRemovals() {
+        try (java.util.stream.Stream<java.nio.file.Path> dirs = Files.list(config.dataDir)) {
+            java.util.List<java.nio.file.Path> leftovers = new ArrayList<>();
+            dirs.filter(d -> d.getFileName().toString().matches("group-[0-9]+" + java.util.regex.Pattern.quote(REMOVED_SUFFIX)))
+                    .forEach(leftovers::add);
+            for (java.nio.file.Path d : leftovers) {
+                try {
+                    deleteTree(d);
+                    log.info("raft node {}: deleted {}, left by a removal cut short", config.nodeId, d);
+                } catch (java.io.IOException e) {
+                    log.warn("raft node {}: deleting {} (left by a removal cut short) failed: {}; delete it by hand",
+                            config.nodeId, d, e.toString());
+                }
+            }
+        } catch (java.io.IOException e) {
+            log.warn("raft node {}: listing {} failed: {}", config.nodeId, config.dataDir, e.toString());
         }
     }
 

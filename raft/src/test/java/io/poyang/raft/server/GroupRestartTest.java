@@ -320,31 +320,14 @@ class GroupRestartTest {
     void whileARemovalDeletesTheGroupsDataItCannotBeAddedAgain() throws Exception {
         // the removal's layout update runs after the group's files are released and before its
         // directory is deleted: held there, an addGroup lands in that window
-        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
-        CountDownLatch reached = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
+        HeldLayout held = new HeldLayout();
         try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> { })) {
-            c.serverTweak = b -> b.layoutListener(() -> {
-                if (armed.compareAndSet(true, false)) {
-                    reached.countDown();
-                    try {
-                        release.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            });
-            c.start();
-            c.waitForLeader(1);
-            RaftServer server = c.server(1);
-            for (long v = 1; v <= 100; v++) {
-                c.write(1, v);
-            }
+            RaftServer server = held.startWithOneHundredValues(c);
             Path groupDir = dir.resolve("node-1").resolve("group-1");
-            armed.set(true);
+            held.armed.set(true);
             CompletableFuture<Void> removal = server.removeGroup(1, true);
             try {
-                assertTrue(reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the removal recorded no layout");
+                assertTrue(held.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the removal recorded no layout");
                 CompletableFuture<RaftGroup> readd = server.addGroup(1, TestStateMachine::new,
                         new Members(new int[]{1}, new int[0]));
                 ExecutionException refused = assertThrows(ExecutionException.class,
@@ -353,7 +336,7 @@ class GroupRestartTest {
                 assertTrue(refused.getCause() instanceof IllegalStateException
                         && refused.getCause().getMessage().contains("still being removed"), String.valueOf(refused.getCause()));
             } finally {
-                release.countDown();
+                held.release.countDown();
             }
             removal.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
             assertFalse(Files.exists(groupDir), "the removed group's directory was not deleted");
@@ -370,32 +353,15 @@ class GroupRestartTest {
 
     @Test
     void aSecondRemovalWaitsForTheFirstSoThatTheGroupIsNotAddedWhileTheFirstStillDeletes() throws Exception {
-        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
-        CountDownLatch reached = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
+        HeldLayout held = new HeldLayout();
         try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> { })) {
-            c.serverTweak = b -> b.layoutListener(() -> {
-                if (armed.compareAndSet(true, false)) {
-                    reached.countDown();
-                    try {
-                        release.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            });
-            c.start();
-            c.waitForLeader(1);
-            RaftServer server = c.server(1);
-            for (long v = 1; v <= 100; v++) {
-                c.write(1, v);
-            }
+            RaftServer server = held.startWithOneHundredValues(c);
             Path groupDir = dir.resolve("node-1").resolve("group-1");
-            armed.set(true);
+            held.armed.set(true);
             CompletableFuture<Void> first = server.removeGroup(1, true);
             CompletableFuture<Void> second;
             try {
-                assertTrue(reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the removal recorded no layout");
+                assertTrue(held.reached.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS), "the removal recorded no layout");
                 // the first removal is held before its deletion; the second must not run its own meanwhile
                 second = server.removeGroup(1, true);
                 assertThrows(java.util.concurrent.TimeoutException.class, () -> second.get(500, TimeUnit.MILLISECONDS),
@@ -407,7 +373,7 @@ class GroupRestartTest {
                         "a group was added on the directory the first removal is about to delete");
                 assertTrue(refused.getCause() instanceof IllegalStateException, String.valueOf(refused.getCause()));
             } finally {
-                release.countDown();
+                held.release.countDown();
             }
             first.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
             second.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
@@ -420,12 +386,13 @@ class GroupRestartTest {
     }
 
     /**
-     * A deletion that fails half way leaves some of the group's files: a group started on them would
-     * recover a mix of its predecessor's state and nothing. It stays refused until a removal with
-     * deletion succeeds.
+     * A deletion that fails half way left some of the group's files in {@code group-<id>}: a group
+     * added again (or the node's next start) would recover a mix of its predecessor's state and
+     * nothing. The directory is now moved aside first, so what a failed deletion leaves is
+     * {@code group-<id>.removed}: the group added again starts empty, and the next start deletes it.
      */
     @Test
-    void aGroupWhoseDeletionFailedIsNotAddedAgainUntilARemovalDeletesItsDirectory() throws Exception {
+    void aDeletionThatFailsHalfWayLeavesNoHalfDeletedGroupAndTheNextStartDeletesTheRest() throws Exception {
         FaultyFileIo io = new FaultyFileIo();
         try (RaftCluster c = new RaftCluster(dir, 1, new int[]{1}, rc -> rc.logFileIo(io)).start()) {
             c.waitForLeader(1);
@@ -434,12 +401,14 @@ class GroupRestartTest {
                 c.write(1, v);
             }
             Path groupDir = dir.resolve("node-1").resolve("group-1");
-            Path status = groupDir.resolve("status");
-            assertTrue(Files.exists(status), "the group has no status file: the test deletes nothing it names");
+            Path aside = dir.resolve("node-1").resolve("group-1.removed");
+            assertTrue(Files.exists(groupDir.resolve("status")), "the group has no status file: the test deletes nothing it names");
+            java.util.concurrent.atomic.AtomicInteger refused = new java.util.concurrent.atomic.AtomicInteger();
             io.hook = new FaultyFileIo.Hook() {
                 @Override
                 public void beforeDelete(Path file) throws IOException {
-                    if (file.equals(status)) {
+                    if (file.getFileName().toString().equals("status")) {
+                        refused.incrementAndGet();
                         throw new IOException("injected: the disk refused the delete");
                     }
                 }
@@ -447,26 +416,54 @@ class GroupRestartTest {
             ExecutionException failed = assertThrows(ExecutionException.class,
                     () -> server.removeGroup(1, true).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS));
             assertTrue(failed.getCause() instanceof java.io.UncheckedIOException
-                    && failed.getCause().getMessage().contains("until a removal with deletion succeeds"),
-                    String.valueOf(failed.getCause()));
-            assertTrue(Files.exists(status), "the injected failure deleted the file anyway");
+                    && failed.getCause().getMessage().contains("deleting its data failed"), String.valueOf(failed.getCause()));
+            assertEquals(1, refused.get(), "the injected failure did not happen");
+            assertFalse(Files.exists(groupDir), "a half-deleted group directory was left in place");
+            assertTrue(Files.exists(aside.resolve("status")), "the failed deletion left nothing aside: the test shows nothing");
 
-            CompletableFuture<RaftGroup> readd = server.addGroup(1, TestStateMachine::new,
-                    new Members(new int[]{1}, new int[0]));
-            ExecutionException refused = assertThrows(ExecutionException.class,
-                    () -> readd.get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS),
-                    "a group was added on the half-deleted directory");
-            assertTrue(refused.getCause() instanceof IllegalStateException
-                    && refused.getCause().getMessage().contains("removal failed"), String.valueOf(refused.getCause()));
-
-            io.hook = new FaultyFileIo.Hook() {
-            };
-            server.removeGroup(1, true).get(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
-            assertFalse(Files.exists(groupDir), "the second removal did not delete the directory");
+            // the group added again starts empty, not on the old files
             assertNotNull(c.addGroup(1, 1, new Members(new int[]{1}, new int[0])));
             c.waitForLeader(1);
             c.write(1, 7);
             assertEquals(1, c.checkIdentical(1).length, "the group added again holds only its own write");
+
+            io.hook = new FaultyFileIo.Hook() {
+            };
+            c.restartNode(1);
+            assertFalse(Files.exists(aside), "the next start did not delete what the removal left");
+            c.write(1, 8);
+            assertEquals(2, c.checkIdentical(1).length, "the group lost its writes in the restart");
+        }
+    }
+
+    /**
+     * A layout listener that, once armed, holds its next call until released: a removal's layout
+     * update runs after the group's files are released and before its directory is deleted, so a
+     * removal held there lets a test act in that window.
+     */
+    private static final class HeldLayout {
+        final java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        final CountDownLatch reached = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+
+        /** Starts the one-node cluster {@code c} with this listener and writes 100 values to group 1. */
+        RaftServer startWithOneHundredValues(RaftCluster c) {
+            c.serverTweak = b -> b.layoutListener(() -> {
+                if (armed.compareAndSet(true, false)) {
+                    reached.countDown();
+                    try {
+                        release.await(RaftCluster.WAIT_SECONDS, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            });
+            c.start();
+            c.waitForLeader(1);
+            for (long v = 1; v <= 100; v++) {
+                c.write(1, v);
+            }
+            return c.server(1);
         }
     }
 
