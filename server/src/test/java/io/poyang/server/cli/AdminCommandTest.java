@@ -63,9 +63,7 @@ class AdminCommandTest {
     }
 
     private static CommandRun admin(String... args) {
-        List<String> all = new ArrayList<>(Arrays.asList("--servers", admin, "--timeout", "30000"));
-        all.addAll(Arrays.asList(args));
-        return CommandRun.adminInProcess(all.toArray(new String[0]));
+        return CommandRun.adminAt(admin, args);
     }
 
     private static CommandRun ok(String... args) {

@@ -52,6 +52,17 @@ public final class CommandRun {
         return new CommandRun(code, utf8(out), utf8(err));
     }
 
+    /** AdminCommand.run in this JVM against {@code servers}, with a 30 s timeout (a slow CI host). */
+    public static CommandRun adminAt(String servers, String... args) {
+        String[] all = new String[args.length + 4];
+        all[0] = "--servers";
+        all[1] = servers;
+        all[2] = "--timeout";
+        all[3] = "30000";
+        System.arraycopy(args, 0, all, 4, args.length);
+        return adminInProcess(all);
+    }
+
     /** AdminCommand.run in this JVM. */
     public static CommandRun adminInProcess(String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();

@@ -18,8 +18,6 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
@@ -75,9 +73,7 @@ class PreferredLeaderCommandTest {
     }
 
     private static CommandRun admin(String... args) {
-        List<String> all = new ArrayList<>(Arrays.asList("--servers", admin, "--timeout", "30000"));
-        all.addAll(Arrays.asList(args));
-        return CommandRun.adminInProcess(all.toArray(new String[0]));
+        return CommandRun.adminAt(admin, args);
     }
 
     private static CommandRun ok(String... args) {

@@ -21,9 +21,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -57,9 +54,7 @@ class RestartGroupCommandTest {
     }
 
     private static CommandRun admin(String servers, String... args) {
-        List<String> all = new ArrayList<>(Arrays.asList("--servers", servers, "--timeout", "30000"));
-        all.addAll(Arrays.asList(args));
-        return CommandRun.adminInProcess(all.toArray(new String[0]));
+        return CommandRun.adminAt(servers, args);
     }
 
     /** Writes through {@code kv} until group 1 on {@code node} has failed (its disk is full). */
