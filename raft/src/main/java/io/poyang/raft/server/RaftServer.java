@@ -449,8 +449,16 @@ public final class RaftServer extends LifeCycle {
             stopped = stopped.thenRunAsync(() -> layoutChanged("removing", groupId), logIo);
         }
         CompletableFuture<Void> removed;
-        if (!deleteData) {
+        if (!deleteData && journal == null) {
             removed = stopped.thenRun(unmark);
+        } else if (!deleteData) {
+            // a checkpoint here too: this removal may follow one whose checkpoint failed (the group
+            // then stays marked), and unmarking without one would let a group added again get the
+            // old group's records at the next start's replay
+            removed = stopped.thenRunAsync(() -> {
+                checkpointJournalAfterRemoving(groupId);
+                unmark.run();
+            }, logIo);
         } else {
             java.nio.file.Path dir = groupDir(groupId);
             removed = stopped.thenRunAsync(() -> {
@@ -471,11 +479,16 @@ public final class RaftServer extends LifeCycle {
                 // Whatever the deletion did, group-<id> is gone or whole: the rename that starts it
                 // is atomic. A group added next starts empty, or on the intact old files.
                 unmark.run();
+                if (deletion != null && Files.exists(dir)) {
+                    throw new java.io.UncheckedIOException("raft group " + groupId + " was removed from node "
+                            + config.nodeId + ", but moving its data aside to delete it failed (" + deletion + "): "
+                            + dir + " is kept whole, and adding the group again starts on it; delete it by hand"
+                            + " (with the group not added) if it is not wanted", deletion);
+                }
                 if (deletion != null) {
                     throw new java.io.UncheckedIOException("raft group " + groupId + " was removed from node "
                             + config.nodeId + ", but deleting its data failed (" + deletion + "); delete "
-                            + removedDir(groupId) + " (or " + dir + ", if it is still there) by hand, or let the"
-                            + " node's next start delete it", deletion);
+                            + removedDir(groupId) + " by hand, or let the node's next start delete it", deletion);
                 }
             }, logIo);
         }
@@ -672,6 +685,8 @@ public final class RaftServer extends LifeCycle {
         java.util.List<java.nio.file.Path> all = new ArrayList<>();
         try (java.util.stream.Stream<java.nio.file.Path> paths = Files.walk(dir)) {
             paths.forEach(all::add);
+        } catch (java.io.UncheckedIOException e) {
+            throw e.getCause();   // a subdirectory the walk could not read: an I/O error like the others
         }
         java.util.Collections.reverse(all);   // children before their directories
         for (java.nio.file.Path p : all) {

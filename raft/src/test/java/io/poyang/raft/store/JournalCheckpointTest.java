@@ -204,17 +204,21 @@ class JournalCheckpointTest {
     void aCrashWhileTheJournalIsRemovedLeavesOneTheNextStartAccepts() throws Exception {
         Path target = target();
         crashAfterOneRecord(target);
+        // the process dies at the second of the two checkpoint files' deletions, whichever goes first
         FaultyFileIo dies = new FaultyFileIo();
+        java.util.concurrent.atomic.AtomicInteger deleted = new java.util.concurrent.atomic.AtomicInteger();
         dies.hook = new FaultyFileIo.Hook() {
             @Override
             public void beforeDelete(Path file) throws IOException {
-                if (file.getFileName().toString().equals(JournalFormat.CHECKPOINT_SLOTS)) {
+                String name = file.getFileName().toString();
+                if ((name.equals(JournalFormat.CHECKPOINT_SLOTS) || name.equals(JournalFormat.LEGACY_CHECKPOINT))
+                        && deleted.incrementAndGet() == 2) {
                     throw new IOException("injected: the process died before deleting " + file);
                 }
             }
         };
         assertThrows(IOException.class, () -> LogJournal.replayAndRemoveLeftover(node, dies));
-        assertTrue(Files.exists(journalDir().resolve(JournalFormat.CHECKPOINT_SLOTS)), "the slots went: the test shows nothing");
+        assertEquals(2, deleted.get(), "the second deletion was never tried: the test shows nothing");
 
         LogJournal.open("test", node, power, 3, FILE_BYTES).close();
         assertArrayEquals(JournalFormat.DOWNGRADE_GUARD,
