@@ -40,15 +40,8 @@ class AdminCommandTest {
         tmp = Files.createTempDirectory("admin-command-test");
         cluster = new InProcessNodes(tmp, 3, Collections.emptyMap());
         nodes = cluster.nodes();
-        StringBuilder a = new StringBuilder();
-        StringBuilder k = new StringBuilder();
-        for (PoyangNode n : nodes) {
-            int id = n.config().nodeId;
-            a.append(a.length() > 0 ? "," : "").append(id).append("=127.0.0.1:").append(n.replicationPort());
-            k.append(k.length() > 0 ? "," : "").append(id).append("=127.0.0.1:").append(n.servicePort());
-        }
-        admin = a.toString();
-        kvServers = k.toString();
+        admin = cluster.adminServers();
+        kvServers = cluster.kvServers();
         Await.until("a leader of group 1", 60_000, () -> nodes.stream().anyMatch(n -> n.raftServer().group(1).isLeader()));
     }
 

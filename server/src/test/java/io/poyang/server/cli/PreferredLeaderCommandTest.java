@@ -46,11 +46,7 @@ class PreferredLeaderCommandTest {
         tmp = Files.createTempDirectory("preferred-leader-command-test");
         cluster = new InProcessNodes(tmp, 3, Collections.emptyMap());
         nodes = cluster.nodes();
-        StringBuilder a = new StringBuilder();
-        for (PoyangNode n : nodes) {
-            a.append(a.length() > 0 ? "," : "").append(n.config().nodeId).append("=127.0.0.1:").append(n.replicationPort());
-        }
-        admin = a.toString();
+        admin = cluster.adminServers();
         cluster.awaitLeader(null, 60_000);
     }
 

@@ -121,6 +121,25 @@ public final class InProcessNodes implements AutoCloseable {
                 });
     }
 
+    /** Every node's admin (replication) address, as {@code --servers} takes it: {@code 1=127.0.0.1:P,...}. */
+    public String adminServers() {
+        return serversList(true);
+    }
+
+    /** Every node's service address, as the kv command's {@code --servers} takes it. */
+    public String kvServers() {
+        return serversList(false);
+    }
+
+    private String serversList(boolean replication) {
+        StringBuilder b = new StringBuilder();
+        for (PoyangNode n : nodes) {
+            b.append(b.length() > 0 ? "," : "").append(n.config().nodeId).append("=127.0.0.1:")
+                    .append(replication ? n.replicationPort() : n.servicePort());
+        }
+        return b.toString();
+    }
+
     /** A client config naming every node's service port. */
     public KvClientConfig clientConfig() {
         KvClientConfig cfg = new KvClientConfig();
