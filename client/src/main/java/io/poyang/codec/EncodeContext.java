@@ -48,20 +48,65 @@ public final class EncodeContext {
         return this;
     }
 
-    /** Encodes the whole message into a new array of exactly its size. For cold paths and tests. */
+    /**
+     * Encodes the whole message into a new array of exactly its size. For cold paths and tests.
+     *
+     * <p>It encodes through a direct buffer and copies the bytes out, because every hot path
+     * encodes into direct buffers: the JIT compiles the encoders (inlined into the network and
+     * dispatcher loops) for that one buffer class, and a heap buffer met there for the first time,
+     * for instance by a node's first snapshot long after start, would throw those loops back to
+     * the interpreter and have them compiled again while the node is under load.
+     */
     public static byte[] encodeToArray(Encodable m) {
         int size = m.encodedSize();
         byte[] out = new byte[size];
-        ByteBuffer b = ByteBuffer.wrap(out);
-        if (!m.encode(new EncodeContext(), b)) {
-            throw new IllegalStateException(m.getClass().getName() + " needs more than its encodedSize() of "
-                    + size + " bytes; fix encodedSize() or encode()");
-        }
-        if (b.position() != size) {
-            throw new IllegalStateException(m.getClass().getName() + " wrote " + b.position()
-                    + " bytes but its encodedSize() is " + size + "; fix encodedSize() or encode()");
+        ByteBuffer b = takeScratch(size);
+        try {
+            if (!m.encode(new EncodeContext(), b)) {
+                throw new IllegalStateException(m.getClass().getName() + " needs more than its encodedSize() of "
+                        + size + " bytes; fix encodedSize() or encode()");
+            }
+            if (b.position() != size) {
+                throw new IllegalStateException(m.getClass().getName() + " wrote " + b.position()
+                        + " bytes but its encodedSize() is " + size + "; fix encodedSize() or encode()");
+            }
+            b.flip();
+            b.get(out);
+        } finally {
+            returnScratch(b);
         }
         return out;
+    }
+
+    /** Scratch buffers of at most this size are kept, one per thread; larger ones are made for one use. */
+    private static final int KEPT_SCRATCH_BYTES = 4 << 20;
+    private static final int MIN_SCRATCH_BYTES = 64 << 10;
+    private static final ThreadLocal<ByteBuffer[]> SCRATCH = ThreadLocal.withInitial(() -> new ByteBuffer[1]);
+
+    /**
+     * A direct buffer with exactly {@code size} bytes of room (its limit): this thread's kept one,
+     * taken out of its holder while in use (an encoder that itself calls encodeToArray gets its own).
+     */
+    private static ByteBuffer takeScratch(int size) {
+        ByteBuffer[] holder = SCRATCH.get();
+        ByteBuffer b = holder[0];
+        if (b == null || b.capacity() < size) {
+            b = ByteBuffer.allocateDirect(Math.max(size, MIN_SCRATCH_BYTES));
+        } else {
+            holder[0] = null;
+        }
+        b.clear();
+        b.limit(size);
+        return b;
+    }
+
+    private static void returnScratch(ByteBuffer b) {
+        if (b.capacity() <= KEPT_SCRATCH_BYTES) {
+            ByteBuffer[] holder = SCRATCH.get();
+            if (holder[0] == null || holder[0].capacity() < b.capacity()) {
+                holder[0] = b;
+            }
+        }
     }
 
     private boolean done() {
