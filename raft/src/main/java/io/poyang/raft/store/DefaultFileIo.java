@@ -1,9 +1,12 @@
 package io.poyang.raft.store;
 
+import com.sun.nio.file.ExtendedOpenOption;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -15,17 +18,40 @@ final class DefaultFileIo implements FileIo {
     public LogFile open(Path path) throws IOException {
         FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ,
                 StandardOpenOption.WRITE);
-        return new ChannelFile(path, ch);
+        return new ChannelFile(path, ch, false);
     }
 
     @Override
     public LogFile openForRead(Path path) throws IOException {
-        return new ChannelFile(path, FileChannel.open(path, StandardOpenOption.READ));
+        return new ChannelFile(path, FileChannel.open(path, StandardOpenOption.READ), false);
     }
 
     @Override
     public LogFile openExisting(Path path) throws IOException {
-        return new ChannelFile(path, FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE));
+        return new ChannelFile(path, FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE), false);
+    }
+
+    @Override
+    public LogFile openExistingForAlignedWrites(Path path, int alignment) throws IOException {
+        long blockBytes;
+        try {
+            blockBytes = Files.getFileStore(path).getBlockSize();
+        } catch (UnsupportedOperationException e) {
+            blockBytes = -1;
+        }
+        if (blockBytes <= 0 || blockBytes > alignment || alignment % blockBytes != 0) {
+            return openExisting(path);
+        }
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT);
+        } catch (NoSuchFileException e) {
+            throw e;
+        } catch (UnsupportedOperationException | IOException e) {
+            // tmpfs and some network file systems refuse O_DIRECT (EINVAL): buffered writes then
+            return openExisting(path);
+        }
+        return new ChannelFile(path, ch, true);
     }
 
     @Override
@@ -50,10 +76,17 @@ final class DefaultFileIo implements FileIo {
     private static final class ChannelFile implements LogFile {
         private final Path path;
         private final FileChannel channel;
+        private final boolean direct;
 
-        ChannelFile(Path path, FileChannel channel) {
+        ChannelFile(Path path, FileChannel channel, boolean direct) {
             this.path = path;
             this.channel = channel;
+            this.direct = direct;
+        }
+
+        @Override
+        public boolean bypassesPageCache() {
+            return direct;
         }
 
         @Override

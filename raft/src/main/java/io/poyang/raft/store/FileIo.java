@@ -41,6 +41,18 @@ public interface FileIo {
         return open(path);
     }
 
+    /**
+     * Opens an existing file like {@link #openExisting}, for a writer that only ever writes whole
+     * blocks of {@code alignment} bytes at multiples of it, from buffers whose address is a multiple
+     * of it (the log journal). {@link #DEFAULT} then opens it so that writes bypass the page cache
+     * (O_DIRECT), when the file system takes that and its block size divides {@code alignment}, and
+     * else like {@link #openExisting}; {@link LogFile#bypassesPageCache()} tells which. This default,
+     * for wrappers, opens it with {@link #openExisting}.
+     */
+    default LogFile openExistingForAlignedWrites(Path path, int alignment) throws IOException {
+        return openExisting(path);
+    }
+
     /** Makes the directory's entries (created, renamed, deleted files) durable. */
     void syncDirectory(Path dir) throws IOException;
 

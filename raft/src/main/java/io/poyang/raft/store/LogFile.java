@@ -24,6 +24,14 @@ public interface LogFile extends Closeable {
     /** Sets the length (grows sparsely, or cuts). */
     void setLength(long length) throws IOException;
 
+    /**
+     * Whether writes go to the device without the page cache (O_DIRECT): then every write and read
+     * must be block-aligned in position, length and buffer address. See {@link FileIo#openExistingForAlignedWrites}.
+     */
+    default boolean bypassesPageCache() {
+        return false;
+    }
+
     /** Writes all of {@code src} at {@code position}, looping over short writes. */
     default void writeFully(ByteBuffer src, long position) throws IOException {
         long pos = position;
