@@ -55,58 +55,61 @@ public final class EncodeContext {
      * encodes into direct buffers: the JIT compiles the encoders (inlined into the network and
      * dispatcher loops) for that one buffer class, and a heap buffer met there for the first time,
      * for instance by a node's first snapshot long after start, would throw those loops back to
-     * the interpreter and have them compiled again while the node is under load.
+     * the interpreter and have them compiled again while the node is under load. The direct
+     * buffer is one of {@link #SCRATCH_BYTES} kept per thread; a larger message goes through it
+     * in pieces (encoding is resumable), so no size needs more direct memory.
      */
     public static byte[] encodeToArray(Encodable m) {
         int size = m.encodedSize();
         byte[] out = new byte[size];
-        ByteBuffer b = takeScratch(size);
+        ByteBuffer b = takeScratch();
         try {
-            if (!m.encode(new EncodeContext(), b)) {
-                throw new IllegalStateException(m.getClass().getName() + " needs more than its encodedSize() of "
-                        + size + " bytes; fix encodedSize() or encode()");
+            EncodeContext c = new EncodeContext();
+            int written = 0;
+            while (true) {
+                b.clear();
+                // all that is left, or a whole buffer: either way the room encode() needs to go on
+                b.limit(Math.min(b.capacity(), size - written));
+                boolean done = m.encode(c, b);
+                int n = b.position();
+                b.flip();
+                b.get(out, written, n);
+                written += n;
+                if (done) {
+                    break;
+                }
+                if (n == 0) {
+                    throw new IllegalStateException(m.getClass().getName() + " needs more than its encodedSize() of "
+                            + size + " bytes; fix encodedSize() or encode()");
+                }
             }
-            if (b.position() != size) {
-                throw new IllegalStateException(m.getClass().getName() + " wrote " + b.position()
+            if (written != size) {
+                throw new IllegalStateException(m.getClass().getName() + " wrote " + written
                         + " bytes but its encodedSize() is " + size + "; fix encodedSize() or encode()");
             }
-            b.flip();
-            b.get(out);
         } finally {
             returnScratch(b);
         }
         return out;
     }
 
-    /** Scratch buffers of at most this size are kept, one per thread; larger ones are made for one use. */
-    private static final int KEPT_SCRATCH_BYTES = 4 << 20;
-    private static final int MIN_SCRATCH_BYTES = 64 << 10;
+    /** The size of the direct buffer each thread keeps for {@link #encodeToArray}. */
+    static final int SCRATCH_BYTES = 64 << 10;
     private static final ThreadLocal<ByteBuffer[]> SCRATCH = ThreadLocal.withInitial(() -> new ByteBuffer[1]);
 
-    /**
-     * A direct buffer with exactly {@code size} bytes of room (its limit): this thread's kept one,
-     * taken out of its holder while in use (an encoder that itself calls encodeToArray gets its own).
-     */
-    private static ByteBuffer takeScratch(int size) {
+    /** This thread's scratch buffer, taken out of its holder while in use (a nested call makes its own). */
+    private static ByteBuffer takeScratch() {
         ByteBuffer[] holder = SCRATCH.get();
         ByteBuffer b = holder[0];
-        if (b == null || b.capacity() < size) {
-            b = ByteBuffer.allocateDirect(Math.max(size, MIN_SCRATCH_BYTES));
-        } else {
-            holder[0] = null;
+        if (b == null) {
+            return ByteBuffer.allocateDirect(SCRATCH_BYTES);
         }
-        b.clear();
-        b.limit(size);
+        holder[0] = null;
         return b;
     }
 
     private static void returnScratch(ByteBuffer b) {
-        if (b.capacity() <= KEPT_SCRATCH_BYTES) {
-            ByteBuffer[] holder = SCRATCH.get();
-            if (holder[0] == null || holder[0].capacity() < b.capacity()) {
-                holder[0] = b;
-            }
-        }
+        SCRATCH.get()[0] = b;
     }
 
     private boolean done() {

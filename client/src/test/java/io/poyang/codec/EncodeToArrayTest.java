@@ -11,9 +11,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@link EncodeContext#encodeToArray} encodes through a direct scratch buffer kept per thread: its
- * arrays must come out as a heap-buffer encoding would make them, whatever the size, one after
- * another on a thread, and from an encoder that itself calls it.
+ * {@link EncodeContext#encodeToArray} encodes through a direct scratch buffer kept per thread, in
+ * pieces when the message is larger: its arrays must come out as a heap-buffer encoding would make
+ * them, whatever the size, one after another on a thread, and from an encoder that itself calls it.
  */
 class EncodeToArrayTest {
 
@@ -72,8 +72,8 @@ class EncodeToArrayTest {
 
     @Test
     void smallAndLargeMessagesComeOutAsAHeapBufferEncodesThem() {
-        // below the kept scratch's first size, above it, and above the largest size kept per thread
-        for (int n : new int[]{0, 1, 100, 70_000, 5 << 20}) {
+        // within the scratch buffer, just over it (two pieces), and many times over it
+        for (int n : new int[]{0, 1, 100, EncodeContext.SCRATCH_BYTES - 5, 70_000, 5 << 20}) {
             Blob m = new Blob(pattern(n, n));
             byte[] out = EncodeContext.encodeToArray(m);
             assertEquals(m.encodedSize(), out.length, n + " bytes");
@@ -92,7 +92,7 @@ class EncodeToArrayTest {
 
     @Test
     void anEncoderThatCallsItItselfGetsBothEncodingsWhole() {
-        Blob inner = new Blob(pattern(20_000, 7));
+        Blob inner = new Blob(pattern(200_000, 7));   // both in several pieces
         Wrapper outer = new Wrapper(inner);
         byte[] out = EncodeContext.encodeToArray(outer);
         assertArrayEquals(throughHeap(outer), out);
@@ -100,6 +100,24 @@ class EncodeToArrayTest {
         // the wrapper's field body is the inner encoding, after its tag and length
         int bodyAt = out.length - innerBytes.length;
         assertArrayEquals(innerBytes, Arrays.copyOfRange(out, bodyAt, out.length));
+    }
+
+    @Test
+    void aMessageWritingMoreBytesThanItsSizeIsRefused() {
+        Blob twenty = new Blob(pattern(20, 4));
+        Encodable liar = new Encodable() {
+            @Override
+            public int encodedSize() {
+                return 10;
+            }
+
+            @Override
+            public boolean encode(EncodeContext c, ByteBuffer dest) {
+                return twenty.encode(c, dest);
+            }
+        };
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> EncodeContext.encodeToArray(liar));
+        assertTrue(e.getMessage().contains("needs more than its encodedSize() of 10 bytes"), e.getMessage());
     }
 
     @Test

@@ -96,7 +96,17 @@ final class DefaultFileIo implements FileIo {
 
         @Override
         public int write(ByteBuffer src, long position) throws IOException {
-            return channel.write(src, position);
+            if (!direct) {
+                return channel.write(src, position);
+            }
+            int want = src.remaining();
+            int n = channel.write(src, position);
+            if (n != want) {
+                // a retry would start off a block boundary and fail with a misleading EINVAL
+                throw new IOException("a write of " + want + " bytes at " + position + " of " + path
+                        + " (O_DIRECT) wrote only " + n + ": the disk is full or failing (see the kernel log)");
+            }
+            return n;
         }
 
         @Override
