@@ -102,40 +102,33 @@ class EncodeToArrayTest {
         assertArrayEquals(innerBytes, Arrays.copyOfRange(out, bodyAt, out.length));
     }
 
-    @Test
-    void aMessageWritingMoreBytesThanItsSizeIsRefused() {
-        Blob twenty = new Blob(pattern(20, 4));
-        Encodable liar = new Encodable() {
+    /** A message that says it is {@code claimed} bytes long and writes what {@code actual} writes. */
+    private static Encodable claiming(int claimed, Encodable actual) {
+        return new Encodable() {
             @Override
             public int encodedSize() {
-                return 10;
+                return claimed;
             }
 
             @Override
             public boolean encode(EncodeContext c, ByteBuffer dest) {
-                return twenty.encode(c, dest);
+                return actual.encode(c, dest);
             }
         };
+    }
+
+    @Test
+    void aMessageWritingMoreBytesThanItsSizeIsRefused() {
+        Encodable liar = claiming(10, new Blob(pattern(20, 4)));
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> EncodeContext.encodeToArray(liar));
         assertTrue(e.getMessage().contains("needs more than its encodedSize() of 10 bytes"), e.getMessage());
     }
 
     @Test
     void aMessageWritingFewerBytesThanItsSizeIsStillRefused() {
-        Encodable liar = new Encodable() {
-            @Override
-            public int encodedSize() {
-                return 10;
-            }
-
-            @Override
-            public boolean encode(EncodeContext c, ByteBuffer dest) {
-                dest.put((byte) 1);
-                return true;
-            }
-        };
+        Encodable liar = claiming(10, new Blob(pattern(1, 5)));   // 3 bytes: tag, length, one byte
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> EncodeContext.encodeToArray(liar));
-        assertTrue(e.getMessage().contains("wrote 1 bytes but its encodedSize() is 10"), e.getMessage());
+        assertTrue(e.getMessage().contains("wrote 3 bytes but its encodedSize() is 10"), e.getMessage());
         // the scratch went back: the next call on this thread works
         assertArrayEquals(throughHeap(new Blob(pattern(10, 3))), EncodeContext.encodeToArray(new Blob(pattern(10, 3))));
     }

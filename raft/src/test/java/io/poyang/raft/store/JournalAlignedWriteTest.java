@@ -99,6 +99,17 @@ class JournalAlignedWriteTest {
         power.powerLoss();
     }
 
+    /** Opens the journal again (its replay) and a store through it: items 1..last are all there. */
+    private void afterReplayItemsUpTo(long last, long fileBytes) throws Exception {
+        LogJournal again = LogJournal.open("test", node, io, 3, fileBytes);
+        try (StoreHarness h = store(again, 64 * 1024)) {
+            assertEquals(last, h.open().getLastIndex());
+            checkItems(h, 1, last);
+        } finally {
+            again.close();
+        }
+    }
+
     private static void checkItems(StoreHarness h, long from, long to) {
         List<LogItem> all = h.loadAll(from, to);
         assertTrue(all.size() >= to - from + 1, all.size() + " items");
@@ -142,13 +153,7 @@ class JournalAlignedWriteTest {
         crashWithPowerLoss(h, j);
         assertTrue(power.writesTakenBack() > 0, "the log's own files were not fsynced, the power loss took writes back");
 
-        LogJournal again = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        try (StoreHarness h2 = store(again, 64 * 1024)) {
-            assertEquals(300, h2.open().getLastIndex());
-            checkItems(h2, 1, 300);
-        } finally {
-            again.close();
-        }
+        afterReplayItemsUpTo(300, FILE_BYTES);
     }
 
     @Test
@@ -179,13 +184,7 @@ class JournalAlignedWriteTest {
                 "the first run's records were written over when the second went on in their block");
         assertFalse(Arrays.equals(before, after), "the second run wrote into the same file");
 
-        LogJournal third = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        try (StoreHarness h3 = store(third, 64 * 1024)) {
-            assertEquals(120, h3.open().getLastIndex());
-            checkItems(h3, 1, 120);
-        } finally {
-            third.close();
-        }
+        afterReplayItemsUpTo(120, FILE_BYTES);
     }
 
     @Test
@@ -228,13 +227,7 @@ class JournalAlignedWriteTest {
         crashWithPowerLoss(h, j);
         assertTrue(io.journalWrites().stream().anyMatch(w -> w[0] % BLOCK != 0), "no unaligned journal write");
 
-        LogJournal again = LogJournal.open("test", node, io, 3, odd);
-        try (StoreHarness h2 = store(again, 64 * 1024)) {
-            assertEquals(100, h2.open().getLastIndex());
-            checkItems(h2, 1, 100);
-        } finally {
-            again.close();
-        }
+        afterReplayItemsUpTo(100, odd);
     }
 
     /** Whether this file system takes O_DIRECT for a file beside the journal's. */
