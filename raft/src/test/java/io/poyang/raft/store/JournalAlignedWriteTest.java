@@ -99,6 +99,15 @@ class JournalAlignedWriteTest {
         power.powerLoss();
     }
 
+    /** A new journal and a store through it take items 1..last one round each; then a power loss. */
+    private void oneByOneThenPowerLoss(long last, long fileBytes) throws Exception {
+        LogJournal j = LogJournal.open("test", node, io, 3, fileBytes);
+        StoreHarness h = store(j, 64 * 1024);
+        h.open();
+        appendOneByOne(h, 1, last, 0);
+        crashWithPowerLoss(h, j);
+    }
+
     /** Opens the journal again (its replay) and a store through it: items 1..last are all there. */
     private void afterReplayItemsUpTo(long last, long fileBytes) throws Exception {
         LogJournal again = LogJournal.open("test", node, io, 3, fileBytes);
@@ -146,11 +155,7 @@ class JournalAlignedWriteTest {
 
     @Test
     void recordsOfRoundsSharingABlockSurviveAPowerLoss() throws Exception {
-        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        StoreHarness h = store(j, 64 * 1024);
-        h.open();
-        appendOneByOne(h, 1, 300, 0);
-        crashWithPowerLoss(h, j);
+        oneByOneThenPowerLoss(300, FILE_BYTES);
         assertTrue(power.writesTakenBack() > 0, "the log's own files were not fsynced, the power loss took writes back");
 
         afterReplayItemsUpTo(300, FILE_BYTES);
@@ -158,11 +163,7 @@ class JournalAlignedWriteTest {
 
     @Test
     void aJournalReopenedInsideABlockKeepsThatBlocksEarlierRecords() throws Exception {
-        LogJournal j = LogJournal.open("test", node, io, 3, FILE_BYTES);
-        StoreHarness h = store(j, 64 * 1024);
-        h.open();
-        appendOneByOne(h, 1, 50, 0);
-        crashWithPowerLoss(h, j);
+        oneByOneThenPowerLoss(50, FILE_BYTES);
         Path first = node.resolve(LogJournal.DIR_NAME).resolve("journal-0");
         byte[] before = Files.readAllBytes(first);
 
