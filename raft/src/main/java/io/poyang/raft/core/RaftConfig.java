@@ -2,6 +2,7 @@ package io.poyang.raft.core;
 
 import io.poyang.common.TimeSource;
 import io.poyang.raft.store.FileIo;
+import io.poyang.raft.store.LogStoreConfig;
 
 /**
  * Timing, bounds and caps of the raft groups of a server. Setters return this; the defaults suit
@@ -27,7 +28,7 @@ public final class RaftConfig {
     private int snapshotsToKeep = 2;
     private int snapshotChunkBytes = 1 << 20;
     private long segmentBytes = 64L << 20;
-    private int recycledSegments = 0;
+    private int recycledSegments = LogStoreConfig.DEFAULT_RECYCLED_SEGMENTS;
     private long leaseDriftMarginMillis = -1;
     private int sessionWindow = 64;
     private long sessionExpiryMillis = 3_600_000;
@@ -231,7 +232,7 @@ public final class RaftConfig {
 
     /**
      * Log segment files freed by compaction kept to become the next segments instead of being
-     * deleted (default 0: deleted; off until a measurement shows a gain): appends over written blocks cost less than into new
+     * deleted (default 4; 0 deletes them): appends over written blocks cost less than into new
      * sparse files. See {@link io.poyang.raft.store.LogStoreConfig#recycledSegments(int)}.
      */
     public RaftConfig recycledSegments(int count) {

@@ -56,6 +56,12 @@ final class PowerLossFileIo extends ForwardingFileIo {
         return n;
     }
 
+    /** How many writes to {@code path} a power loss now would take back. */
+    synchronized int unsyncedWrites(Path path) {
+        List<Undo> undos = unsynced.get(key(path));
+        return undos == null ? 0 : undos.size();
+    }
+
     synchronized long writesTakenBack() {
         return writesTakenBack;
     }

@@ -40,6 +40,8 @@ import java.util.Set;
  *       it pays with the journal on, where one fsync persists every part of a batch; auto (the default): the
  *       same as the journal</td></tr>
  *   <tr><td>segmentBytes</td><td>log segment size</td></tr>
+ *   <tr><td>recycledSegments</td><td>segment files freed by compaction kept to become the next segments
+ *       (default 4, 0 to 1,024; 0 deletes them)</td></tr>
  *   <tr><td>shutdownTimeoutMillis, drainTimeoutMillis</td><td>graceful stop bounds</td></tr>
  *   <tr><td>groupStartTimeoutSeconds</td><td>how long each group may take to recover and replay its log at start (600)</td></tr>
  *   <tr><td>maxWatchesPerConnection</td><td>keys and directories one client connection may watch per group (100,000)</td></tr>
@@ -59,7 +61,7 @@ public final class NodeConfig {
             "electionTimeoutMillis", "heartbeatIntervalMillis", "syncForce",
             "snapshotIntervalMillis", "snapshotEveryEntries", "snapshotsToKeep", "snapshotOnStop",
             "dispatchers", "logIoThreads", "serviceIoThreads", "replicationIoThreads", "fsyncPermits", "logJournal",
-            "logJournalFiles", "logJournalFileMiB", "batchAppends", "segmentBytes", "shutdownTimeoutMillis", "drainTimeoutMillis", "groupStartTimeoutSeconds",
+            "logJournalFiles", "logJournalFileMiB", "batchAppends", "segmentBytes", "recycledSegments", "shutdownTimeoutMillis", "drainTimeoutMillis", "groupStartTimeoutSeconds",
             "maxWatchesPerConnection")));
 
     /** Where the settings came from (null: built-in defaults). */
@@ -243,6 +245,8 @@ public final class NodeConfig {
         s.apply("snapshotsToKeep", () -> raft.snapshotsToKeep(s.intValue("snapshotsToKeep", 2, 1, 1000)));
         s.apply("segmentBytes", () -> raft.segmentBytes(s.longValue("segmentBytes", raft.segmentBytes(), 4096,
                 1L << 40)));
+        s.apply("recycledSegments", () -> raft.recycledSegments(s.intValue("recycledSegments", raft.recycledSegments(),
+                0, 1024)));
         try {
             raft.validate();
         } catch (IllegalArgumentException e) {

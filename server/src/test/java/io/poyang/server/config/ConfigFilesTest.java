@@ -101,6 +101,19 @@ class ConfigFilesTest {
         assertTrue(e.getMessage().endsWith("batchAppends = 'on': must be true, false or auto"), e.getMessage());
     }
 
+    @Test
+    void recycledSegmentsDefaultsToTheLogStoresAndIsChecked() throws Exception {
+        assertEquals(io.poyang.raft.store.LogStoreConfig.DEFAULT_RECYCLED_SEGMENTS, NodeConfig.defaults().raft.recycledSegments());
+        assertEquals(0, NodeConfig.load(file("r0", "nodeId = 1\nrecycledSegments = 0\n")).raft.recycledSegments());
+        assertEquals(16, NodeConfig.load(file("r1", "nodeId = 1\nrecycledSegments = 16\n")).raft.recycledSegments());
+        for (String bad : new String[] {"-1", "1025", "four"}) {
+            ConfigException e = assertThrows(ConfigException.class,
+                    () -> NodeConfig.load(file("r2", "nodeId = 1\nrecycledSegments = " + bad + "\n")), bad);
+            assertEquals("recycledSegments", e.key());
+            assertTrue(e.getMessage().contains("r2:2: recycledSegments"), e.getMessage());
+        }
+    }
+
     /** Before, the node had no keys for the journal's shape: every node with it zero-filled 8 x 16 MiB. */
     @Test
     void theLogJournalsShapeHasKeysWithTheRaftServersDefaultsAndCheckedBounds() throws Exception {
