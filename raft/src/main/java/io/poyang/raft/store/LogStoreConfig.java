@@ -15,8 +15,8 @@ public final class LogStoreConfig {
      * Segment files compaction frees that are kept for reuse by default: a new sparse segment costs
      * a page-cache page and a delayed block allocation for every 4 KiB appended, a recycled one
      * neither. With the node's log journal, where the journal's one writer thread makes every
-     * group's segment writes, that was a tenth more DtKV puts per second for four groups on three
-     * nodes, and no loss for one group (docs/benchmarks.md, seventeenth session).
+     * group's segment writes, four DtKV groups on three nodes did 8-13 % more puts per second with
+     * it (nine pairs of runs), one group no fewer (docs/benchmarks.md, seventeenth session).
      */
     public static final int DEFAULT_RECYCLED_SEGMENTS = 4;
 
