@@ -23,7 +23,9 @@ import java.util.zip.CRC32C;
  * <p>Replay stops at the first record that is not whole and intact or does not carry the next
  * sequence number: the journal's torn tail, or an earlier lap's record. A record for a file that no
  * longer exists is skipped: the log deleted it (compaction, a reset after a snapshot, a removed
- * group), and every later record of that group goes to other files.
+ * group) or renamed it to be a later segment (compaction with {@code recycledSegments}), and every
+ * later record of that group goes to other paths: a recycled file's records name its new path,
+ * which it takes before the journal gets any record for it.
  *
  * <p>Also creates the journal the first time, and re-creates its files when the configured count or
  * size changed (after replaying them with the old shape).
