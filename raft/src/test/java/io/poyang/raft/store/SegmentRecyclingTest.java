@@ -108,6 +108,21 @@ class SegmentRecyclingTest {
     }
 
     /**
+     * Opens the store, appends 2,000 items, compacts below 1,500 and appends on until well inside a
+     * segment made from a recycled file, then 50 items more without committing them; returns the
+     * last index reported persisted (where a crash is then to leave the log).
+     */
+    private long persistedInsideARecycledSegment(StoreHarness h) {
+        h.open();
+        appendAndCommit(h, 1, 2000);
+        h.call(() -> h.store.deleteBelow(1500));
+        long last = appendUntilInARecycledSegment(h, 2000);
+        h.append(items(last + 1, last + 50, 1, 1, 1, BODY));
+        h.awaitPersisted(last + 50);
+        return h.persisted();
+    }
+
+    /**
      * Appends after {@code last} in batches of 20 until the log is well inside a segment made from a
      * recycled file, so old items follow its last one; returns the new last index.
      */
@@ -134,13 +149,7 @@ class SegmentRecyclingTest {
         long persisted;
         StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).recycledSegments(4));
         try {
-            h.open();
-            appendAndCommit(h, 1, 2000);
-            h.call(() -> h.store.deleteBelow(1500));
-            long last = appendUntilInARecycledSegment(h, 2000);
-            h.append(items(last + 1, last + 50, 1, 1, 1, BODY));
-            h.awaitPersisted(last + 50);
-            persisted = h.persisted();
+            persisted = persistedInsideARecycledSegment(h);
         } finally {
             h.shutdown();   // no close: nothing zeroed after the last item
         }
@@ -355,13 +364,7 @@ class SegmentRecyclingTest {
         Path recycledSegment;
         StoreHarness h = new StoreHarness(groupDir, c -> c.fileIo(io).journal(j).recycledSegments(4));
         try {
-            h.open();
-            appendAndCommit(h, 1, 2000);
-            h.call(() -> h.store.deleteBelow(1500));
-            long last = appendUntilInARecycledSegment(h, 2000);
-            h.append(items(last + 1, last + 50, 1, 1, 1, BODY));
-            h.awaitPersisted(last + 50);
-            persisted = h.persisted();
+            persisted = persistedInsideARecycledSegment(h);
             recycledSegment = h.on(() -> h.store.segments().current()).path();
         } finally {
             h.shutdown();
