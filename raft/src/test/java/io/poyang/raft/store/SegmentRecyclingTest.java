@@ -41,17 +41,17 @@ class SegmentRecyclingTest {
     /** The segment files' names renamed to (recycled into) so far. */
     private final Set<Path> renamedTo = ConcurrentHashMap.newKeySet();
 
-    private FaultyFileIo recordingRenames() {
-        FaultyFileIo io = new FaultyFileIo();
-        io.hook = new FaultyFileIo.Hook() {
+    /** {@code inner}, recording into {@link #renamedTo} the segment files renamed (recycled). */
+    private FileIo recordingRenames(FileIo inner) {
+        return new ForwardingFileIo(inner) {
             @Override
-            public void beforeMove(Path from, Path to) {
-                if (from.getParent().equals(dir.resolve("log"))) {
+            public void atomicMove(Path from, Path to) throws IOException {
+                if (from.getParent().getFileName().toString().equals("log")) {
                     renamedTo.add(to);
                 }
+                super.atomicMove(from, to);
             }
         };
-        return io;
     }
 
     private static void appendAndCommit(StoreHarness h, long from, long to) {
@@ -85,7 +85,7 @@ class SegmentRecyclingTest {
      */
     @Test
     void aSegmentFreedByCompactionBecomesALaterSegmentAndTheLogReadsBackWhole() throws Exception {
-        FaultyFileIo io = recordingRenames();
+        FileIo io = recordingRenames(FileIo.DEFAULT);
         long last;
         try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).recycledSegments(4))) {
             h.open();
@@ -145,7 +145,7 @@ class SegmentRecyclingTest {
      */
     @Test
     void aCrashInARecycledSegmentKeepsEveryPersistedItemAndNoOldOne() throws Exception {
-        FaultyFileIo io = recordingRenames();
+        FileIo io = recordingRenames(FileIo.DEFAULT);
         long persisted;
         StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).recycledSegments(4));
         try {
@@ -304,7 +304,7 @@ class SegmentRecyclingTest {
 
     @Test
     void withRecycledSegmentsZeroCompactionDeletesTheFiles() throws Exception {
-        FaultyFileIo io = recordingRenames();
+        FileIo io = recordingRenames(FileIo.DEFAULT);
         try (StoreHarness h = new StoreHarness(dir, c -> c.fileIo(io).recycledSegments(0))) {
             h.open();
             appendAndCommit(h, 1, 2000);
@@ -334,19 +334,6 @@ class SegmentRecyclingTest {
     }
 
     // ---- with the node's log journal, which writes the segments and fsyncs them only at checkpoints
-
-    /** {@code inner}, recording into {@link #renamedTo} the segment files renamed (recycled). */
-    private FileIo recordingRenames(FileIo inner) {
-        return new ForwardingFileIo(inner) {
-            @Override
-            public void atomicMove(Path from, Path to) throws IOException {
-                if (from.getParent().getFileName().toString().equals("log")) {
-                    renamedTo.add(to);
-                }
-                super.atomicMove(from, to);
-            }
-        };
-    }
 
     /**
      * Through the journal, a segment's writes are fsynced only by the journal's checkpoints, and a
